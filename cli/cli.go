@@ -1,0 +1,167 @@
+// Package cli implements the batchprep command line: one file per
+// subcommand, each a function from arguments to an error. Main maps errors to
+// exit codes: 0 ok, 1 runtime error, 2 usage error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Env is what a subcommand may touch: its streams and a context that is
+// cancelled on SIGINT/SIGTERM so long runs stop cleanly (writing no partial
+// files).
+type Env struct {
+	Ctx    context.Context
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(env *Env, args []string) error
+}
+
+var commands = []command{
+	{"demo", "run the main job on built-in data and explain what happens", runDemo},
+	{"inspect", "index a CTF file and report sequences, samples, chunks, warnings and errors", runInspect},
+	{"read", "read minibatches from a CTF corpus on the nominal timeline (SPEC A6)", runRead},
+	{"import", "import edge lists into partitioned bucket files (SPEC B1)", runImport},
+	{"plan", "print the batch schedule of a graph config without training (SPEC B4)", runPlan},
+	{"version", "print the version", runVersion},
+}
+
+// Version is the batchprep release.
+const Version = "0.1.0-dev"
+
+// UsageError marks a command-line mistake (exit code 2).
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(format, a...)} }
+
+// Main runs batchprep with args (without the program name) and returns the
+// process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			return Main([]string{args[1], "--help"}, stdin, stdout, stderr)
+		}
+		printUsage(stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return exitCode(stderr, c.name, c.run(env, args[1:]))
+		}
+	}
+	fmt.Fprintf(stderr, "batchprep: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return 2
+}
+
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "batchprep %s: %s\nRun 'batchprep %s --help' for usage.\n", name, ue.Msg, name)
+		return 2
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "batchprep %s: interrupted\n", name)
+		return 1
+	}
+	fmt.Fprintf(stderr, "batchprep %s: %v\n", name, err)
+	return 1
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "batchprep %s: deterministic, resumable minibatch preparation\n\nUsage: batchprep COMMAND [flags] [args]\n\nCommands:\n", Version)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'batchprep COMMAND --help' for a command's flags.\n")
+}
+
+func runVersion(env *Env, args []string) error {
+	fs := newFlagSet(env, "version", "", "Print the batchprep version.")
+	if _, err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "batchprep", Version)
+	return nil
+}
+
+// newFlagSet makes a flag set whose --help prints the usage line, the
+// description and the flags to stdout.
+func newFlagSet(env *Env, name, argsUsage, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stdout, "Usage: batchprep %s [flags] %s\n\n%s\n\nFlags:\n", name, argsUsage, strings.TrimSpace(description))
+		fs.SetOutput(env.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseArgs parses flags that may come before, between or after positional
+// arguments ("read FILE --stream x:3" and "read --stream x:3 FILE" both
+// work); "--" ends flag parsing. It returns the positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, &UsageError{err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// commandNames lists the subcommands (for tests).
+func commandNames() []string {
+	var n []string
+	for _, c := range commands {
+		n = append(n, c.name)
+	}
+	sort.Strings(n)
+	return n
+}

@@ -1,0 +1,5 @@
+package cli
+
+import "fmt"
+
+func errNotYet(name string) error { return fmt.Errorf("%s is not implemented yet", name) }

@@ -1,0 +1,10 @@
+package cli
+
+// Placeholders replaced by each subcommand's own file as it lands; each
+// returns an error so that nothing pretends to work.
+
+func runDemo(env *Env, args []string) error    { return errNotYet("demo") }
+func runInspect(env *Env, args []string) error { return errNotYet("inspect") }
+func runRead(env *Env, args []string) error    { return errNotYet("read") }
+func runImport(env *Env, args []string) error  { return errNotYet("import") }
+func runPlan(env *Env, args []string) error    { return errNotYet("plan") }

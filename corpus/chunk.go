@@ -1,0 +1,57 @@
+package corpus
+
+// Stream describes one named input of a corpus.
+type Stream struct {
+	Name   string
+	Dim    int
+	Sparse bool
+}
+
+// Chunk is the parsed data of one chunk: every sequence of the chunk, in
+// ordinal order, with per-stream data.
+type Chunk struct {
+	// First is the ordinal of the chunk's first sequence.
+	First int
+	// IDs holds each sequence's id as written in the file (line mode: the
+	// 0-based line number).
+	IDs []string
+	// Bad[i] is non-nil when sequence First+i could not be parsed; its data
+	// is then empty in every stream. The error carries file, line, column.
+	Bad []error
+	// Streams has one entry per configured stream, in configuration order.
+	Streams []StreamData
+}
+
+// StreamData holds one stream's samples for every sequence of a chunk.
+//
+// Sequence i (chunk-relative) owns samples [SeqStart[i], SeqStart[i+1]).
+// Dense streams store sample j at Dense[j*Dim:(j+1)*Dim]. Sparse streams are
+// CSR: sample j's entries are Indices/Values[RowStart[j]:RowStart[j+1]], in
+// file order (neither sorted nor de-duplicated).
+type StreamData struct {
+	SeqStart []int32
+	Dense    []float32
+	RowStart []int32
+	Indices  []int32
+	Values   []float32
+}
+
+// Len returns the number of sequences in the chunk.
+func (c *Chunk) Len() int { return len(c.IDs) }
+
+// SampleCount returns the number of samples sequence i (chunk-relative) has in stream s.
+func (c *Chunk) SampleCount(s, i int) int {
+	d := &c.Streams[s]
+	return int(d.SeqStart[i+1] - d.SeqStart[i])
+}
+
+// Source is a corpus that can be read chunk by chunk. Implementations must be
+// safe for concurrent LoadChunk calls.
+type Source interface {
+	Layout() *Layout
+	Streams() []Stream
+	// LoadChunk parses chunk c. A malformed sequence does not fail the load:
+	// it is reported in Chunk.Bad. An error means the chunk as a whole could
+	// not be read (I/O, or the error budget is exhausted).
+	LoadChunk(c int) (*Chunk, error)
+}

@@ -1,0 +1,60 @@
+// Package config loads PyTorch-BigGraph-style configurations from TOML or
+// JSON, applies PBG's defaults, and validates them, naming the offending key.
+package config
+
+// Entity is one entity type.
+type Entity struct {
+	NumPartitions int  `json:"num_partitions" toml:"num_partitions"`
+	Featurized    bool `json:"featurized" toml:"featurized"`
+	Dimension     *int `json:"dimension,omitempty" toml:"dimension"`
+}
+
+// Relation is one relation type; its id is its index in Config.Relations.
+type Relation struct {
+	Name     string  `json:"name" toml:"name"`
+	Lhs      string  `json:"lhs" toml:"lhs"`
+	Rhs      string  `json:"rhs" toml:"rhs"`
+	Weight   float64 `json:"weight" toml:"weight"`     // default 1.0
+	Operator string  `json:"operator" toml:"operator"` // default "none"
+	AllNegs  bool    `json:"all_negs" toml:"all_negs"`
+}
+
+// Config carries PBG's key names. Fields that only training uses are kept so
+// that a PBG config loads and round-trips. Defaults are PBG's
+// (reference: pbg-notes §9), plus Seed (ours, default 0).
+type Config struct {
+	Entities       map[string]Entity `json:"entities" toml:"entities"`
+	Relations      []Relation        `json:"relations" toml:"relations"`
+	EntityPath     string            `json:"entity_path" toml:"entity_path"`
+	EdgePaths      []string          `json:"edge_paths" toml:"edge_paths"`
+	CheckpointPath string            `json:"checkpoint_path" toml:"checkpoint_path"`
+	InitPath       *string           `json:"init_path" toml:"init_path"`
+
+	NumEpochs        int     `json:"num_epochs" toml:"num_epochs"`                   // 1
+	NumEdgeChunks    *int    `json:"num_edge_chunks" toml:"num_edge_chunks"`         // nil: derived
+	MaxEdgesPerChunk int64   `json:"max_edges_per_chunk" toml:"max_edges_per_chunk"` // 1e9
+	BucketOrder      string  `json:"bucket_order" toml:"bucket_order"`               // inside_out
+	Workers          *int    `json:"workers" toml:"workers"`                         // nil: runtime.NumCPU()
+	BatchSize        int     `json:"batch_size" toml:"batch_size"`                   // 1000
+	EvalFraction     float64 `json:"eval_fraction" toml:"eval_fraction"`             // 0.05
+	DynamicRelations bool    `json:"dynamic_relations" toml:"dynamic_relations"`
+	Seed             uint64  `json:"seed" toml:"seed"` // 0
+
+	// Training keys (used by a later issue; loaded and validated now).
+	Dimension          int      `json:"dimension" toml:"dimension"`
+	InitScale          float64  `json:"init_scale" toml:"init_scale"`
+	GlobalEmb          bool     `json:"global_emb" toml:"global_emb"`
+	Comparator         string   `json:"comparator" toml:"comparator"`
+	LossFn             string   `json:"loss_fn" toml:"loss_fn"`
+	Margin             float64  `json:"margin" toml:"margin"`
+	RegularizationCoef float64  `json:"regularization_coef" toml:"regularization_coef"`
+	MaxNorm            *float64 `json:"max_norm" toml:"max_norm"`
+	Lr                 float64  `json:"lr" toml:"lr"`
+	RelationLr         *float64 `json:"relation_lr" toml:"relation_lr"`
+	NumBatchNegs       int      `json:"num_batch_negs" toml:"num_batch_negs"`
+	NumUniformNegs     int      `json:"num_uniform_negs" toml:"num_uniform_negs"`
+	DisableLhsNegs     bool     `json:"disable_lhs_negs" toml:"disable_lhs_negs"`
+	DisableRhsNegs     bool     `json:"disable_rhs_negs" toml:"disable_rhs_negs"`
+	EvalNumBatchNegs   int      `json:"eval_num_batch_negs" toml:"eval_num_batch_negs"`
+	EvalNumUniformNegs int      `json:"eval_num_uniform_negs" toml:"eval_num_uniform_negs"`
+}
