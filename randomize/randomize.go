@@ -1,0 +1,72 @@
+// Package randomize turns a corpus Layout and a sweep number into the order
+// in which that sweep visits the sequences. Orders are pure functions of
+// (config, layout, sweep): nothing is stored between sweeps, and a cursor can
+// be placed at any sample offset of any sweep.
+//
+// Kinds:
+//
+//	none    file order, every sweep
+//	cntk    CNTK's block randomizer, reproduced exactly (seek costs O(sweep))
+//	window  the default: chunks uniformly shuffled per sweep, sequences
+//	        uniformly shuffled inside windows of consecutive chunks; seek
+//	        costs at most one window of work
+package randomize
+
+import (
+	"fmt"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// Config selects and parameterizes a randomizer. It is part of the
+// checkpoint fingerprint: changing any field changes the order.
+type Config struct {
+	Kind string // "none", "cntk" or "window"
+	Seed uint64
+	// Exactly one window size is used: WindowSamples when > 0, otherwise
+	// WindowChunks (default 128, as CNTK).
+	WindowChunks  int
+	WindowSamples uint64
+}
+
+// Randomizer yields sweep orders.
+type Randomizer interface {
+	// Sweep returns the order of sweep s.
+	Sweep(s uint64) Sweep
+	// MaxResidentChunks bounds the number of distinct chunks a reader moving
+	// forward through a sweep needs at once (the window plus the chunk being
+	// entered). Readers size their chunk cache with it.
+	MaxResidentChunks() int
+}
+
+// Sweep is one sweep's order.
+type Sweep interface {
+	// Seek returns a cursor at the first sequence (in this sweep's order)
+	// whose first sample is at sweep offset >= off, and that sequence's
+	// offset. An offset inside a sequence thus moves to the next boundary.
+	// off may equal the sweep size, giving an exhausted cursor.
+	Seek(off uint64) (Cursor, uint64)
+}
+
+// Cursor walks a sweep's order forward.
+type Cursor interface {
+	// Next returns the ordinal of the next sequence, or ok=false at the end
+	// of the sweep.
+	Next() (seq int, ok bool)
+}
+
+// New builds the randomizer named by cfg.Kind over layout l.
+func New(cfg Config, l *corpus.Layout) (Randomizer, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	switch cfg.Kind {
+	case "none":
+		return newNone(l), nil
+	case "cntk":
+		return newCNTK(cfg, l)
+	case "window", "":
+		return newWindow(cfg, l)
+	}
+	return nil, fmt.Errorf("randomize: unknown randomizer %q (want none, cntk or window)", cfg.Kind)
+}
