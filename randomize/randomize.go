@@ -46,6 +46,11 @@ type Sweep interface {
 	// offset. An offset inside a sequence thus moves to the next boundary.
 	// off may equal the sweep size, giving an exhausted cursor.
 	Seek(off uint64) (Cursor, uint64)
+	// LabelsBefore returns the sum of the label counts of the sequences that
+	// come, in this sweep's order, before the one Seek(off) returns (all of
+	// the sweep's labels when off is past the last sequence's start). Epoch
+	// arithmetic uses it; it costs at most the work of one window.
+	LabelsBefore(off uint64) uint64
 }
 
 // Cursor walks a sweep's order forward.
