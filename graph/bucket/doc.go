@@ -1,0 +1,41 @@
+// Package bucket computes the order in which one pass (one epoch, edge set
+// and edge chunk) visits the buckets of an L x R partitioned graph. Every
+// order is a pure function of the shape and a random generator; the caller
+// derives the generator by mixing (internal/mix), so the same coordinates
+// always give the same order.
+//
+// Orders (SPEC B2.2, the names are PBG's bucket_order values):
+//
+//	random      all buckets, uniformly shuffled
+//	affinity    start at a uniformly random bucket; then its transpose if
+//	            not yet visited; then a uniformly random unvisited bucket
+//	            that shares a partition with the current one; only when
+//	            none is left, a uniformly random unvisited bucket
+//	outside_in  layers i = 0, 1, ...: layer i holds the buckets with
+//	            min(lhs, rhs) == i; inside a layer a bucket and its
+//	            transpose are adjacent (random which first) and the pairs,
+//	            with the diagonal bucket (i,i) as a singleton, come in
+//	            random order
+//	inside_out  the same layers, the last one first (PBG's default)
+//
+// Partition indices: lhs partition p and rhs partition p are treated as the
+// same partition (the usual case of one entity type on both sides, and what
+// PBG's affinity order assumes). Two buckets a and b share a partition when
+// a.Lhs == b.Lhs, a.Rhs == b.Rhs, a.Lhs == b.Rhs or a.Rhs == b.Lhs. Loads
+// counts partition loads in the same model.
+//
+// Invariants (tests cite them by number):
+//
+//  1. Every order yields each of the L*R buckets exactly once, for any
+//     L, R >= 1 (L != R and L or R == 1 included).
+//  2. Layered orders: the layer index min(lhs, rhs) is non-decreasing
+//     (outside_in) or non-increasing (inside_out) along the order, and a
+//     bucket and its transpose, when both exist, are adjacent.
+//  3. Affinity: each bucket after the first is the transpose of the
+//     previous "current" bucket, or shares a partition with it, unless no
+//     unvisited bucket shares one at that moment.
+//  4. Orders are deterministic functions of (L, R, generator stream); the
+//     golden files in testdata pin them for fixed seeds.
+//  5. Affinity costs O(L*R) time and memory (uniform choice among
+//     candidates by rejection from per-row and per-column sets).
+package bucket
