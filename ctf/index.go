@@ -1,0 +1,296 @@
+package ctf
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// index is the result of the indexing pass: per-sequence positions and
+// counts, stored as flat slices (no per-sequence allocation; ids are byte
+// ranges of the file, not strings).
+type index struct {
+	lineMode bool
+	offsets  []int64  // byte offset of each sequence's first line
+	sizes    []uint32 // bytes, including the last line's '\n'
+	lines    []int64  // 0-based line number of each sequence's first line
+	idLens   []uint32 // id length at offsets[i] (0 in line mode)
+	samples  []uint32
+	labels   []uint32 // nil when the label count equals the sample count
+	// streamSamples[s] is the number of lines that carry stream s.
+	streamSamples []int64
+	chunkStart    []int
+	// dropped are sequences left out of the layout (no sample of the
+	// defines_mb_size stream); skippedLines are line-mode lines without it.
+	dropped      []Error
+	skippedLines int64
+	size         int64 // bytes indexed
+}
+
+func (x *index) layout() *corpus.Layout {
+	return &corpus.Layout{ChunkStart: x.chunkStart, Samples: x.samples, Labels: x.labels}
+}
+
+// indexer builds an index from a stream of bytes.
+type indexer struct {
+	cfg      *Config
+	file     string
+	names    [][]byte
+	mb, lab  int // stream indices, -1 when unset
+	x        *index
+	curID    []byte
+	inSeq    bool
+	seqOff   int64
+	seqLine  int64
+	seqIDLen int
+	seqSamp  uint32
+	seqLab   uint32
+	chunkB   int64
+	chunkN   int
+	maxChunk int64
+	curEnd   int64
+}
+
+func newIndexer(cfg *Config, file string) *indexer {
+	ix := &indexer{cfg: cfg, file: file, mb: -1, lab: -1, x: &index{}}
+	for _, s := range cfg.Streams {
+		ix.names = append(ix.names, []byte(s.Name))
+	}
+	ix.x.streamSamples = make([]int64, len(cfg.Streams))
+	if cfg.DefinesMBSize != "" {
+		ix.mb = cfg.streamIndex(cfg.DefinesMBSize)
+	}
+	if cfg.Label != "" && cfg.Label != cfg.DefinesMBSize {
+		ix.lab = cfg.streamIndex(cfg.Label)
+		ix.x.labels = []uint32{}
+	}
+	ix.x.chunkStart = []int{0}
+	ix.maxChunk = cfg.chunkBytes()
+	return ix
+}
+
+// buildIndex indexes r (the whole file, from offset 0).
+func buildIndex(r io.Reader, cfg *Config, file string) (*index, error) {
+	ix := newIndexer(cfg, file)
+	if err := ix.run(r); err != nil {
+		return nil, err
+	}
+	return ix.x, nil
+}
+
+const indexBufSize = 1 << 20
+
+func (ix *indexer) run(r io.Reader) error {
+	buf := make([]byte, indexBufSize)
+	var base int64 // file offset of buf[0]
+	var lineNo int64
+	n, err := io.ReadFull(r, buf)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("ctf: %s: %w", ix.file, err)
+	}
+	eof := err != nil
+	data := buf[:n]
+	// Encoding.
+	if len(data) >= 2 && (data[0] == 0xFF && data[1] == 0xFE || data[0] == 0xFE && data[1] == 0xFF) {
+		return &Error{File: ix.file, Line: 1, Col: 1, Msg: "UTF-16 byte order mark: only UTF-8 is supported", Err: ErrEncoding}
+	}
+	pos := 0
+	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
+		pos = 3
+	}
+	started := false // a data byte was seen
+	ix.x.lineMode = ix.cfg.LineMode
+	for {
+		nl := bytes.IndexByte(data[pos:], '\n')
+		if nl < 0 && !eof {
+			// Move the partial line to the front and read more.
+			rest := copy(buf, data[pos:])
+			if rest == len(buf) {
+				nb := make([]byte, 2*len(buf))
+				copy(nb, buf)
+				buf = nb
+			}
+			base += int64(pos)
+			pos = 0
+			m, err := io.ReadFull(r, buf[rest:])
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				return fmt.Errorf("ctf: %s: %w", ix.file, err)
+			}
+			eof = err != nil
+			data = buf[:rest+m]
+			continue
+		}
+		var line []byte
+		var next int
+		if nl < 0 {
+			if pos == len(data) {
+				break
+			}
+			line = data[pos:]
+			next = len(data)
+		} else {
+			line = data[pos : pos+nl]
+			next = pos + nl + 1
+		}
+		off := base + int64(pos)
+		if !started {
+			k := 0
+			for k < len(line) && (line[k] == ' ' || line[k] == '\t' || line[k] == '\r') {
+				k++
+			}
+			if k == len(line) { // leading blank line: skipped
+				pos = next
+				lineNo++
+				continue
+			}
+			started = true
+			if line[k] == '|' {
+				ix.x.lineMode = true
+			}
+		}
+		if err := ix.line(line, off, lineNo, int64(next-pos)); err != nil {
+			return err
+		}
+		pos = next
+		lineNo++
+	}
+	ix.x.size = base + int64(pos)
+	if err := ix.endSeq(); err != nil {
+		return err
+	}
+	ix.x.finish()
+	return nil
+}
+
+func isNameEnd(c byte) bool { return c <= ' ' || c == '|' }
+
+// carried returns the mask of configured streams that line carries.
+func (ix *indexer) carried(line []byte) uint64 {
+	var mask uint64
+	for {
+		p := bytes.IndexByte(line, '|')
+		if p < 0 {
+			return mask
+		}
+		line = line[p+1:]
+		e := 0
+		for e < len(line) && !isNameEnd(line[e]) {
+			e++
+		}
+		if e == 0 || line[0] == '#' {
+			continue
+		}
+		name := line[:e]
+		for s, nm := range ix.names {
+			if len(nm) == e && string(nm) == string(name) {
+				mask |= 1 << uint(s)
+				break
+			}
+		}
+		line = line[e:]
+	}
+}
+
+func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
+	mask := ix.carried(line)
+	for s := range ix.names {
+		if mask&(1<<uint(s)) != 0 {
+			ix.x.streamSamples[s]++
+		}
+	}
+	lab := uint32(0)
+	if ix.lab >= 0 && mask&(1<<uint(ix.lab)) != 0 {
+		lab = 1
+	}
+	samp := uint32(1)
+	if ix.mb >= 0 && mask&(1<<uint(ix.mb)) == 0 {
+		samp = 0
+	}
+	if ix.x.lineMode {
+		if samp == 0 {
+			ix.x.skippedLines++
+			return nil
+		}
+		if err := ix.endSeq(); err != nil {
+			return err
+		}
+		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, 0
+		ix.seqSamp, ix.seqLab = 1, lab
+		return ix.grow(size, off, lineNo)
+	}
+	d := 0
+	for d < len(line) && isDigit(line[d]) {
+		d++
+	}
+	if d > 0 && (!ix.inSeq || !bytes.Equal(line[:d], ix.curID)) {
+		if err := ix.endSeq(); err != nil {
+			return err
+		}
+		ix.curID = append(ix.curID[:0], line[:d]...)
+		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, d
+		ix.seqSamp, ix.seqLab = samp, lab
+		return ix.grow(size, off, lineNo)
+	}
+	if !ix.inSeq {
+		return &Error{File: ix.file, Line: lineNo + 1, Col: 1, Offset: off,
+			Msg: "expected a sequence id (digits) at the start of the first line", Err: ErrNoID}
+	}
+	ix.seqSamp += samp
+	ix.seqLab += lab
+	return ix.grow(size, off, lineNo)
+}
+
+// grow adds a line's bytes to the current sequence.
+func (ix *indexer) grow(size, off, lineNo int64) error {
+	end := off + size
+	if end-ix.seqOff > math.MaxUint32 {
+		return &Error{File: ix.file, Line: lineNo + 1, Col: 1, Offset: off,
+			Msg: "sequence longer than 4 GiB", Err: ErrTooLarge}
+	}
+	ix.curEnd = end
+	return nil
+}
+
+func (ix *indexer) endSeq() error {
+	if !ix.inSeq {
+		return nil
+	}
+	ix.inSeq = false
+	x := ix.x
+	size := ix.curEnd - ix.seqOff
+	if ix.seqSamp == 0 {
+		x.dropped = append(x.dropped, Error{File: ix.file, Line: ix.seqLine + 1, Col: 1, Offset: ix.seqOff,
+			Msg: fmt.Sprintf("sequence %q has no line with stream %q (defines_mb_size); expected at least one", ix.curID, ix.cfg.DefinesMBSize),
+			Err: ErrNoMBSizeStream})
+		return nil
+	}
+	// Chunking: a new chunk when this sequence would overflow the current one.
+	if ix.chunkN > 0 {
+		if ix.cfg.ChunkSequences > 0 && ix.chunkN >= ix.cfg.ChunkSequences ||
+			ix.cfg.ChunkSequences == 0 && ix.chunkB+size > ix.maxChunk {
+			x.chunkStart = append(x.chunkStart, len(x.samples))
+			ix.chunkB, ix.chunkN = 0, 0
+		}
+	}
+	ix.chunkB += size
+	ix.chunkN++
+	x.offsets = append(x.offsets, ix.seqOff)
+	x.sizes = append(x.sizes, uint32(size))
+	x.lines = append(x.lines, ix.seqLine)
+	x.idLens = append(x.idLens, uint32(ix.seqIDLen))
+	x.samples = append(x.samples, ix.seqSamp)
+	if x.labels != nil {
+		x.labels = append(x.labels, ix.seqLab)
+	}
+	return nil
+}
+
+// finish closes the chunk list.
+func (x *index) finish() {
+	if len(x.samples) > 0 {
+		x.chunkStart = append(x.chunkStart, len(x.samples))
+	}
+}

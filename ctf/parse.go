@@ -1,0 +1,336 @@
+package ctf
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// chunkParser parses the sequences of one chunk. It is used by one
+// goroutine at a time; the Reader makes one per LoadChunk call.
+type chunkParser struct {
+	cfg     *Config
+	file    string
+	names   [][]byte
+	x       *index
+	ch      *corpus.Chunk
+	counts  []int32 // samples per stream in the current sequence
+	seenRow []int   // row serial in which each stream was last seen
+	row     int
+	warns   []Error
+	unknown map[string]bool // unknown names already warned about in this chunk
+}
+
+func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
+	p := &chunkParser{cfg: cfg, file: file, x: x,
+		counts: make([]int32, len(cfg.Streams)), seenRow: make([]int, len(cfg.Streams))}
+	for _, s := range cfg.Streams {
+		p.names = append(p.names, []byte(s.Name))
+	}
+	return p
+}
+
+// parse parses the sequences [first, end) whose bytes are data, data[0]
+// being at file offset base.
+func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chunk {
+	n := end - first
+	ch := &corpus.Chunk{First: first, IDs: make([]string, n), Bad: make([]error, n),
+		Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	var totalSamples int
+	for i := first; i < end; i++ {
+		totalSamples += int(p.x.samples[i])
+	}
+	for s, st := range p.cfg.Streams {
+		d := &ch.Streams[s]
+		d.SeqStart = make([]int32, 1, n+1)
+		if st.Sparse {
+			d.RowStart = make([]int32, 1, totalSamples+1)
+		} else {
+			d.Dense = make([]float32, 0, totalSamples*st.Dim)
+		}
+	}
+	p.ch = ch
+	for i := first; i < end; i++ {
+		off := p.x.offsets[i]
+		seq := data[off-base : off-base+int64(p.x.sizes[i])]
+		if p.x.lineMode {
+			ch.IDs[i-first] = strconv.FormatInt(p.x.lines[i], 10)
+		} else {
+			ch.IDs[i-first] = string(seq[:p.x.idLens[i]])
+		}
+		if err := p.sequence(i, seq, off); err != nil {
+			ch.Bad[i-first] = err
+		}
+		for s := range ch.Streams {
+			d := &ch.Streams[s]
+			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+p.counts[s])
+		}
+	}
+	return ch
+}
+
+// sequence parses one sequence; on error its data is rolled back and counts
+// are zeroed, so the sequence is empty in every stream.
+func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
+	type mark struct{ dense, rows, idx int }
+	marks := make([]mark, len(p.ch.Streams))
+	for s := range p.ch.Streams {
+		d := &p.ch.Streams[s]
+		marks[s] = mark{len(d.Dense), len(d.RowStart), len(d.Indices)}
+		p.counts[s] = 0
+	}
+	nwarn := len(p.warns)
+	err := p.rows(i, seq, off)
+	if err != nil {
+		for s := range p.ch.Streams {
+			d := &p.ch.Streams[s]
+			d.Dense = d.Dense[:marks[s].dense]
+			d.RowStart = d.RowStart[:marks[s].rows]
+			d.Indices = d.Indices[:marks[s].idx]
+			d.Values = d.Values[:marks[s].idx]
+			p.counts[s] = 0
+		}
+		p.warns = p.warns[:nwarn] // the error supersedes its warnings
+	}
+	return err
+}
+
+func (p *chunkParser) rows(i int, seq []byte, off int64) *Error {
+	lineNo := p.x.lines[i]
+	rows := 0
+	pos := 0
+	for pos < len(seq) {
+		nl := bytes.IndexByte(seq[pos:], '\n')
+		var line []byte
+		next := len(seq)
+		if nl < 0 {
+			line = seq[pos:]
+		} else {
+			line = seq[pos : pos+nl]
+			next = pos + nl + 1
+		}
+		if err := p.parseRow(line, off+int64(pos), lineNo); err != nil {
+			return err
+		}
+		rows++
+		pos = next
+		lineNo++
+	}
+	// Sequence-level checks.
+	at := &Error{File: p.file, Line: p.x.lines[i] + 1, Col: 1, Offset: off}
+	id := p.seqName(i, seq)
+	for s, st := range p.cfg.Streams {
+		if p.counts[s] == 0 {
+			at.Msg = fmt.Sprintf("stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, id, p.x.lines[i]+1, lineNo)
+			at.Err = ErrEmptyStream
+			return at
+		}
+	}
+	want := int32(p.x.samples[i])
+	if p.x.lineMode {
+		want = 1
+	}
+	if mb := p.cfg.streamIndex(p.cfg.DefinesMBSize); mb >= 0 {
+		if p.counts[mb] != want {
+			at.Msg = fmt.Sprintf("sequence %s: stream %q (defines_mb_size) has %d samples, the index counted %d", id, p.cfg.DefinesMBSize, p.counts[mb], want)
+			at.Err = ErrSampleCount
+			return at
+		}
+		return nil
+	}
+	var longest int32
+	for s := range p.counts {
+		longest = max(longest, p.counts[s])
+	}
+	if longest != int32(rows) {
+		at.Msg = fmt.Sprintf("sequence %s has %d rows but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, longest)
+		at.Err = ErrSampleCount
+		return at
+	}
+	return nil
+}
+
+func (p *chunkParser) seqName(i int, seq []byte) string {
+	if p.x.lineMode {
+		return fmt.Sprintf("(line %d)", p.x.lines[i])
+	}
+	return fmt.Sprintf("(id %s)", seq[:p.x.idLens[i]])
+}
+
+// isDelim reports whether c separates values: space, tab or any other
+// control byte (so '\r' of CRLF is ignored).
+func isDelim(c byte) bool { return c <= ' ' }
+
+func (p *chunkParser) errAt(line []byte, lineOff, lineNo int64, col int, err error, format string, a ...any) *Error {
+	return &Error{File: p.file, Line: lineNo + 1, Col: col + 1, Offset: lineOff + int64(col), Msg: fmt.Sprintf(format, a...), Err: err}
+}
+
+func (p *chunkParser) warnAt(lineOff, lineNo int64, col int, err error, format string, a ...any) {
+	p.warns = append(p.warns, Error{File: p.file, Line: lineNo + 1, Col: col + 1, Offset: lineOff + int64(col), Msg: fmt.Sprintf(format, a...), Err: err})
+}
+
+// quote renders the byte at line[i] for a message ("end of line" past the end).
+func quote(line []byte, i int) string {
+	if i >= len(line) {
+		return "end of line"
+	}
+	return strconv.QuoteRune(rune(line[i]))
+}
+
+// parseRow parses one line: [id] then samples "|name values" and comments.
+func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
+	p.row++
+	n := len(line)
+	i := 0
+	for i < n && isDigit(line[i]) {
+		i++
+	}
+	got := false
+	for {
+		for i < n && isDelim(line[i]) {
+			i++
+		}
+		if i == n {
+			break
+		}
+		if line[i] != '|' {
+			return p.errAt(line, lineOff, lineNo, i, ErrSyntax, "unexpected %s; expected '|' and a stream name", quote(line, i))
+		}
+		bar := i
+		i++
+		if i < n && line[i] == '#' {
+			j := bytes.IndexByte(line[i:], '|')
+			if j < 0 {
+				i = n
+			} else {
+				i += j
+			}
+			continue
+		}
+		e := i
+		for e < n && !isNameEnd(line[e]) {
+			e++
+		}
+		if e == i {
+			return p.errAt(line, lineOff, lineNo, i, ErrStreamName, "'|' followed by %s; expected a stream name or '#'", quote(line, i))
+		}
+		s := -1
+		for k, nm := range p.names {
+			if len(nm) == e-i && string(nm) == string(line[i:e]) {
+				s = k
+				break
+			}
+		}
+		if s < 0 {
+			name := string(line[i:e])
+			if !p.unknown[name] {
+				if p.unknown == nil {
+					p.unknown = map[string]bool{}
+				}
+				p.unknown[name] = true
+				p.warnAt(lineOff, lineNo, bar, ErrUnknownStream, "stream %q is not configured; its values are skipped", name)
+			}
+			j := bytes.IndexByte(line[e:], '|')
+			if j < 0 {
+				i = n
+			} else {
+				i = e + j
+			}
+			continue
+		}
+		if p.seenRow[s] == p.row {
+			return p.errAt(line, lineOff, lineNo, bar, ErrDuplicateInput, "stream %q appears a second time on this row; expected at most one sample per stream and row", p.cfg.Streams[s].Name)
+		}
+		p.seenRow[s] = p.row
+		got = true
+		var err *Error
+		if p.cfg.Streams[s].Sparse {
+			i, err = p.sparse(s, line, e, lineOff, lineNo)
+		} else {
+			i, err = p.dense(s, line, e, bar, lineOff, lineNo)
+		}
+		if err != nil {
+			return err
+		}
+		p.counts[s]++
+	}
+	if !got {
+		return p.errAt(line, lineOff, lineNo, 0, ErrEmptyRow, "row has no sample of a configured stream; expected at least one \"|name values\"")
+	}
+	return nil
+}
+
+// endOfValue reports whether line[j] may follow a value.
+func endOfValue(line []byte, j int) bool { return j == len(line) || isDelim(line[j]) || line[j] == '|' }
+
+func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int64) (int, *Error) {
+	d := &p.ch.Streams[s]
+	dim := p.cfg.Streams[s].Dim
+	start := len(d.Dense)
+	n := len(line)
+	for {
+		for i < n && isDelim(line[i]) {
+			i++
+		}
+		if i == n || line[i] == '|' {
+			break
+		}
+		v, j, ne := parseReal(line, i)
+		if ne != nil {
+			return i, p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "unexpected %s in a number; expected %s", quote(line, ne.at), ne.want)
+		}
+		if !endOfValue(line, j) {
+			return i, p.errAt(line, lineOff, lineNo, j, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, j))
+		}
+		if len(d.Dense)-start == dim {
+			return i, p.errAt(line, lineOff, lineNo, i, ErrDenseTooLong, "stream %q: more than %d values; expected at most the dimension", p.cfg.Streams[s].Name, dim)
+		}
+		d.Dense = append(d.Dense, v)
+		i = j
+	}
+	if got := len(d.Dense) - start; got < dim {
+		p.warnAt(lineOff, lineNo, bar, ErrDenseShort, "stream %q: %d of %d values; zero-padded", p.cfg.Streams[s].Name, got, dim)
+		for k := got; k < dim; k++ {
+			d.Dense = append(d.Dense, 0)
+		}
+	}
+	return i, nil
+}
+
+func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (int, *Error) {
+	d := &p.ch.Streams[s]
+	dim := int64(p.cfg.Streams[s].Dim)
+	n := len(line)
+	for {
+		for i < n && isDelim(line[i]) {
+			i++
+		}
+		if i == n || line[i] == '|' {
+			break
+		}
+		idx, j, ne := parseUint(line, i)
+		if ne != nil {
+			return i, p.errAt(line, lineOff, lineNo, ne.at, ErrSparseEntry, "unexpected %s; expected %s", quote(line, ne.at), ne.want)
+		}
+		if j == n || line[j] != ':' {
+			return i, p.errAt(line, lineOff, lineNo, j, ErrSparseEntry, "unexpected %s after sparse index %d; expected ':'", quote(line, j), idx)
+		}
+		v, k, ne := parseReal(line, j+1)
+		if ne != nil {
+			return i, p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "unexpected %s in a number; expected %s", quote(line, ne.at), ne.want)
+		}
+		if !endOfValue(line, k) {
+			return i, p.errAt(line, lineOff, lineNo, k, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, k))
+		}
+		if idx >= dim {
+			return i, p.errAt(line, lineOff, lineNo, i, ErrIndexRange, "sparse index %d of stream %q; expected an index below the dimension %d", idx, p.cfg.Streams[s].Name, dim)
+		}
+		d.Indices = append(d.Indices, int32(idx))
+		d.Values = append(d.Values, v)
+		i = k
+	}
+	d.RowStart = append(d.RowStart, int32(len(d.Indices)))
+	return i, nil
+}

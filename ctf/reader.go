@@ -1,0 +1,214 @@
+package ctf
+
+import (
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// Reader is an indexed CTF file. It implements corpus.Source; LoadChunk is
+// safe for concurrent use.
+type Reader struct {
+	path   string
+	cfg    Config
+	f      *os.File
+	x      *index
+	layout *corpus.Layout
+
+	mu        sync.Mutex
+	loaded    []bool           // chunks parsed at least once (warnings reported)
+	charged   map[int]struct{} // ordinals of bad sequences already charged
+	bad       int              // distinct bad sequences (including dropped ones)
+	failed    error            // sticky budget error
+	skipped   map[string]int   // bad sequences by kind
+	warnings  map[string]int   // warnings by kind
+	fromCache bool
+}
+
+var _ corpus.Source = (*Reader)(nil)
+
+// Open validates cfg, indexes path (or loads a valid index cache when
+// cfg.CacheIndex is set) and returns a Reader. Sequences dropped by the
+// index (no sample of the defines_mb_size stream) are charged to the error
+// budget here.
+func Open(path string, cfg Config) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Streams = append([]corpus.Stream(nil), cfg.Streams...)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ctf: %w", err)
+	}
+	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
+		skipped: map[string]int{}, warnings: map[string]int{}}
+	if err := r.index(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.layout = r.x.layout()
+	r.loaded = make([]bool, r.layout.NumChunks())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.x.skippedLines > 0 {
+		r.warnings[Kind(ErrSkippedLine)] += int(r.x.skippedLines)
+		r.warn(Error{File: path, Msg: fmt.Sprintf("%d lines without stream %q were skipped (line mode, defines_mb_size)", r.x.skippedLines, cfg.DefinesMBSize), Err: ErrSkippedLine})
+	}
+	for i := range r.x.dropped {
+		e := r.x.dropped[i]
+		if err := r.chargeLocked(&e); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func (r *Reader) index() error {
+	if r.cfg.CacheIndex {
+		x, err := loadCache(r.f, r.path, &r.cfg)
+		if err == nil {
+			r.x, r.fromCache = x, true
+			return nil
+		}
+		if !os.IsNotExist(err) {
+			r.warnings[Kind(ErrCache)]++
+			r.warn(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache})
+		}
+	}
+	if _, err := r.f.Seek(0, 0); err != nil {
+		return fmt.Errorf("ctf: %w", err)
+	}
+	x, err := buildIndex(r.f, &r.cfg, r.path)
+	if err != nil {
+		return err
+	}
+	r.x = x
+	if r.cfg.CacheIndex {
+		if err := writeCache(r.f, r.path, &r.cfg, x); err != nil {
+			r.warnings[Kind(ErrCache)]++
+			r.warn(Error{File: cachePath(r.path, &r.cfg), Msg: "could not write the index cache: " + err.Error(), Err: ErrCache})
+		}
+	}
+	return nil
+}
+
+func (r *Reader) warn(e Error) {
+	if r.cfg.Warn != nil {
+		r.cfg.Warn(e)
+	}
+}
+
+// chargeLocked charges one bad sequence to the budget.
+func (r *Reader) chargeLocked(e *Error) error {
+	r.bad++
+	r.skipped[Kind(e)]++
+	if r.bad > r.cfg.MaxErrors {
+		r.failed = &BudgetError{MaxErrors: r.cfg.MaxErrors, Last: e}
+		return r.failed
+	}
+	r.warn(*e)
+	return nil
+}
+
+// Layout returns the index (never modified after Open).
+func (r *Reader) Layout() *corpus.Layout { return r.layout }
+
+// Streams returns the configured streams.
+func (r *Reader) Streams() []corpus.Stream { return r.cfg.Streams }
+
+// Path returns the file name.
+func (r *Reader) Path() string { return r.path }
+
+// LoadChunk reads and parses chunk c. Bad sequences are reported in
+// Chunk.Bad with empty data and charged to the error budget once per
+// sequence over the Reader's life; warnings are reported the first time a
+// chunk is loaded. Once the budget is exhausted every call fails.
+func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
+	if c < 0 || c >= r.layout.NumChunks() {
+		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
+	}
+	r.mu.Lock()
+	failed := r.failed
+	r.mu.Unlock()
+	if failed != nil {
+		return nil, failed
+	}
+	first, end := r.layout.Chunk(c)
+	base := r.x.offsets[first]
+	last := end - 1
+	data := make([]byte, r.x.offsets[last]+int64(r.x.sizes[last])-base)
+	if _, err := r.f.ReadAt(data, base); err != nil {
+		return nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+	}
+	p := newChunkParser(&r.cfg, r.path, r.x)
+	ch := p.parse(first, end, data, base)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failed != nil {
+		return nil, r.failed
+	}
+	if !r.loaded[c] {
+		r.loaded[c] = true
+		for _, w := range p.warns {
+			r.warnings[Kind(w.Err)]++
+			r.warn(w)
+		}
+	}
+	for i, b := range ch.Bad {
+		if b == nil {
+			continue
+		}
+		if _, ok := r.charged[first+i]; ok {
+			continue
+		}
+		r.charged[first+i] = struct{}{}
+		if err := r.chargeLocked(b.(*Error)); err != nil {
+			return nil, err
+		}
+	}
+	return ch, nil
+}
+
+// Summary reports what reading has met so far.
+type Summary struct {
+	Sequences int
+	Chunks    int
+	// Samples[s] is the number of lines carrying stream s (index pass).
+	Samples []int64
+	// BadSequences is the number of distinct bad sequences met (each
+	// counted once), including those dropped by the index.
+	BadSequences int
+	// Skipped counts bad sequences by kind (see Kind).
+	Skipped map[string]int
+	// Warnings counts warnings by kind; a chunk's warnings are counted the
+	// first time it is loaded.
+	Warnings map[string]int
+	// LineMode tells whether the file was read in line mode.
+	LineMode bool
+	// FromCache tells whether the index came from the cache.
+	FromCache bool
+}
+
+// Summary returns a snapshot of the counts.
+func (r *Reader) Summary() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := Summary{Sequences: r.layout.NumSequences(), Chunks: r.layout.NumChunks(),
+		Samples:      append([]int64(nil), r.x.streamSamples...),
+		BadSequences: r.bad, Skipped: map[string]int{}, Warnings: map[string]int{},
+		LineMode: r.x.lineMode, FromCache: r.fromCache}
+	for k, v := range r.skipped {
+		s.Skipped[k] = v
+	}
+	for k, v := range r.warnings {
+		s.Warnings[k] = v
+	}
+	return s
+}
+
+// Close closes the file.
+func (r *Reader) Close() error { return r.f.Close() }
