@@ -1,6 +1,6 @@
-// Package config loads PyTorch-BigGraph-style configurations from TOML or
-// JSON, applies PBG's defaults, and validates them, naming the offending key.
 package config
+
+import "runtime"
 
 // Entity is one entity type.
 type Entity struct {
@@ -30,6 +30,8 @@ type Config struct {
 	CheckpointPath string            `json:"checkpoint_path" toml:"checkpoint_path"`
 	InitPath       *string           `json:"init_path" toml:"init_path"`
 
+	CheckpointPreservationInterval *int `json:"checkpoint_preservation_interval" toml:"checkpoint_preservation_interval"` // nil
+
 	NumEpochs        int     `json:"num_epochs" toml:"num_epochs"`                   // 1
 	NumEdgeChunks    *int    `json:"num_edge_chunks" toml:"num_edge_chunks"`         // nil: derived
 	MaxEdgesPerChunk int64   `json:"max_edges_per_chunk" toml:"max_edges_per_chunk"` // 1e9
@@ -45,9 +47,11 @@ type Config struct {
 	InitScale          float64  `json:"init_scale" toml:"init_scale"`
 	GlobalEmb          bool     `json:"global_emb" toml:"global_emb"`
 	Comparator         string   `json:"comparator" toml:"comparator"`
+	Bias               bool     `json:"bias" toml:"bias"`
 	LossFn             string   `json:"loss_fn" toml:"loss_fn"`
 	Margin             float64  `json:"margin" toml:"margin"`
 	RegularizationCoef float64  `json:"regularization_coef" toml:"regularization_coef"`
+	Regularizer        string   `json:"regularizer" toml:"regularizer"`
 	MaxNorm            *float64 `json:"max_norm" toml:"max_norm"`
 	Lr                 float64  `json:"lr" toml:"lr"`
 	RelationLr         *float64 `json:"relation_lr" toml:"relation_lr"`
@@ -57,4 +61,29 @@ type Config struct {
 	DisableRhsNegs     bool     `json:"disable_rhs_negs" toml:"disable_rhs_negs"`
 	EvalNumBatchNegs   int      `json:"eval_num_batch_negs" toml:"eval_num_batch_negs"`
 	EvalNumUniformNegs int      `json:"eval_num_uniform_negs" toml:"eval_num_uniform_negs"`
+	EarlyStopping      bool     `json:"early_stopping" toml:"early_stopping"`
+	HogwildDelay       float64  `json:"hogwild_delay" toml:"hogwild_delay"`
+	HalfPrecision      bool     `json:"half_precision" toml:"half_precision"`
+
+	// Distributed-training and I/O keys of PBG (loaded and validated; the
+	// single-machine batch preparation does not use them).
+	NumMachines                        int     `json:"num_machines" toml:"num_machines"`
+	NumPartitionServers                int     `json:"num_partition_servers" toml:"num_partition_servers"`
+	DistributedInitMethod              *string `json:"distributed_init_method" toml:"distributed_init_method"`
+	DistributedTreeInitOrder           bool    `json:"distributed_tree_init_order" toml:"distributed_tree_init_order"`
+	NumGroupsForPartitionServer        int     `json:"num_groups_for_partition_server" toml:"num_groups_for_partition_server"`
+	NumGroupsPerShardedPartitionServer int     `json:"num_groups_per_sharded_partition_server" toml:"num_groups_per_sharded_partition_server"`
+	PartitionShardSize                 int     `json:"partition_shard_size" toml:"partition_shard_size"`
+	NumGPUs                            int     `json:"num_gpus" toml:"num_gpus"`
+	BackgroundIO                       bool    `json:"background_io" toml:"background_io"`
+	Verbose                            int     `json:"verbose" toml:"verbose"`
+}
+
+// NumWorkers is the number of Hogwild workers: Workers when set, otherwise
+// the number of CPUs of this machine (PBG's default, invariant 3).
+func (c *Config) NumWorkers() int {
+	if c.Workers != nil {
+		return *c.Workers
+	}
+	return runtime.NumCPU()
 }

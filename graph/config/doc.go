@@ -1,0 +1,27 @@
+// Package config loads PyTorch-BigGraph (PBG) configurations written in
+// TOML or JSON, with PBG's own key names, so that a PBG config dict dumped
+// with json.dumps loads unchanged.
+//
+// Invariants (tests cite them by number):
+//
+//  1. Every key of PBG's ConfigSchema is known (including training-only and
+//     distributed keys such as dimension, comparator, num_machines,
+//     hogwild_delay), plus batchprep's seed. Any other key, at any depth, is
+//     an error naming the key. Keys that PBG allows to be None accept null.
+//  2. Every error is an *Error naming the offending key in PBG's spelling
+//     (relations[1].lhs, entities.user.num_partitions, bucket_order), or, for
+//     a syntax error, the line and column; Load also names the file.
+//  3. Absent keys take PBG's defaults (Defaults, pbg-notes §9); seed
+//     defaults to 0. workers stays nil when absent and NumWorkers then
+//     returns runtime.NumCPU().
+//  4. BucketShape follows PBG: on each side, the partitioned entity types
+//     (num_partitions > 1) of that side's relations share one partition
+//     count, which is the side's count; a side with none has 1. Two
+//     different counts on one side are a validation error.
+//  5. The same configuration written in TOML and in JSON decodes to equal
+//     Config values with equal Canonical encodings; Canonical is a
+//     deterministic function of the Config value.
+//
+// Validate checks what import and plan need; ValidateTraining adds what
+// only training needs (dimension, batch_size a multiple of num_batch_negs).
+package config

@@ -1,0 +1,127 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Load reads the config file at path: TOML for a .toml extension, JSON for
+// .json, otherwise sniffed (a first non-blank byte '{' means JSON). Defaults
+// are applied and the result is validated (invariants 1-4). Errors are
+// *Error values naming the file and the key.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error(), Err: err}
+	}
+	format := ""
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".toml":
+		format = "toml"
+	case ".json":
+		format = "json"
+	}
+	c, err := Parse(data, format)
+	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) && ce.File == "" {
+			ce.File = path
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// Parse decodes data as format "toml", "json" or "" (sniff), applies
+// defaults and validates.
+func Parse(data []byte, format string) (*Config, error) {
+	if format == "" {
+		format = "toml"
+		if t := bytes.TrimLeft(data, " \t\r\n\ufeff"); len(t) > 0 && t[0] == '{' {
+			format = "json"
+		}
+	}
+	var m map[string]any
+	switch format {
+	case "json":
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, jsonError(data, err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, &Error{Msg: fmt.Sprintf("json: unexpected data after the top-level object at byte %d", dec.InputOffset())}
+		}
+		if m == nil {
+			return nil, &Error{Msg: "json: the top level must be an object"}
+		}
+	case "toml":
+		if _, err := toml.Decode(string(data), &m); err != nil {
+			var pe toml.ParseError
+			if errors.As(err, &pe) {
+				return nil, &Error{Msg: fmt.Sprintf("toml: line %d, column %d: %s", pe.Position.Line, pe.Position.Col, pe.Message), Err: err}
+			}
+			return nil, &Error{Msg: "toml: " + err.Error(), Err: err}
+		}
+	default:
+		return nil, &Error{Msg: fmt.Sprintf("unknown format %q (want toml or json)", format)}
+	}
+	return fromMap(m)
+}
+
+// fromMap checks the generic document against the schema, then decodes it
+// over the defaults and validates the result.
+func fromMap(m map[string]any) (*Config, error) {
+	if err := checkTable("", m, topKeys); err != nil {
+		return nil, err
+	}
+	// After checkTable every value has the type its field wants, so this
+	// round trip through JSON cannot fail on types.
+	enc, err := json.Marshal(m)
+	if err != nil {
+		return nil, &Error{Msg: "internal: " + err.Error(), Err: err}
+	}
+	c := Defaults()
+	if err := json.Unmarshal(enc, c); err != nil {
+		return nil, &Error{Msg: "internal: " + err.Error(), Err: err}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// jsonError turns a JSON syntax error into an *Error with line and column.
+func jsonError(data []byte, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		return &Error{Msg: fmt.Sprintf("json: line %d, column %d: %v", line, col, se), Err: err}
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return &Error{Msg: "json: the top level must be an object", Err: err}
+	}
+	return &Error{Msg: "json: " + err.Error(), Err: err}
+}
+
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	if off > 0 {
+		off-- // SyntaxError.Offset is just past the bad byte
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}

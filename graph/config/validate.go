@@ -1,0 +1,245 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Allowed values of the enumerated keys.
+var (
+	BucketOrders = []string{"random", "affinity", "inside_out", "outside_in"}
+	Operators    = []string{"none", "diagonal", "translation", "linear", "affine", "complex_diagonal"}
+	Comparators  = []string{"dot", "cos", "l2", "squared_l2"}
+	LossFns      = []string{"ranking", "logistic", "softmax"}
+	Regularizers = []string{"N3"}
+)
+
+func oneOf(key, v string, allowed []string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return &Error{Key: key, Msg: fmt.Sprintf("%q is not one of %s", v, strings.Join(allowed, ", "))}
+}
+
+func keyErr(key, format string, a ...any) error {
+	return &Error{Key: key, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Validate checks every value (invariant 2): required keys present, numbers
+// in range, enumerations known, relations naming known entity types, and
+// PBG's partition rule (invariant 4). The error names the first bad key.
+// Keys needed only for training are checked by ValidateTraining.
+func (c *Config) Validate() error {
+	if len(c.Entities) == 0 {
+		return keyErr("entities", "at least one entity type is required")
+	}
+	types := sortedKeys(c.Entities)
+	for _, t := range types {
+		e := c.Entities[t]
+		if t == "" {
+			return keyErr("entities", "an entity type has an empty name")
+		}
+		if e.NumPartitions < 1 {
+			return keyErr("entities."+t+".num_partitions", "must be >= 1, got %d", e.NumPartitions)
+		}
+		if e.Dimension != nil && *e.Dimension < 1 {
+			return keyErr("entities."+t+".dimension", "must be >= 1 when set, got %d", *e.Dimension)
+		}
+	}
+	if len(c.Relations) == 0 {
+		return keyErr("relations", "at least one relation is required")
+	}
+	seen := map[string]int{}
+	for i, r := range c.Relations {
+		k := fmt.Sprintf("relations[%d]", i)
+		if r.Name == "" {
+			return keyErr(k+".name", "must not be empty")
+		}
+		if j, dup := seen[r.Name]; dup {
+			return keyErr(k+".name", "%q is also the name of relations[%d]", r.Name, j)
+		}
+		seen[r.Name] = i
+		if _, ok := c.Entities[r.Lhs]; !ok {
+			return keyErr(k+".lhs", "unknown entity type %q (known: %s)", r.Lhs, strings.Join(types, ", "))
+		}
+		if _, ok := c.Entities[r.Rhs]; !ok {
+			return keyErr(k+".rhs", "unknown entity type %q (known: %s)", r.Rhs, strings.Join(types, ", "))
+		}
+		if math.IsNaN(r.Weight) || math.IsInf(r.Weight, 0) {
+			return keyErr(k+".weight", "must be a finite number, got %v", r.Weight)
+		}
+		if err := oneOf(k+".operator", r.Operator, Operators); err != nil {
+			return err
+		}
+	}
+	if c.EntityPath == "" {
+		return keyErr("entity_path", "must not be empty")
+	}
+	if len(c.EdgePaths) == 0 {
+		return keyErr("edge_paths", "at least one edge path is required")
+	}
+	for i, p := range c.EdgePaths {
+		if p == "" {
+			return keyErr(fmt.Sprintf("edge_paths[%d]", i), "must not be empty")
+		}
+	}
+	if c.CheckpointPath == "" {
+		return keyErr("checkpoint_path", "must not be empty")
+	}
+	if c.CheckpointPreservationInterval != nil && *c.CheckpointPreservationInterval < 1 {
+		return keyErr("checkpoint_preservation_interval", "must be >= 1 when set, got %d", *c.CheckpointPreservationInterval)
+	}
+	if c.NumEpochs < 0 {
+		return keyErr("num_epochs", "must be >= 0, got %d", c.NumEpochs)
+	}
+	if c.NumEdgeChunks != nil && *c.NumEdgeChunks < 1 {
+		return keyErr("num_edge_chunks", "must be >= 1 when set, got %d", *c.NumEdgeChunks)
+	}
+	if c.MaxEdgesPerChunk < 1 {
+		return keyErr("max_edges_per_chunk", "must be >= 1, got %d", c.MaxEdgesPerChunk)
+	}
+	if err := oneOf("bucket_order", c.BucketOrder, BucketOrders); err != nil {
+		return err
+	}
+	if c.Workers != nil && *c.Workers < 1 {
+		return keyErr("workers", "must be >= 1 when set, got %d", *c.Workers)
+	}
+	if c.BatchSize < 1 {
+		return keyErr("batch_size", "must be >= 1, got %d", c.BatchSize)
+	}
+	if !(c.EvalFraction >= 0 && c.EvalFraction < 1) {
+		return keyErr("eval_fraction", "must be in [0, 1), got %v", c.EvalFraction)
+	}
+	if c.DynamicRelations && len(c.Relations) != 1 {
+		return keyErr("dynamic_relations", "needs exactly one relation in relations (it gives the entity types of every edge), got %d", len(c.Relations))
+	}
+	if err := c.validateTrainingRanges(); err != nil {
+		return err
+	}
+	_, _, err := c.bucketShape()
+	return err
+}
+
+// validateTrainingRanges checks the ranges of the training and distributed
+// keys; values that cannot mean anything are errors even when not training.
+func (c *Config) validateTrainingRanges() error {
+	nonNeg := []struct {
+		key string
+		v   float64
+	}{
+		{"dimension", float64(c.Dimension)}, {"init_scale", c.InitScale},
+		{"regularization_coef", c.RegularizationCoef}, {"lr", c.Lr},
+		{"num_batch_negs", float64(c.NumBatchNegs)}, {"num_uniform_negs", float64(c.NumUniformNegs)},
+		{"eval_num_batch_negs", float64(c.EvalNumBatchNegs)}, {"eval_num_uniform_negs", float64(c.EvalNumUniformNegs)},
+		{"hogwild_delay", c.HogwildDelay}, {"num_groups_for_partition_server", float64(c.NumGroupsForPartitionServer)},
+		{"partition_shard_size", float64(c.PartitionShardSize)}, {"num_gpus", float64(c.NumGPUs)},
+		{"verbose", float64(c.Verbose)}, {"margin", math.Abs(c.Margin)},
+	}
+	for _, f := range nonNeg {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return keyErr(f.key, "must be a finite number >= 0, got %v", f.v)
+		}
+	}
+	if c.RelationLr != nil && !(*c.RelationLr >= 0) {
+		return keyErr("relation_lr", "must be >= 0 when set, got %v", *c.RelationLr)
+	}
+	if c.MaxNorm != nil && !(*c.MaxNorm > 0) {
+		return keyErr("max_norm", "must be > 0 when set, got %v", *c.MaxNorm)
+	}
+	if c.DisableLhsNegs && c.DisableRhsNegs {
+		return keyErr("disable_rhs_negs", "cannot be true together with disable_lhs_negs")
+	}
+	if err := oneOf("comparator", c.Comparator, Comparators); err != nil {
+		return err
+	}
+	if err := oneOf("loss_fn", c.LossFn, LossFns); err != nil {
+		return err
+	}
+	if err := oneOf("regularizer", c.Regularizer, Regularizers); err != nil {
+		return err
+	}
+	if c.NumMachines < 1 {
+		return keyErr("num_machines", "must be >= 1, got %d", c.NumMachines)
+	}
+	if c.NumMachines > 1 && c.DistributedInitMethod == nil {
+		return keyErr("distributed_init_method", "is required when num_machines > 1")
+	}
+	if c.NumPartitionServers < -1 {
+		return keyErr("num_partition_servers", "must be >= -1, got %d", c.NumPartitionServers)
+	}
+	if c.NumGroupsPerShardedPartitionServer < 1 {
+		return keyErr("num_groups_per_sharded_partition_server", "must be >= 1, got %d", c.NumGroupsPerShardedPartitionServer)
+	}
+	return nil
+}
+
+// ValidateTraining checks what only training needs on top of Validate:
+// dimension set, and batch_size a multiple of num_batch_negs (PBG's rule).
+func (c *Config) ValidateTraining() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if c.Dimension < 1 {
+		return keyErr("dimension", "is required to train (>= 1)")
+	}
+	if c.NumBatchNegs > 0 && c.BatchSize%c.NumBatchNegs != 0 {
+		return keyErr("batch_size", "must be a multiple of num_batch_negs (%d), got %d", c.NumBatchNegs, c.BatchSize)
+	}
+	return nil
+}
+
+// BucketShape returns the number of lhs and rhs partitions (invariant 4):
+// on each side, the one partition count shared by the partitioned entity
+// types (num_partitions > 1) used on that side of some relation, or 1 when
+// that side has none. It assumes a valid config.
+func (c *Config) BucketShape() (lhs, rhs int) {
+	l, r, _ := c.bucketShape()
+	return l, r
+}
+
+func (c *Config) bucketShape() (lhs, rhs int, err error) {
+	side := func(name string, pick func(Relation) string) (int, error) {
+		var types []string
+		for _, r := range c.Relations {
+			types = append(types, pick(r))
+		}
+		sort.Strings(types)
+		n, first := 1, ""
+		for _, t := range types {
+			p := c.Entities[t].NumPartitions
+			if p <= 1 {
+				continue
+			}
+			if n == 1 {
+				n, first = p, t
+			} else if p != n {
+				return 0, keyErr("entities."+t+".num_partitions",
+					"the partitioned entity types on the %s side must share one partition count: %s has %d, %s has %d",
+					name, first, n, t, p)
+			}
+		}
+		return n, nil
+	}
+	if lhs, err = side("lhs", func(r Relation) string { return r.Lhs }); err != nil {
+		return 0, 0, err
+	}
+	rhs, err = side("rhs", func(r Relation) string { return r.Rhs })
+	return lhs, rhs, err
+}
+
+// EntityTypes returns the entity type names, sorted.
+func (c *Config) EntityTypes() []string { return sortedKeys(c.Entities) }
+
+// RelationIndex returns the id of the relation called name.
+func (c *Config) RelationIndex(name string) (int, bool) {
+	for i, r := range c.Relations {
+		if r.Name == name {
+			return i, true
+		}
+	}
+	return -1, false
+}
