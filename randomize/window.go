@@ -1,0 +1,174 @@
+package randomize
+
+import (
+	"sort"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/mix"
+)
+
+// window is batchprep's own randomizer (invariants 7 to 9 in doc.go).
+//
+// Sweep s: the chunks are put in a uniformly random order by Fisher-Yates
+// on mix.Rand(seed, s). That chunk sequence is cut into consecutive windows:
+// W chunks each (the last may hold fewer), or, with a sample window W,
+// chunks are added to a window until it holds >= W samples (the last window
+// holds what is left). The sequences of window i, gathered in placed-chunk
+// order and ordinal order inside each chunk, are shuffled by Fisher-Yates
+// on mix.Rand(seed, s, i). The sweep visits window 0, then window 1, ...
+//
+// A Sweep holds O(chunks) numbers; a cursor holds one window's ordinals.
+type window struct {
+	*layoutSums
+	seed        uint64
+	chunkWin    int    // chunks per window, when sampleWin == 0
+	sampleWin   uint64 // samples per window, when > 0
+	maxResident int
+}
+
+func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
+	sums, err := newLayoutSums(l)
+	if err != nil {
+		return nil, err
+	}
+	wc, ws, err := windowSizes(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &window{layoutSums: sums, seed: cfg.Seed, chunkWin: wc, sampleWin: ws}
+	span := min(wc, l.NumChunks())
+	if ws > 0 {
+		// Every chunk of a window but its last adds up to less than ws.
+		span = min(l.NumChunks(), sums.mostChunksWithin(ws, true)+1)
+	}
+	r.maxResident = sums.residentBound(span)
+	return r, nil
+}
+
+func (r *window) MaxResidentChunks() int { return r.maxResident }
+
+// windowSweep is one sweep's chunk order and window cuts.
+type windowSweep struct {
+	r     *window
+	sweep uint64
+	// chunkOrder[k] is the file chunk placed k-th; sampleStart[k] and
+	// labelStart[k] the offsets where it starts (index n: the totals).
+	chunkOrder  []int32
+	sampleStart []uint64
+	labelStart  []uint64
+	// winStart[i] is the first placed chunk of window i; winStart[last] = n.
+	winStart []int32
+}
+
+// Sweep costs O(chunks) whatever s is; it is safe for concurrent use.
+func (r *window) Sweep(s uint64) Sweep {
+	n := r.l.NumChunks()
+	sw := &windowSweep{r: r, sweep: s, chunkOrder: make([]int32, n)}
+	for i := range sw.chunkOrder {
+		sw.chunkOrder[i] = int32(i)
+	}
+	fisherYates(sw.chunkOrder, mix.Rand(r.seed, s))
+	sw.sampleStart = make([]uint64, n+1)
+	sw.labelStart = make([]uint64, n+1)
+	for k, c := range sw.chunkOrder {
+		sw.sampleStart[k+1] = sw.sampleStart[k] + r.chunkSamples[c]
+		sw.labelStart[k+1] = sw.labelStart[k] + r.chunkLabels[c]
+	}
+	sw.winStart = append(sw.winStart, 0)
+	if r.sampleWin > 0 {
+		var in uint64 // samples in the open window
+		for k, c := range sw.chunkOrder {
+			in += r.chunkSamples[c]
+			if in >= r.sampleWin && k+1 < n {
+				sw.winStart = append(sw.winStart, int32(k+1))
+				in = 0
+			}
+		}
+	} else {
+		for k := r.chunkWin; k < n; k += r.chunkWin {
+			sw.winStart = append(sw.winStart, int32(k))
+		}
+	}
+	if n > 0 {
+		sw.winStart = append(sw.winStart, int32(n))
+	}
+	return sw
+}
+
+// numWindows is the number of windows of the sweep.
+func (sw *windowSweep) numWindows() int { return len(sw.winStart) - 1 }
+
+// windowOffset returns the sample and label offsets where window i starts.
+func (sw *windowSweep) windowOffset(i int) (samples, labels uint64) {
+	k := sw.winStart[i]
+	return sw.sampleStart[k], sw.labelStart[k]
+}
+
+// Seek implements Sweep: O(log chunks) to find the window, then one window
+// gathered, shuffled and walked.
+func (sw *windowSweep) Seek(off uint64) (Cursor, uint64) {
+	c, at, _ := sw.find(off)
+	return c, at
+}
+
+// LabelsBefore returns the label samples of the sequences before the one
+// Seek(off) returns, at the cost of one Seek.
+func (sw *windowSweep) LabelsBefore(off uint64) uint64 {
+	_, _, labels := sw.find(off)
+	return labels
+}
+
+func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
+	nw := sw.numWindows()
+	c = &windowCursor{sw: sw, win: nw}
+	total := sw.sampleStart[len(sw.sampleStart)-1]
+	if off >= total {
+		return c, total, sw.labelStart[len(sw.labelStart)-1]
+	}
+	// Last window starting at or before off (window 0 starts at 0).
+	i := sort.Search(nw, func(i int) bool { s, _ := sw.windowOffset(i); return s > off }) - 1
+	c.load(i)
+	at, labels = sw.windowOffset(i)
+	l := sw.r.l
+	for at < off {
+		q := c.seqs[c.next]
+		at += uint64(l.Samples[q])
+		labels += uint64(l.LabelCount(int(q)))
+		c.next++
+	}
+	return c, at, labels
+}
+
+// windowCursor walks a sweep window by window, holding one window.
+type windowCursor struct {
+	sw   *windowSweep
+	win  int     // current window; numWindows when exhausted
+	seqs []int32 // the current window's ordinals, shuffled
+	next int     // index in seqs of the next sequence
+}
+
+// load makes window i current: its ordinals gathered and shuffled.
+func (c *windowCursor) load(i int) {
+	sw := c.sw
+	l := sw.r.l
+	c.win, c.next, c.seqs = i, 0, c.seqs[:0]
+	for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
+		first, end := l.Chunk(int(ch))
+		for q := first; q < end; q++ {
+			c.seqs = append(c.seqs, int32(q))
+		}
+	}
+	fisherYates(c.seqs, mix.Rand(sw.r.seed, sw.sweep, uint64(i)))
+}
+
+func (c *windowCursor) Next() (int, bool) {
+	for c.next >= len(c.seqs) {
+		if c.win+1 >= c.sw.numWindows() {
+			c.win = c.sw.numWindows()
+			return 0, false
+		}
+		c.load(c.win + 1)
+	}
+	c.next++
+	return int(c.seqs[c.next-1]), true
+}
