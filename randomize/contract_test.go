@@ -77,7 +77,7 @@ func TestContractRandomLayouts(t *testing.T) {
 				checkSeekAgainstWalk(t, rz, l, s)
 			}
 			if rz.MaxResidentChunks() < 1 {
-				t.Fatalf("%+v: MaxResidentChunks %d (invariant 10)", cfg, rz.MaxResidentChunks())
+				t.Fatalf("%+v: MaxResidentChunks %d (invariant 9)", cfg, rz.MaxResidentChunks())
 			}
 		}
 	}
