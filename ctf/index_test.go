@@ -1,0 +1,179 @@
+package ctf
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+func ids(t *testing.T, r *Reader) []string {
+	var out []string
+	for _, ch := range loadAll(t, r) {
+		out = append(out, ch.IDs...)
+	}
+	return out
+}
+
+// Invariant 2: ids, continuation lines, BOM, CRLF, leading blank lines.
+func TestIndexSequences(t *testing.T) {
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}}
+	for name, tc := range map[string]struct {
+		in      string
+		ids     []string
+		samples []uint32
+	}{
+		"plain":        {"1 |a 1 |b 1\n1 |a 2\n2 |a 3 |b 3\n", []string{"1", "2"}, []uint32{2, 1}},
+		"no newline":   {"1 |a 1 |b 1\n1 |a 2", []string{"1"}, []uint32{2}},
+		"crlf":         {"1 |a 1 |b 1\r\n1 |a 2\r\n2 |a 3 |b 3\r\n", []string{"1", "2"}, []uint32{2, 1}},
+		"bom":          {"\xEF\xBB\xBF7 |a 1 |b 1\n", []string{"7"}, []uint32{1}},
+		"continuation": {"5 |a 1 |b 1\n |a 2\n\t|a 3\n6 |a 1 |b 2\n", []string{"5", "6"}, []uint32{3, 1}},
+		"repeated ids":  {"1 |a 1 |b 1\n2 |a 1 |b 1\n1 |a 1 |b 1\n", []string{"1", "2", "1"}, []uint32{1, 1, 1}},
+		"leading blank": {"\n  \n\r\n1 |a 1 |b 1\n", []string{"1"}, []uint32{1}},
+		"ids as written": {"01 |a 1 |b 1\n1 |a 1 |b 1\n", []string{"01", "1"}, []uint32{1, 1}},
+		"empty":         {"", nil, []uint32{}},
+	} {
+		r := openString(t, tc.in, cfg, nil)
+		if got := ids(t, r); !reflect.DeepEqual(got, tc.ids) {
+			t.Errorf("%s: ids %q, want %q", name, got, tc.ids)
+		}
+		if got := r.Layout().Samples; !reflect.DeepEqual(got, tc.samples) && !(len(got) == 0 && len(tc.samples) == 0) {
+			t.Errorf("%s: samples %v, want %v", name, got, tc.samples)
+		}
+		if err := r.Layout().Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// Invariant 2: line mode, by first byte or forced.
+func TestIndexLineMode(t *testing.T) {
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}}
+	r := openString(t, "\n|a 1\n|a 2\n7 |a 3\n", cfg, nil)
+	if got, want := ids(t, r), []string{"1", "2", "3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("line mode ids %q, want %q (0-based line numbers)", got, want)
+	}
+	if !r.Summary().LineMode {
+		t.Error("line mode not reported")
+	}
+	cfg.LineMode = true
+	r = openString(t, "1 |a 1\n1 |a 2\n", cfg, nil)
+	if got, want := ids(t, r), []string{"0", "1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("forced line mode ids %q, want %q", got, want)
+	}
+}
+
+// Invariant 3: sample and label counts.
+func TestIndexCounts(t *testing.T) {
+	in := "1 |w 1 |i 1 |s 1\n1 |w 2 |s 2\n1 |w 3 |s 3\n2 |w 1 |i 2 |s 1\n2 |w 1 |s 1\n"
+	streams := []corpus.Stream{dense("w", 1), dense("i", 1), dense("s", 1)}
+	r := openString(t, in, Config{Streams: streams}, nil)
+	l := r.Layout()
+	if !reflect.DeepEqual(l.Samples, []uint32{3, 2}) || l.Labels != nil {
+		t.Errorf("samples %v labels %v", l.Samples, l.Labels)
+	}
+	if got := r.Summary().Samples; !reflect.DeepEqual(got, []int64{5, 2, 5}) {
+		t.Errorf("per-stream samples %v, want [5 2 5]", got)
+	}
+	r = openString(t, in, Config{Streams: streams, DefinesMBSize: "i", Label: "s"}, nil)
+	l = r.Layout()
+	if !reflect.DeepEqual(l.Samples, []uint32{1, 1}) || !reflect.DeepEqual(l.Labels, []uint32{3, 2}) {
+		t.Errorf("mb=i label=s: samples %v labels %v", l.Samples, l.Labels)
+	}
+	loadAll(t, r)
+}
+
+// Invariant 3: a sequence without the defines_mb_size stream is dropped and
+// charged; line-mode lines without it are skipped and counted.
+func TestIndexDroppedSequence(t *testing.T) {
+	in := "1 |a 1 |b 1\n2 |a 1\n3 |a 1 |b 1\n"
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}, DefinesMBSize: "b"}
+	_, err := Open(writeTemp(t, in), cfg)
+	if !errors.Is(err, ErrTooManyErrors) || !errors.Is(err, ErrNoMBSizeStream) {
+		t.Fatalf("budget 0: got %v, want a budget error about the missing stream", err)
+	}
+	if e := asError(t, err); e.Line != 2 || e.Col != 1 || e.Offset != 12 {
+		t.Errorf("position of %v, want line 2 col 1 offset 12", e)
+	}
+	var warns []Error
+	cfg.MaxErrors = 1
+	r := openString(t, in, cfg, &warns)
+	if got := ids(t, r); !reflect.DeepEqual(got, []string{"1", "3"}) {
+		t.Errorf("ids %q", got)
+	}
+	s := r.Summary()
+	if s.BadSequences != 1 || s.Skipped["no-mb-size-stream"] != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	if len(warns) != 1 || warns[0].Line != 2 || warns[0].Offset != 12 {
+		t.Errorf("warnings %+v, want one at line 2 offset 12", warns)
+	}
+	warns = nil
+	r = openString(t, "|a 1 |b 1\n|a 2\n|a 3 |b 3\n", Config{Streams: cfg.Streams, DefinesMBSize: "b"}, &warns)
+	if got := ids(t, r); !reflect.DeepEqual(got, []string{"0", "2"}) {
+		t.Errorf("line mode ids %q", got)
+	}
+	if r.Summary().Warnings["skipped-line"] != 1 || len(warns) != 1 {
+		t.Errorf("skipped line not reported: %+v %v", r.Summary(), warns)
+	}
+}
+
+// Invariant 2: encoding and missing ids are index errors with positions.
+func TestIndexErrors(t *testing.T) {
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}}
+	_, err := Open(writeTemp(t, "\xFF\xFE1\x00"), cfg)
+	if !errors.Is(err, ErrEncoding) {
+		t.Errorf("UTF-16: %v", err)
+	}
+	_, err = Open(writeTemp(t, "\n x |a 1\n"), cfg)
+	if e := asError(t, err); !errors.Is(err, ErrNoID) || e.Line != 2 || e.Offset != 1 {
+		t.Errorf("no id: %v", err)
+	}
+	_, err = Open(filepath.Join(t.TempDir(), "missing"), cfg)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// Invariant 4: chunking by bytes and by count.
+func TestIndexChunks(t *testing.T) {
+	in := "1 |a 1\n2 |a 1\n2 |a 1\n3 |a 1\n4 |a 1\n5 |a 1\n5 |a 1\n5 |a 1\n"
+	// sequence sizes: 7 14 7 7 21
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}, ChunkBytes: 21}
+	r := openString(t, in, cfg, nil)
+	if got := r.Layout().ChunkStart; !reflect.DeepEqual(got, []int{0, 2, 4, 5}) {
+		t.Errorf("by bytes: %v, want [0 2 4 5]", got)
+	}
+	cfg.ChunkBytes = 10
+	r = openString(t, in, cfg, nil)
+	if got := r.Layout().ChunkStart; !reflect.DeepEqual(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Errorf("oversized sequences: %v", got)
+	}
+	cfg.ChunkBytes, cfg.ChunkSequences = 0, 2
+	r = openString(t, in, cfg, nil)
+	if got := r.Layout().ChunkStart; !reflect.DeepEqual(got, []int{0, 2, 4, 5}) {
+		t.Errorf("by count: %v", got)
+	}
+	chunks := loadAll(t, r)
+	if chunks[1].First != 2 || chunks[1].Len() != 2 || chunks[2].IDs[0] != "5" {
+		t.Errorf("chunk contents: %+v", chunks[1])
+	}
+}
+
+// Lines longer than the indexer's buffer are handled.
+func TestIndexLongLine(t *testing.T) {
+	long := make([]byte, 0, 3*indexBufSize)
+	long = append(long, "1 |a"...)
+	for len(long) < 3*indexBufSize {
+		long = append(long, " 0:1"...)
+	}
+	in := string(long) + "\n2 |a 1:2\n"
+	r := openString(t, in, Config{Streams: []corpus.Stream{sparse("a", 2)}}, nil)
+	ch := loadAll(t, r)[0]
+	if ch.Len() != 2 || ch.IDs[1] != "2" || len(ch.Streams[0].Values) != (3*indexBufSize-4)/4+1 {
+		t.Errorf("long line: %d sequences, %d values", ch.Len(), len(ch.Streams[0].Values))
+	}
+}
