@@ -1,0 +1,122 @@
+package source
+
+import (
+	"sync"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// chunkCache keeps the most recently used parsed chunks, at most cap of them,
+// so a reader's memory is bounded by the randomization window rather than by
+// the corpus. Chunks are pure functions of the corpus, so whether a chunk was
+// cached, evicted or prefetched never changes what a reader delivers.
+type chunkCache struct {
+	src   corpus.Source
+	cap   int
+	mu    sync.Mutex
+	slots []*cacheEntry // by chunk index; nil when not resident
+	head  cacheEntry    // sentinel of the LRU ring: head.next is the newest
+	n     int
+	wg    sync.WaitGroup
+	loads int // chunk loads started (for tests and reports)
+}
+
+type cacheEntry struct {
+	c          int
+	chunk      *corpus.Chunk
+	err        error
+	done       chan struct{} // closed once chunk/err are set
+	prev, next *cacheEntry
+}
+
+func newChunkCache(src corpus.Source, capacity int) *chunkCache {
+	cc := &chunkCache{src: src, cap: max(capacity, 1), slots: make([]*cacheEntry, src.Layout().NumChunks())}
+	cc.head.next, cc.head.prev = &cc.head, &cc.head
+	return cc
+}
+
+func (cc *chunkCache) unlink(e *cacheEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+}
+
+func (cc *chunkCache) pushFront(e *cacheEntry) {
+	e.prev, e.next = &cc.head, cc.head.next
+	e.next.prev = e
+	cc.head.next = e
+}
+
+// insert adds a new entry for chunk c (lock held) and evicts the oldest ones
+// beyond the capacity.
+func (cc *chunkCache) insert(c int) *cacheEntry {
+	e := &cacheEntry{c: c, done: make(chan struct{})}
+	cc.slots[c] = e
+	cc.pushFront(e)
+	cc.n++
+	cc.loads++
+	for cc.n > cc.cap {
+		old := cc.head.prev
+		cc.unlink(old)
+		cc.slots[old.c] = nil
+		cc.n--
+	}
+	return e
+}
+
+func (cc *chunkCache) load(e *cacheEntry) {
+	e.chunk, e.err = cc.src.LoadChunk(e.c)
+	close(e.done)
+}
+
+// get returns chunk c, loading it (or waiting for its prefetch) if needed.
+func (cc *chunkCache) get(c int) (*corpus.Chunk, error) {
+	cc.mu.Lock()
+	e := cc.slots[c]
+	if e == nil {
+		e = cc.insert(c)
+		cc.mu.Unlock()
+		cc.load(e)
+	} else {
+		cc.unlink(e)
+		cc.pushFront(e)
+		cc.mu.Unlock()
+		<-e.done
+	}
+	if e.err != nil {
+		cc.mu.Lock()
+		if cc.slots[c] == e { // let a later call retry
+			cc.unlink(e)
+			cc.slots[c] = nil
+			cc.n--
+		}
+		cc.mu.Unlock()
+		return nil, e.err
+	}
+	return e.chunk, nil
+}
+
+// prefetch starts loading chunk c in a goroutine unless it is resident or
+// already loading.
+func (cc *chunkCache) prefetch(c int) {
+	cc.mu.Lock()
+	if cc.slots[c] != nil {
+		cc.mu.Unlock()
+		return
+	}
+	e := cc.insert(c)
+	cc.mu.Unlock()
+	cc.wg.Add(1)
+	go func() {
+		defer cc.wg.Done()
+		cc.load(e)
+	}()
+}
+
+// resident returns the number of chunks held.
+func (cc *chunkCache) resident() int {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	return cc.n
+}
+
+// wait blocks until every prefetch has finished.
+func (cc *chunkCache) wait() { cc.wg.Wait() }

@@ -1,0 +1,267 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/randomize"
+)
+
+// Source walks a corpus's nominal timeline in minibatches. It is not safe for
+// concurrent use; its only goroutines are chunk prefetches.
+type Source struct {
+	src     corpus.Source
+	cfg     Config
+	layout  *corpus.Layout
+	streams []corpus.Stream
+	rnd     randomize.Randomizer
+	sweepM  uint64 // samples per sweep
+	sweepL  uint64 // label samples per sweep
+	fp      map[string]string
+	cache   *chunkCache
+
+	// Committed timeline state: where the next minibatch starts.
+	pos    uint64 // nominal position, always a sequence boundary
+	labels uint64 // cumulative label count before pos
+	step   uint64
+
+	// The walker: a cursor in sweep curSweep and one sequence of lookahead.
+	cur       randomize.Cursor
+	curSweep  uint64
+	peek      int
+	peekSweep uint64
+	havePeek  bool
+
+	mb     Minibatch
+	global []int    // ordinals of the current global minibatch
+	prefix []uint64 // sample-count prefix sums of global
+
+	lastChunk      *corpus.Chunk // the chunk the previous sequence came from
+	lastLo, lastHi int           // its ordinal range
+
+	err error // sticky: set when a chunk failed to load
+}
+
+// ErrEmptyCorpus is returned by New for a corpus without sequences.
+var ErrEmptyCorpus = errors.New("source: corpus has no sequences")
+
+// New makes a Source at position 0 of src's timeline.
+func New(src corpus.Source, cfg Config) (*Source, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l := src.Layout()
+	if l == nil || l.NumSequences() == 0 {
+		return nil, ErrEmptyCorpus
+	}
+	if err := l.Validate(); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if cfg.Randomize.Kind == "" {
+		cfg.Randomize.Kind = "window"
+	}
+	if cfg.Randomize.WindowChunks == 0 && cfg.Randomize.WindowSamples == 0 {
+		cfg.Randomize.WindowChunks = 128
+	}
+	rnd, err := randomize.New(cfg.Randomize, l)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	s := &Source{
+		src: src, cfg: cfg, layout: l, streams: src.Streams(), rnd: rnd,
+		sweepM: l.TotalSamples(), sweepL: l.TotalLabels(),
+	}
+	s.fp = fingerprint(src, &cfg)
+	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1)
+	if err := s.Seek(0); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close waits for chunk prefetches in flight. The Source stays usable.
+func (s *Source) Close() error {
+	s.cache.wait()
+	return nil
+}
+
+// Position returns the nominal position where the next minibatch starts.
+func (s *Source) Position() uint64 { return s.pos }
+
+// Epoch returns the epoch of the next minibatch.
+func (s *Source) Epoch() int { return s.epochAt(s.pos, s.labels) }
+
+// SweepSize returns M, the number of samples in one sweep.
+func (s *Source) SweepSize() uint64 { return s.sweepM }
+
+// Config returns the configuration in use, with defaults filled in.
+func (s *Source) Config() Config { return s.cfg }
+
+// ChunkLoads returns how many chunk loads this Source started so far.
+func (s *Source) ChunkLoads() int {
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	return s.cache.loads
+}
+
+// epochAt is the epoch of a minibatch starting at pos with labels label
+// samples before it (invariant 4).
+func (s *Source) epochAt(pos, labels uint64) int {
+	switch s.cfg.EpochSize {
+	case EpochFull:
+		return int(pos / s.sweepM)
+	case EpochInf:
+		return 0
+	}
+	return int(labels / uint64(s.cfg.EpochSize))
+}
+
+// Seek moves to nominal position pos, rounded up to the next sequence
+// boundary, and restarts the step count at 0 (the --start behaviour). It
+// costs at most one window of the randomizer's work, whatever the sweep.
+func (s *Source) Seek(pos uint64) error {
+	M := s.sweepM
+	sw, off := pos/M, pos%M
+	if sw >= (1<<64-1)/M-1 {
+		return fmt.Errorf("source: position %d is too far on the timeline (sweep %d of %d samples)", pos, sw, M)
+	}
+	sweep := s.rnd.Sweep(sw)
+	cur, so := sweep.Seek(off)
+	lb := sweep.LabelsBefore(off)
+	if so >= M { // off was inside the sweep's last sequence
+		sw++
+		sweep = s.rnd.Sweep(sw)
+		cur, so = sweep.Seek(0)
+		lb = 0
+	}
+	hi, swL := bits.Mul64(sw, s.sweepL)
+	if hi != 0 || swL+lb < swL {
+		return fmt.Errorf("source: position %d: label count overflows", pos)
+	}
+	s.pos, s.labels, s.step = sw*M+so, swL+lb, 0
+	s.cur, s.curSweep, s.havePeek = cur, sw, false
+	s.err = nil
+	return nil
+}
+
+// ensurePeek makes s.peek the next sequence on the timeline, moving the
+// cursor into the next sweep when this one is exhausted.
+func (s *Source) ensurePeek() {
+	if s.havePeek {
+		return
+	}
+	for {
+		if ord, ok := s.cur.Next(); ok {
+			s.peek, s.peekSweep, s.havePeek = ord, s.curSweep, true
+			return
+		}
+		s.curSweep++
+		s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
+	}
+}
+
+// ErrBadK is returned by NextK for a size below 1.
+var ErrBadK = errors.New("source: minibatch size must be at least 1")
+
+// Next returns the next minibatch with the schedule's size for the current
+// epoch. The result is valid until the next call (see Minibatch).
+func (s *Source) Next() (*Minibatch, error) {
+	return s.next(s.cfg.Schedule.At(s.Epoch()))
+}
+
+// NextK returns the next minibatch of at most k samples (the first sequence
+// is taken even when it alone has more), ignoring the schedule.
+func (s *Source) NextK(k int) (*Minibatch, error) {
+	if k < 1 {
+		return nil, ErrBadK
+	}
+	return s.next(k)
+}
+
+func (s *Source) next(k int) (*Minibatch, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	start, labels := s.pos, s.labels
+	epoch := s.epochAt(start, labels)
+	M := s.sweepM
+	s.global = s.global[:0]
+	s.prefix = append(s.prefix[:0], 0)
+	var total uint64
+	pos := start
+	endOfEpoch := false
+	s.ensurePeek()
+	firstSweep := s.peekSweep
+	for {
+		s.ensurePeek()
+		n := uint64(s.layout.Samples[s.peek])
+		if len(s.global) > 0 && total+n > uint64(k) {
+			break
+		}
+		s.global = append(s.global, s.peek)
+		s.havePeek = false
+		total += n
+		pos += n
+		labels += uint64(s.layout.LabelCount(s.peek))
+		s.prefix = append(s.prefix, total)
+		if s.epochEnds(epoch, pos, labels) {
+			endOfEpoch = true
+			break
+		}
+		if s.cfg.CutAtSweep && pos%M == 0 {
+			break
+		}
+	}
+
+	mb := &s.mb
+	mb.reset(s.streams)
+	lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
+	for _, ord := range s.global[lo:hi] {
+		if ord < s.lastLo || ord >= s.lastHi || s.lastChunk == nil {
+			c := s.layout.ChunkOf(ord)
+			ch, err := s.cache.get(c)
+			if err != nil {
+				s.lastChunk = nil
+				s.err = fmt.Errorf("source: step %d (position %d): chunk %d: %w", s.step, start, c, err)
+				return nil, s.err
+			}
+			s.lastChunk = ch
+			s.lastLo, s.lastHi = s.layout.Chunk(c)
+		}
+		i := ord - s.lastLo
+		if bad := s.lastChunk.Bad; bad != nil && bad[i] != nil {
+			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: bad[i]})
+			continue
+		}
+		mb.appendSequence(s.lastChunk, i)
+	}
+	mb.Step, mb.Epoch, mb.Sweep = s.step, epoch, firstSweep
+	mb.Start, mb.End = start, pos
+	mb.EndOfSweep = pos/M > start/M
+	mb.EndOfEpoch = endOfEpoch
+	s.pos, s.labels = pos, labels
+	s.step++
+
+	if s.cfg.Prefetch && s.cfg.Rank == 0 {
+		s.ensurePeek()
+		s.cache.prefetch(s.layout.ChunkOf(s.peek))
+	}
+	if endOfEpoch && s.cfg.OnEpochEnd != nil {
+		s.cfg.OnEpochEnd(epoch, s.State())
+	}
+	return mb, nil
+}
+
+// epochEnds reports whether a minibatch of epoch e that has reached pos
+// (labels label samples) must end there (SPEC A3.4).
+func (s *Source) epochEnds(e int, pos, labels uint64) bool {
+	switch s.cfg.EpochSize {
+	case EpochFull:
+		return pos%s.sweepM == 0
+	case EpochInf:
+		return false
+	}
+	return labels/uint64(s.cfg.EpochSize) > uint64(e)
+}
