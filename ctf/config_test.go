@@ -49,8 +49,8 @@ func manyStreams(n int) []corpus.Stream {
 
 func TestParseStreamFlag(t *testing.T) {
 	good := map[string]corpus.Stream{
-		"x:3":        dense("x", 3),
-		"x:3:sparse": sparse("x", 3),
+		"x:3":          dense("x", 3),
+		"x:3:sparse":   sparse("x", 3),
 		"S0:943:dense": dense("S0", 943),
 	}
 	for in, want := range good {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -81,5 +82,11 @@ func asError(t testing.TB, err error) *Error {
 	return e
 }
 
-func dense(name string, dim int) corpus.Stream  { return corpus.Stream{Name: name, Dim: dim} }
-func sparse(name string, dim int) corpus.Stream { return corpus.Stream{Name: name, Dim: dim, Sparse: true} }
+func dense(name string, dim int) corpus.Stream { return corpus.Stream{Name: name, Dim: dim} }
+func sparse(name string, dim int) corpus.Stream {
+	return corpus.Stream{Name: name, Dim: dim, Sparse: true}
+}
+
+func buildIndexString(s string, cfg Config) (*index, error) {
+	return buildIndex(strings.NewReader(s), &cfg, "mem")
+}

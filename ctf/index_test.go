@@ -26,15 +26,15 @@ func TestIndexSequences(t *testing.T) {
 		ids     []string
 		samples []uint32
 	}{
-		"plain":        {"1 |a 1 |b 1\n1 |a 2\n2 |a 3 |b 3\n", []string{"1", "2"}, []uint32{2, 1}},
-		"no newline":   {"1 |a 1 |b 1\n1 |a 2", []string{"1"}, []uint32{2}},
-		"crlf":         {"1 |a 1 |b 1\r\n1 |a 2\r\n2 |a 3 |b 3\r\n", []string{"1", "2"}, []uint32{2, 1}},
-		"bom":          {"\xEF\xBB\xBF7 |a 1 |b 1\n", []string{"7"}, []uint32{1}},
-		"continuation": {"5 |a 1 |b 1\n |a 2\n\t|a 3\n6 |a 1 |b 2\n", []string{"5", "6"}, []uint32{3, 1}},
-		"repeated ids":  {"1 |a 1 |b 1\n2 |a 1 |b 1\n1 |a 1 |b 1\n", []string{"1", "2", "1"}, []uint32{1, 1, 1}},
-		"leading blank": {"\n  \n\r\n1 |a 1 |b 1\n", []string{"1"}, []uint32{1}},
+		"plain":          {"1 |a 1 |b 1\n1 |a 2\n2 |a 3 |b 3\n", []string{"1", "2"}, []uint32{2, 1}},
+		"no newline":     {"1 |a 1 |b 1\n1 |a 2", []string{"1"}, []uint32{2}},
+		"crlf":           {"1 |a 1 |b 1\r\n1 |a 2\r\n2 |a 3 |b 3\r\n", []string{"1", "2"}, []uint32{2, 1}},
+		"bom":            {"\xEF\xBB\xBF7 |a 1 |b 1\n", []string{"7"}, []uint32{1}},
+		"continuation":   {"5 |a 1 |b 1\n |a 2\n\t|a 3\n6 |a 1 |b 2\n", []string{"5", "6"}, []uint32{3, 1}},
+		"repeated ids":   {"1 |a 1 |b 1\n2 |a 1 |b 1\n1 |a 1 |b 1\n", []string{"1", "2", "1"}, []uint32{1, 1, 1}},
+		"leading blank":  {"\n  \n\r\n1 |a 1 |b 1\n", []string{"1"}, []uint32{1}},
 		"ids as written": {"01 |a 1 |b 1\n1 |a 1 |b 1\n", []string{"01", "1"}, []uint32{1, 1}},
-		"empty":         {"", nil, []uint32{}},
+		"empty":          {"", nil, []uint32{}},
 	} {
 		r := openString(t, tc.in, cfg, nil)
 		if got := ids(t, r); !reflect.DeepEqual(got, tc.ids) {

@@ -14,6 +14,7 @@ var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 type numErr struct {
 	at   int
 	want string
+	rng  bool // well-formed but outside the float32 range
 }
 
 func isDigit(c byte) bool { return c-'0' < 10 }
@@ -54,7 +55,7 @@ func parseReal(b []byte, i int) (float32, int, *numErr) {
 		i++
 	}
 	if i == d0 {
-		return 0, i, &numErr{i, "a digit"}
+		return 0, i, &numErr{at: i, want: "a digit"}
 	}
 	bareDot := false
 	if i < n && b[i] == '.' {
@@ -76,7 +77,7 @@ func parseReal(b []byte, i int) (float32, int, *numErr) {
 	}
 	if i < n && (b[i] == 'e' || b[i] == 'E') {
 		if bareDot {
-			return 0, i, &numErr{i, "a fraction digit before the exponent"}
+			return 0, i, &numErr{at: i, want: "a fraction digit before the exponent"}
 		}
 		i++
 		eneg := false
@@ -93,7 +94,7 @@ func parseReal(b []byte, i int) (float32, int, *numErr) {
 			i++
 		}
 		if i == e0 {
-			return 0, i, &numErr{i, "an exponent digit"}
+			return 0, i, &numErr{at: i, want: "an exponent digit"}
 		}
 		if eneg {
 			e = -e
@@ -126,7 +127,7 @@ func parseReal(b []byte, i int) (float32, int, *numErr) {
 	}
 	v, err := strconv.ParseFloat(string(b[start:i]), 32)
 	if err != nil {
-		return 0, i, &numErr{start, "a value within the float32 range"}
+		return 0, i, &numErr{at: start, want: "a value within the float32 range", rng: true}
 	}
 	return float32(v), i, nil
 }
@@ -142,7 +143,7 @@ func parseUint(b []byte, i int) (int64, int, *numErr) {
 		i++
 	}
 	if i == d0 {
-		return 0, i, &numErr{i, "a non-negative integer index"}
+		return 0, i, &numErr{at: i, want: "a non-negative integer index"}
 	}
 	return v, i, nil
 }

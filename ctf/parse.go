@@ -279,7 +279,7 @@ func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int6
 		}
 		v, j, ne := parseReal(line, i)
 		if ne != nil {
-			return i, p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "unexpected %s in a number; expected %s", quote(line, ne.at), ne.want)
+			return i, p.numberErr(line, lineOff, lineNo, ne)
 		}
 		if !endOfValue(line, j) {
 			return i, p.errAt(line, lineOff, lineNo, j, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, j))
@@ -319,7 +319,7 @@ func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (
 		}
 		v, k, ne := parseReal(line, j+1)
 		if ne != nil {
-			return i, p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "unexpected %s in a number; expected %s", quote(line, ne.at), ne.want)
+			return i, p.numberErr(line, lineOff, lineNo, ne)
 		}
 		if !endOfValue(line, k) {
 			return i, p.errAt(line, lineOff, lineNo, k, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, k))
@@ -333,4 +333,11 @@ func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (
 	}
 	d.RowStart = append(d.RowStart, int32(len(d.Indices)))
 	return i, nil
+}
+
+func (p *chunkParser) numberErr(line []byte, lineOff, lineNo int64, ne *numErr) *Error {
+	if ne.rng {
+		return p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "number out of range; expected %s", ne.want)
+	}
+	return p.errAt(line, lineOff, lineNo, ne.at, ErrNumber, "unexpected %s in a number; expected %s", quote(line, ne.at), ne.want)
 }

@@ -1,0 +1,121 @@
+package ctf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// badCorpus has n one-line sequences; those in bad have a malformed number.
+func badCorpus(n int, bad map[int]bool) string {
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		if bad[i] {
+			fmt.Fprintf(&b, "%d |a x%d\n", i, i)
+		} else {
+			fmt.Fprintf(&b, "%d |a %d\n", i, i)
+		}
+	}
+	return b.String()
+}
+
+// Invariant 8: each bad sequence is charged once, however often its chunk
+// is reloaded; the budget allows exactly MaxErrors.
+func TestBudgetChargesOncePerSequence(t *testing.T) {
+	bad := map[int]bool{3: true, 17: true, 18: true}
+	in := badCorpus(40, bad)
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}, ChunkSequences: 5, MaxErrors: 3}
+	var warns []Error
+	r := openString(t, in, cfg, &warns)
+	for sweep := 0; sweep < 5; sweep++ {
+		for c := r.Layout().NumChunks() - 1; c >= 0; c-- {
+			ch, err := r.LoadChunk(c)
+			if err != nil {
+				t.Fatalf("sweep %d chunk %d: %v", sweep, c, err)
+			}
+			for i, b := range ch.Bad {
+				if (b != nil) != bad[ch.First+i] {
+					t.Errorf("sequence %d: bad=%v", ch.First+i, b)
+				}
+			}
+		}
+	}
+	s := r.Summary()
+	if s.BadSequences != 3 || s.Skipped["number"] != 3 || len(warns) != 3 {
+		t.Errorf("after 5 sweeps: %+v, %d warnings; want 3 bad sequences charged once", s, len(warns))
+	}
+
+	cfg.MaxErrors = 2
+	r = openString(t, in, cfg, nil)
+	var err error
+	for c := 0; c < r.Layout().NumChunks() && err == nil; c++ {
+		_, err = r.LoadChunk(c)
+	}
+	var be *BudgetError
+	if !errors.As(err, &be) || !errors.Is(err, ErrTooManyErrors) || !errors.Is(err, ErrNumber) || be.Last.Line != 19 {
+		t.Fatalf("budget 2: got %v, want a BudgetError at line 19", err)
+	}
+	if _, err2 := r.LoadChunk(0); !errors.Is(err2, ErrTooManyErrors) {
+		t.Errorf("after the budget failed, LoadChunk(0) = %v", err2)
+	}
+}
+
+// Invariant 8: warnings are reported on a chunk's first load only.
+func TestWarningsOncePerChunk(t *testing.T) {
+	var warns []Error
+	r := openString(t, "1 |a 1\n2 |a\n", Config{Streams: []corpus.Stream{dense("a", 2)}, ChunkSequences: 1}, &warns)
+	for i := 0; i < 3; i++ {
+		loadAll(t, r)
+	}
+	if len(warns) != 2 || r.Summary().Warnings["dense-short"] != 2 {
+		t.Errorf("warnings %v summary %+v", warns, r.Summary())
+	}
+}
+
+// corpus.Source contract: concurrent LoadChunk calls give the same chunks
+// as serial ones (run with -race).
+func TestConcurrentLoadChunk(t *testing.T) {
+	bad := map[int]bool{}
+	for i := 0; i < 200; i += 7 {
+		bad[i] = true
+	}
+	in := badCorpus(200, bad)
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}, ChunkBytes: 64, MaxErrors: len(bad)}
+	serial := loadAll(t, openString(t, in, cfg, nil))
+	r := openString(t, in, cfg, nil)
+	var wg sync.WaitGroup
+	got := make([][]*corpus.Chunk, 4)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := 0; c < r.Layout().NumChunks(); c++ {
+				ch, err := r.LoadChunk((c + g*3) % r.Layout().NumChunks())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[g] = append(got[g], ch)
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range got {
+		for _, ch := range got[g] {
+			want := serial[r.Layout().ChunkOf(ch.First)]
+			if fmt.Sprint(ch.IDs, ch.Streams) != fmt.Sprint(want.IDs, want.Streams) {
+				t.Fatalf("goroutine %d: chunk at %d differs", g, ch.First)
+			}
+		}
+	}
+	if s := r.Summary(); s.BadSequences != len(bad) {
+		t.Errorf("bad sequences %d, want %d", s.BadSequences, len(bad))
+	}
+	if _, err := r.LoadChunk(r.Layout().NumChunks()); err == nil {
+		t.Error("chunk out of range accepted")
+	}
+}
