@@ -1,0 +1,43 @@
+package plan
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// Invariant 7: pins the exact plan of a small graph for each bucket order
+// and both batching modes (regenerate with go test -run Golden -update
+// only when a change of every plan is intended and documented).
+func TestGolden(t *testing.T) {
+	g := testGraph(2, 3, 2, 9, 3, false, 11)
+	var sb strings.Builder
+	for _, order := range []string{"random", "affinity", "inside_out", "outside_in"} {
+		for _, dyn := range []bool{false, true} {
+			o := testOptions()
+			o.BucketOrder, o.DynamicRelations, o.NumEpochs, o.NumEdgeChunks = order, dyn, 1, 2
+			p := mustPlan(t, g, o)
+			sb.WriteString("# " + order + map[bool]string{false: "", true: " dynamic"}[dyn] + "\n")
+			for _, l := range collect(t, mustIter(t, p, p.Start()), -1) {
+				sb.WriteString(l + "\n")
+			}
+		}
+	}
+	path := filepath.Join("testdata", "plan.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if sb.String() != string(want) {
+		t.Fatal("plan changed; compare with testdata/plan.golden (-update rewrites it)")
+	}
+}

@@ -1,0 +1,269 @@
+package plan
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/internal/mix"
+)
+
+// Kind tells a bucket record from a batch record.
+type Kind int
+
+const (
+	BucketRecord Kind = iota // a bucket starts (or resumes)
+	BatchRecord              // one batch of one worker
+)
+
+// Record is one step of the plan. Slices point into the iterator's buffers
+// and are valid until the next call to Next.
+type Record struct {
+	Kind                  Kind
+	Epoch, EdgeSet, Chunk int
+	Bucket                graph.Bucket
+	Index                 int // place of Bucket in this pass's order
+
+	// Bucket records.
+	Edges   int      // edges in this bucket's chunk, before the holdout
+	Holdout []uint32 // rows of the held-out edges, ascending
+	Resumed bool     // announced again after a resume mid-bucket
+
+	// Batch records.
+	Worker, Batch int
+	Relation      int      // -1 in dynamic mode
+	Rows          []uint32 // rows of the batch's edges in Data
+
+	// Data holds the chunk's columns; rows index it.
+	Data *graph.Edges
+}
+
+// Ordinals appends the ordinals of rows (Holdout or Rows) to dst.
+func (r *Record) Ordinals(dst []uint64, rows []uint32) []uint64 {
+	for _, x := range rows {
+		dst = append(dst, r.Data.Ordinal[x])
+	}
+	return dst
+}
+
+// Iter walks a plan. It is not safe for concurrent use (it runs the
+// workers' batching concurrently itself).
+type Iter struct {
+	p   *Plan
+	pos Position // the bucket being yielded or to be entered; next (worker, batch)
+	in  bool     // the current bucket's record was yielded
+	err error
+
+	order    []graph.Bucket
+	orderFor [3]int
+	edges    graph.Edges
+	perm     []uint32 // training rows (shuffled, grouped), then holdout rows
+	scratch  []uint32
+	m        int // training edges in the current bucket
+	workers  []workerState
+	rec      Record
+}
+
+type workerState struct {
+	batches []batch
+	counts  []int
+}
+
+// Iter returns an iterator starting at st (from Start, or a restored state).
+// A state whose fingerprint differs from the plan's is refused, naming each
+// differing field; a position outside the plan is an error (ErrState).
+func (p *Plan) Iter(st State) (*Iter, error) {
+	if st.Version != StateVersion {
+		return nil, fmt.Errorf("%w: version %d", ErrState, st.Version)
+	}
+	if err := st.Fingerprint.Diff(p.Fingerprint()); err != nil {
+		return nil, err
+	}
+	pos := st.Position
+	if pos.EdgeSet >= p.sets || pos.Chunk >= p.chunks || pos.Index >= p.l*p.rr || pos.Worker >= p.opts.Workers {
+		return nil, fmt.Errorf("%w: position %+v outside the plan (%d edge sets, %d chunks, %d buckets, %d workers)",
+			ErrState, pos, p.sets, p.chunks, p.l*p.rr, p.opts.Workers)
+	}
+	it := &Iter{p: p, pos: pos, orderFor: [3]int{-1, -1, -1}, workers: make([]workerState, p.opts.Workers)}
+	return it, nil
+}
+
+// Err returns the error that ended the iteration, if any.
+func (it *Iter) Err() error { return it.err }
+
+// Record returns the record of the last successful Next.
+func (it *Iter) Record() *Record { return &it.rec }
+
+// Next moves to the next record; false at the end of the plan or on error.
+func (it *Iter) Next() bool {
+	if it.err != nil {
+		return false
+	}
+	for {
+		if !it.in {
+			if it.pos.Epoch >= it.p.opts.NumEpochs {
+				return false
+			}
+			if err := it.enter(); err != nil {
+				it.err = err
+				return false
+			}
+			return true
+		}
+		w, b := it.pos.Worker, it.pos.Batch
+		for w < len(it.workers) && b >= len(it.workers[w].batches) {
+			w, b = w+1, 0
+		}
+		if w == len(it.workers) {
+			it.nextBucket()
+			continue
+		}
+		bt := it.workers[w].batches[b]
+		it.rec.Kind, it.rec.Worker, it.rec.Batch = BatchRecord, w, b
+		it.rec.Relation, it.rec.Holdout, it.rec.Resumed = int(bt.rel), nil, false
+		it.rec.Rows = it.perm[bt.off : bt.off+bt.n]
+		it.pos.Worker, it.pos.Batch = w, b+1
+		return true
+	}
+}
+
+// State returns the state after the last record: restoring it continues
+// with the record that the next Next would yield.
+func (it *Iter) State() State {
+	pos := it.pos
+	if it.in {
+		w, b := pos.Worker, pos.Batch
+		for w < len(it.workers) && b >= len(it.workers[w].batches) {
+			w, b = w+1, 0
+		}
+		if w == len(it.workers) {
+			pos = it.p.advance(pos)
+		} else {
+			pos.Worker, pos.Batch = w, b
+		}
+	}
+	return State{Version: StateVersion, Position: pos, Fingerprint: it.p.Fingerprint()}
+}
+
+// advance returns the position of the bucket after pos's.
+func (p *Plan) advance(pos Position) Position {
+	pos.Worker, pos.Batch = 0, 0
+	if pos.Index++; pos.Index < p.l*p.rr {
+		return pos
+	}
+	pos.Index = 0
+	if pos.Chunk++; pos.Chunk < p.chunks {
+		return pos
+	}
+	pos.Chunk = 0
+	if pos.EdgeSet++; pos.EdgeSet < p.sets {
+		return pos
+	}
+	pos.EdgeSet = 0
+	pos.Epoch++
+	return pos
+}
+
+func (it *Iter) nextBucket() {
+	it.pos = it.p.advance(it.pos)
+	it.in = false
+}
+
+// enter prepares the bucket at it.pos and yields its record.
+func (it *Iter) enter() error {
+	p, pos := it.p, it.pos
+	if key := [3]int{pos.Epoch, pos.EdgeSet, pos.Chunk}; key != it.orderFor {
+		it.order, it.orderFor = p.Order(pos.Epoch, pos.EdgeSet, pos.Chunk), key
+	}
+	b := it.order[pos.Index]
+	n, err := p.r.NumEdges(pos.EdgeSet, b)
+	if err != nil {
+		return fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
+	}
+	begin, end := ChunkRange(n, p.chunks, pos.Chunk)
+	it.edges.Reset()
+	if err := p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges); err != nil {
+		return fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
+	}
+	if it.edges.Len() != end-begin {
+		return fmt.Errorf("plan: edge set %d bucket (%d,%d): read %d edges, want %d", pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Len(), end-begin)
+	}
+	if err := it.prepare(b); err != nil {
+		return err
+	}
+	resumed := pos.Worker != 0 || pos.Batch != 0
+	if resumed {
+		if w := it.workers[pos.Worker]; pos.Batch >= len(w.batches) {
+			return fmt.Errorf("%w: position %+v: worker %d has only %d batches in this bucket", ErrState, pos, pos.Worker, len(w.batches))
+		}
+	}
+	it.in = true
+	cn := end - begin
+	it.rec = Record{Kind: BucketRecord, Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk,
+		Bucket: b, Index: pos.Index, Edges: cn, Holdout: it.perm[it.m:cn], Resumed: resumed, Data: &it.edges}
+	return nil
+}
+
+// prepare computes the holdout, the shuffle, the shares and every worker's
+// batches for the loaded chunk.
+func (it *Iter) prepare(b graph.Bucket) error {
+	pos, o := it.pos, &it.p.opts
+	n := it.edges.Len()
+	numRel := o.NumRelations
+	if !o.DynamicRelations {
+		maxRel := uint32(0)
+		for _, r := range it.edges.Rel {
+			maxRel = max(maxRel, r)
+		}
+		if numRel > 0 && n > 0 && int(maxRel) >= numRel {
+			for i, r := range it.edges.Rel {
+				if int(r) >= numRel {
+					return fmt.Errorf("plan: edge set %d bucket (%d,%d) edge ordinal %d: relation %d, config has %d relations",
+						pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Ordinal[i], r, numRel)
+				}
+			}
+		}
+		if numRel == 0 {
+			numRel = int(maxRel) + 1
+		}
+	}
+	if cap(it.perm) < n {
+		it.perm = make([]uint32, n)
+		it.scratch = make([]uint32, n)
+	}
+	it.perm, it.scratch = it.perm[:n], it.scratch[:n]
+	k := HoldoutCount(n, o.EvalFraction)
+	it.m = n - k
+	c := coords{uint64(pos.Epoch), uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)}
+	var marks []uint32
+	if k > 0 {
+		marks = it.scratch[:(n+31)/32]
+		clear(marks)
+		sampleHoldout(marks, n, k, mix.Rand(o.Seed, tagHoldout, c.set, c.chunk, c.lhs, c.rhs))
+		listMarked(it.perm[it.m:], marks, n)
+	}
+	shuffleTrain(it.perm[:it.m], marks, n, o.Seed, c, parallelism())
+	var wg sync.WaitGroup
+	for w := range it.workers {
+		ws := &it.workers[w]
+		begin, end := ShareRange(it.m, o.Workers, w)
+		ws.batches = ws.batches[:0]
+		if o.DynamicRelations {
+			ws.batches = dynamicBatches(ws.batches, begin, end, o.BatchSize)
+			continue
+		}
+		if cap(ws.counts) < numRel {
+			ws.counts = make([]int, numRel)
+		}
+		ws.counts = ws.counts[:numRel]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := mix.Rand(o.Seed, tagRelation, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(w))
+			ws.batches = relationBatches(ws.batches, it.perm[begin:end], it.scratch[begin:end], begin,
+				it.edges.Rel, ws.counts, o.BatchSize, rng)
+		}()
+	}
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,109 @@
+package plan
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/bucket"
+	"github.com/batchprep/batchprep/internal/mix"
+)
+
+// Fingerprinter is implemented by stores that can name their content
+// (edgestore.Store). For other readers the plan hashes the bucket sizes.
+type Fingerprinter interface{ Fingerprint() string }
+
+// Plan is the schedule of a graph over some Options. It is immutable and
+// safe for concurrent use; iterators hold the mutable part.
+type Plan struct {
+	opts    Options
+	r       graph.Reader
+	l, rr   int
+	sets    int
+	chunks  int
+	largest int
+	store   string
+}
+
+// New checks o and the store's shape, resolves num_edge_chunks and returns
+// the plan.
+func New(r graph.Reader, o Options) (*Plan, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Plan{opts: o, r: r, sets: r.NumEdgeSets()}
+	p.l, p.rr = r.Partitions()
+	if p.l < 1 || p.rr < 1 {
+		return nil, fmt.Errorf("plan: store has %dx%d partitions", p.l, p.rr)
+	}
+	if p.sets < 1 {
+		return nil, fmt.Errorf("plan: store has no edge set")
+	}
+	h := sha256.New()
+	var buf [8]byte
+	for s := 0; s < p.sets; s++ {
+		for i := 0; i < p.l; i++ {
+			for j := 0; j < p.rr; j++ {
+				n, err := r.NumEdges(s, graph.Bucket{Lhs: i, Rhs: j})
+				if err != nil {
+					return nil, fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", s, i, j, err)
+				}
+				if n > 1<<32-1 {
+					return nil, fmt.Errorf("plan: edge set %d bucket (%d,%d) has %d edges; at most 2^32-1 per bucket", s, i, j, n)
+				}
+				p.largest = max(p.largest, n)
+				binary.LittleEndian.PutUint64(buf[:], uint64(n))
+				h.Write(buf[:])
+			}
+		}
+	}
+	p.chunks = o.NumEdgeChunks
+	if p.chunks == 0 {
+		p.chunks = NumChunksFor(p.largest, o.MaxEdgesPerChunk)
+	}
+	if f, ok := r.(Fingerprinter); ok {
+		p.store = f.Fingerprint()
+	} else {
+		p.store = "sizes-sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
+	}
+	return p, nil
+}
+
+// Options returns the plan's options.
+func (p *Plan) Options() Options { return p.opts }
+
+// NumChunks is the resolved num_edge_chunks.
+func (p *Plan) NumChunks() int { return p.chunks }
+
+// Shape returns the number of lhs and rhs partitions.
+func (p *Plan) Shape() (lhs, rhs int) { return p.l, p.rr }
+
+// NumEdgeSets returns the number of edge sets.
+func (p *Plan) NumEdgeSets() int { return p.sets }
+
+// Order returns the bucket order of pass (epoch, set, chunk).
+func (p *Plan) Order(epoch, set, chunk int) []graph.Bucket {
+	rng := mix.Rand(p.opts.Seed, tagOrder, uint64(epoch), uint64(set), uint64(chunk))
+	o, err := bucket.Make(p.opts.BucketOrder, p.l, p.rr, rng)
+	if err != nil {
+		panic(err) // Validate checked the name and New the shape
+	}
+	return o
+}
+
+// Fingerprint returns what a State made by this plan records.
+func (p *Plan) Fingerprint() Fingerprint {
+	return Fingerprint{
+		Seed: p.opts.Seed, BucketOrder: p.opts.BucketOrder, NumEdgeChunks: p.chunks,
+		Workers: p.opts.Workers, BatchSize: p.opts.BatchSize, EvalFraction: p.opts.EvalFraction,
+		DynamicRelations: p.opts.DynamicRelations, Partitions: [2]int{p.l, p.rr},
+		EdgeSets: p.sets, Store: p.store,
+	}
+}
+
+// Start returns the state of a plan that has not begun.
+func (p *Plan) Start() State {
+	return State{Version: StateVersion, Fingerprint: p.Fingerprint()}
+}
