@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // and both batching modes (regenerate with go test -run Golden -update
 // only when a change of every plan is intended and documented).
 func TestGolden(t *testing.T) {
-	g := testGraph(2, 3, 2, 9, 3, false, 11)
+	g := testGraph(2, 3, 2, 30, 3, false, 11)
 	var sb strings.Builder
 	for _, order := range []string{"random", "affinity", "inside_out", "outside_in"} {
 		for _, dyn := range []bool{false, true} {
