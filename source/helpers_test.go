@@ -211,3 +211,8 @@ func checkData(t testing.TB, tc *testCorpus, mb *Minibatch) {
 		}
 	}
 }
+
+func randomizeKind(k string) randomize.Config { return randomize.Config{Kind: k} }
+func randomizeWindow(w int) randomize.Config {
+	return randomize.Config{Kind: "window", WindowChunks: w}
+}

@@ -1,0 +1,108 @@
+package source
+
+import (
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// TestCacheBounded checks invariant 9's memory bound: the cache never holds
+// more than MaxResidentChunks()+1 chunks, and walking several sweeps of a
+// corpus with many chunks works within it.
+func TestCacheBounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	tc := makeCorpus(t, rng, corpusOpts{n: 200, chunkSeq: 2})
+	for _, kind := range kinds() {
+		cfg := Config{EpochSize: EpochInf, Prefetch: true}
+		cfg.Randomize = randomConfig(rng, kind).Randomize
+		s := mustNew(t, tc, cfg)
+		for s.Position() < 3*tc.Layout().TotalSamples() {
+			mb, err := s.NextK(1 + rng.IntN(30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkData(t, tc, mb)
+			if n := s.cache.resident(); n > s.cache.cap {
+				t.Fatalf("%s: %d chunks resident, cap %d", kind, n, s.cache.cap)
+			}
+		}
+		if s.cache.cap != s.rnd.MaxResidentChunks()+1 {
+			t.Errorf("%s: cap %d, want %d", kind, s.cache.cap, s.rnd.MaxResidentChunks()+1)
+		}
+	}
+}
+
+// TestPrefetchDoesNotChangeResults checks invariant 9: the same run with and
+// without prefetch, and with a tiny cache, delivers identical minibatches
+// (run with -race).
+func TestPrefetchDoesNotChangeResults(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	tc := makeCorpus(t, rng, corpusOpts{n: 80, chunkSeq: 3, labels: true, bad: 3})
+	for _, kind := range kinds() {
+		cfg := randomConfig(rng, kind)
+		cfg.EpochSize = 17
+		cfg.Schedule = ConstantSchedule(9)
+		plain := mustNew(t, tc, cfg)
+		cfg.Prefetch = true
+		pre := mustNew(t, tc, cfg)
+		tiny := mustNew(t, tc, cfg)
+		tiny.cache = newChunkCache(tc, 1)
+		a, b, c := readN(t, plain, 60), readN(t, pre, 60), readN(t, tiny, 60)
+		if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, c) {
+			t.Fatalf("%s: prefetch or cache size changed the minibatches", kind)
+		}
+	}
+}
+
+// flakyCorpus fails the first load of one chunk.
+type flakyCorpus struct {
+	corpus.Source
+	mu     sync.Mutex
+	failOn int
+	failed bool
+}
+
+func (f *flakyCorpus) LoadChunk(c int) (*corpus.Chunk, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c == f.failOn && !f.failed {
+		f.failed = true
+		return nil, errors.New("disk on fire")
+	}
+	return f.Source.LoadChunk(c)
+}
+
+// TestLoadErrorIsStickyAndRecoverable: a chunk that cannot be read fails
+// Next with the cause, leaves State at the last good minibatch, and a
+// Restore of that state resumes exactly.
+func TestLoadErrorIsStickyAndRecoverable(t *testing.T) {
+	tc := oneSampleCorpus(t, 20, 4)
+	cfg := Config{EpochSize: EpochInf, Schedule: ConstantSchedule(3)}
+	cfg.Randomize.Kind = "none"
+	want := readN(t, mustNew(t, tc, cfg), 6)
+	s := mustNew(t, &flakyCorpus{Source: tc, failOn: 2}, cfg)
+	got := readN(t, s, 2) // samples 0..5: chunks 0, 1
+	_, err := s.Next()    // needs chunk 1 then 2
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") || !strings.Contains(err.Error(), "chunk 2") {
+		t.Fatalf("Next: %v", err)
+	}
+	if _, err2 := s.Next(); err2 != err {
+		t.Errorf("error is not sticky: %v", err2)
+	}
+	st := s.State()
+	if st.Position != 6 || st.Step != 2 {
+		t.Fatalf("state after failure %+v", st)
+	}
+	if err := s.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, readN(t, s, 4)...)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after recovery the minibatches differ")
+	}
+}
