@@ -7,4 +7,3 @@ func runDemo(env *Env, args []string) error    { return errNotYet("demo") }
 func runInspect(env *Env, args []string) error { return errNotYet("inspect") }
 func runRead(env *Env, args []string) error    { return errNotYet("read") }
 func runImport(env *Env, args []string) error  { return errNotYet("import") }
-func runPlan(env *Env, args []string) error    { return errNotYet("plan") }

@@ -24,6 +24,7 @@ type Plan struct {
 	sets    int
 	chunks  int
 	largest int
+	total   int64
 	store   string
 }
 
@@ -54,6 +55,7 @@ func New(r graph.Reader, o Options) (*Plan, error) {
 					return nil, fmt.Errorf("plan: edge set %d bucket (%d,%d) has %d edges; at most 2^32-1 per bucket", s, i, j, n)
 				}
 				p.largest = max(p.largest, n)
+				p.total += int64(n)
 				binary.LittleEndian.PutUint64(buf[:], uint64(n))
 				h.Write(buf[:])
 			}
@@ -76,6 +78,10 @@ func (p *Plan) Options() Options { return p.opts }
 
 // NumChunks is the resolved num_edge_chunks.
 func (p *Plan) NumChunks() int { return p.chunks }
+
+// EdgesPerEpoch is the number of stored edges over all edge sets: what one
+// epoch visits (trained or held out).
+func (p *Plan) EdgesPerEpoch() int64 { return p.total }
 
 // Shape returns the number of lhs and rhs partitions.
 func (p *Plan) Shape() (lhs, rhs int) { return p.l, p.rr }

@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/bucket"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/plan"
+)
+
+const planDescription = `
+Print the batch schedule of a graph config without training (SPEC B4): for
+each epoch, edge set, edge chunk and bucket (in the config's bucket_order),
+the bucket's held-out edges and every worker's batches, as edge ordinals.
+
+Formats:
+  jsonl    one JSON object per bucket and per batch (the default)
+  text     each pass's bucket order as a grid (rows: lhs partitions,
+           columns: rhs partitions, cell: the step at which the bucket ran)
+           and the partition loads the order causes
+  summary  totals only: buckets, batches, edges, partition loads, seconds,
+           edges/s
+
+--max-batches N stops after N batch records (0: no limit); --state-out then
+saves where the plan stopped, and --state-in resumes there: the rest is
+exactly what an uninterrupted run prints, and a bucket interrupted between
+batches is printed again with "resumed":true. Ctrl-C stops after the
+current batch and still writes --state-out.`
+
+// openPlanStore opens the store a config names (replaced in tests).
+var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error) {
+	s, err := edgestore.Open(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, s.Close, nil
+}
+
+// planOptions converts a loaded config into plan options.
+func planOptions(cfg *config.Config) plan.Options {
+	o := plan.Options{NumEpochs: cfg.NumEpochs, MaxEdgesPerChunk: cfg.MaxEdgesPerChunk,
+		BucketOrder: cfg.BucketOrder, Workers: cfg.NumWorkers(), BatchSize: cfg.BatchSize,
+		EvalFraction: cfg.EvalFraction, DynamicRelations: cfg.DynamicRelations, Seed: cfg.Seed}
+	if cfg.NumEdgeChunks != nil {
+		o.NumEdgeChunks = *cfg.NumEdgeChunks
+	}
+	if !cfg.DynamicRelations {
+		o.NumRelations = len(cfg.Relations)
+	}
+	return o
+}
+
+func runPlan(env *Env, args []string) error {
+	fs := newFlagSet(env, "plan", "", planDescription)
+	cfgPath := fs.String("config", "", "graph config (TOML or JSON, PBG key names) (required)")
+	maxBatches := fs.Int64("max-batches", 0, "stop after this many batch records (0: no limit)")
+	stateIn := fs.String("state-in", "", "resume from this state file")
+	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
+	format := fs.String("format", "jsonl", "output: jsonl, text or summary")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("unexpected argument %q", pos[0])
+	case *cfgPath == "":
+		return usagef("--config is required")
+	case *maxBatches < 0:
+		return usagef("--max-batches %d: must be >= 0", *maxBatches)
+	case *format != "jsonl" && *format != "text" && *format != "summary":
+		return usagef("--format %q: want jsonl, text or summary", *format)
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	r, closeStore, err := openPlanStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	p, err := plan.New(r, planOptions(cfg))
+	if err != nil {
+		return err
+	}
+	st := p.Start()
+	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)
+	if *stateIn != "" {
+		s, err := plan.ReadStateFile(*stateIn)
+		if err != nil {
+			return err
+		}
+		st, total = *s, 0
+	}
+	it, err := p.Iter(st)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *stateIn, err)
+	}
+	out := bufio.NewWriterSize(env.Stdout, 1<<20)
+	var sink planSink
+	switch *format {
+	case "jsonl":
+		sink = &jsonlSink{w: out}
+	case "text":
+		sink = &textSink{w: out, p: p}
+	default:
+		sink = &summarySink{w: out, start: time.Now()}
+	}
+	prog := newProgress(env, "plan", "edges", total, *quiet)
+	tally := &planTally{p: p}
+	var batches int64
+	var stopErr error
+	for (*maxBatches == 0 || batches < *maxBatches) && it.Next() {
+		rec := it.Record()
+		tally.add(rec)
+		if err := sink.record(rec); err != nil {
+			return err
+		}
+		if rec.Kind == plan.BucketRecord {
+			prog.Add(int64(rec.Edges))
+			continue
+		}
+		batches++
+		select {
+		case <-env.Ctx.Done():
+			stopErr = env.Ctx.Err()
+		default:
+		}
+		if stopErr != nil {
+			break
+		}
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	prog.Done()
+	if err := sink.end(tally); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if *stateOut != "" {
+		if err := plan.WriteStateFile(*stateOut, it.State()); err != nil {
+			return err
+		}
+	}
+	return stopErr
+}
+
+// planTally counts what a run printed, for summary and text.
+type planTally struct {
+	p                           *plan.Plan
+	buckets, batches            int64
+	edges, trained, held, loads int64
+	prev                        *graph.Bucket
+	prevPass                    [3]int
+}
+
+// add counts rec. Partition loads: the first bucket of every pass, and the
+// first bucket of a run (also a resumed one), load all their partitions;
+// every other bucket loads the partitions its predecessor did not hold.
+func (t *planTally) add(rec *plan.Record) {
+	if rec.Kind == plan.BatchRecord {
+		t.batches++
+		t.trained += int64(len(rec.Rows))
+		return
+	}
+	t.buckets++
+	t.edges += int64(rec.Edges)
+	if !rec.Resumed {
+		t.held += int64(len(rec.Holdout))
+	}
+	pass := [3]int{rec.Epoch, rec.EdgeSet, rec.Chunk}
+	seq := []graph.Bucket{rec.Bucket}
+	if t.prev != nil && pass == t.prevPass && !rec.Resumed {
+		seq = []graph.Bucket{*t.prev, rec.Bucket}
+	}
+	t.loads += int64(bucket.Loads(seq) - bucket.Loads(seq[:len(seq)-1]))
+	b := rec.Bucket
+	t.prev, t.prevPass = &b, pass
+}
+
+type planSink interface {
+	record(*plan.Record) error
+	end(*planTally) error
+}
+
+// jsonlSink writes SPEC B4's JSON lines, built by hand (plain integers
+// only) to keep big plans fast.
+type jsonlSink struct {
+	w    *bufio.Writer
+	buf  []byte
+	ords []uint64
+}
+
+func (s *jsonlSink) record(r *plan.Record) error {
+	b := s.buf[:0]
+	if r.Kind == plan.BucketRecord {
+		b = append(b, `{"kind":"bucket"`...)
+	} else {
+		b = append(b, `{"kind":"batch"`...)
+	}
+	b = appendField(b, "epoch", int64(r.Epoch))
+	b = appendField(b, "edge_set", int64(r.EdgeSet))
+	b = appendField(b, "chunk", int64(r.Chunk))
+	b = append(b, `,"bucket":[`...)
+	b = strconv.AppendInt(b, int64(r.Bucket.Lhs), 10)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.Bucket.Rhs), 10)
+	b = append(b, ']')
+	if r.Kind == plan.BucketRecord {
+		b = appendField(b, "index", int64(r.Index))
+		b = appendField(b, "edges", int64(r.Edges))
+		b = append(b, `,"holdout":`...)
+		s.ords = r.Ordinals(s.ords[:0], r.Holdout)
+		b = appendList(b, s.ords)
+		if r.Resumed {
+			b = append(b, `,"resumed":true`...)
+		}
+	} else {
+		b = appendField(b, "index", int64(r.Index))
+		b = appendField(b, "worker", int64(r.Worker))
+		b = appendField(b, "batch", int64(r.Batch))
+		if r.Relation < 0 {
+			b = append(b, `,"relation":null`...)
+		} else {
+			b = appendField(b, "relation", int64(r.Relation))
+		}
+		b = append(b, `,"edges":`...)
+		s.ords = r.Ordinals(s.ords[:0], r.Rows)
+		b = appendList(b, s.ords)
+	}
+	b = append(b, "}\n"...)
+	s.buf = b
+	_, err := s.w.Write(b)
+	return err
+}
+
+func (s *jsonlSink) end(*planTally) error { return nil }
+
+func appendField(b []byte, name string, v int64) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, v, 10)
+}
+
+func appendList(b []byte, v []uint64) []byte {
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, x, 10)
+	}
+	return append(b, ']')
+}
+
+// summarySink prints totals only.
+type summarySink struct {
+	w     io.Writer
+	start time.Time
+}
+
+func (s *summarySink) record(*plan.Record) error { return nil }
+
+func (s *summarySink) end(t *planTally) error {
+	sec := time.Since(s.start).Seconds()
+	rate := 0.0
+	if sec > 0 {
+		rate = float64(t.edges) / sec
+	}
+	_, err := fmt.Fprintf(s.w, "buckets: %d\nbatches: %d\nedges: %d (trained %d, held out %d)\n"+
+		"partition loads: %d (the first bucket of each pass counts its loads)\nseconds: %.3f\nedges/s: %.0f\n",
+		t.buckets, t.batches, t.edges, t.trained, t.held, t.loads, sec, rate)
+	return err
+}
+
+// textSink draws each pass's bucket order as a grid when the pass ends (or
+// the run stops).
+type textSink struct {
+	w       io.Writer
+	p       *plan.Plan
+	pass    [3]int
+	started bool
+	steps   map[graph.Bucket]int
+	order   []graph.Bucket
+	batches int64
+	edges   int64
+}
+
+func (s *textSink) record(r *plan.Record) error {
+	if r.Kind == plan.BatchRecord {
+		s.batches++
+		return nil
+	}
+	pass := [3]int{r.Epoch, r.EdgeSet, r.Chunk}
+	if s.started && pass != s.pass {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	if !s.started {
+		s.started, s.pass, s.steps, s.order = true, pass, map[graph.Bucket]int{}, s.order[:0]
+	}
+	s.steps[r.Bucket] = r.Index
+	s.order = append(s.order, r.Bucket)
+	s.edges += int64(r.Edges)
+	return nil
+}
+
+func (s *textSink) flush() error {
+	l, rr := s.p.Shape()
+	o := s.p.Options()
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "epoch %d, edge set %d, chunk %d: %s order, %d of %d buckets, %d batches, %d edges\n",
+		s.pass[0], s.pass[1], s.pass[2], o.BucketOrder, len(s.order), l*rr, s.batches, s.edges)
+	width := len(strconv.Itoa(l*rr - 1))
+	fmt.Fprintf(&sb, "%*s", width+6, "")
+	for j := 0; j < rr; j++ {
+		fmt.Fprintf(&sb, " %*d", width, j)
+	}
+	sb.WriteString("   (columns: rhs partition)\n")
+	for i := 0; i < l; i++ {
+		fmt.Fprintf(&sb, "lhs %*d", width+2, i)
+		for j := 0; j < rr; j++ {
+			if step, ok := s.steps[graph.Bucket{Lhs: i, Rhs: j}]; ok {
+				fmt.Fprintf(&sb, " %*d", width, step)
+			} else {
+				fmt.Fprintf(&sb, " %*s", width, ".")
+			}
+		}
+		sb.WriteString("\n")
+	}
+	fmt.Fprintf(&sb, "partition loads: %d (counting the first bucket's loads; lhs and rhs partition p are the same partition)\n\n",
+		bucket.Loads(s.order))
+	s.started, s.batches, s.edges = false, 0, 0
+	_, err := io.WriteString(s.w, sb.String())
+	return err
+}
+
+func (s *textSink) end(t *planTally) error {
+	if s.started {
+		if err := s.flush(); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(s.w, "total: %d buckets, %d batches, %d edges, %d partition loads\n", t.buckets, t.batches, t.edges, t.loads)
+	return err
+}
