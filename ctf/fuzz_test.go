@@ -1,0 +1,177 @@
+package ctf
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// FuzzParseReal: no panic; every accepted number agrees with strconv.
+func FuzzParseReal(f *testing.F) {
+	for _, s := range []string{"1", "-123", "45.", "6.78", "9.10e-11", ".5", "inf", "1.0f", "45.e3", "3.4028236e38",
+		"1.00000005960464477539062500000001", "0.000000000000000000000000000000000000000000001", "99999999999999999999e-20"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, j, err := parseReal([]byte(s), 0)
+		if j < 0 || j > len(s) {
+			t.Fatalf("end %d outside [0, %d]", j, len(s))
+		}
+		if err != nil || j != len(s) {
+			return
+		}
+		want, werr := strconv.ParseFloat(s, 32)
+		if werr != nil {
+			t.Fatalf("%q accepted as %v; strconv: %v", s, v, werr)
+		}
+		if math.Float32bits(v) != math.Float32bits(float32(want)) {
+			t.Fatalf("%q = %v, strconv says %v", s, v, float32(want))
+		}
+	})
+}
+
+// checkDiag asserts a diagnostic's position is inside the data.
+func checkDiag(t *testing.T, err error, data []byte) {
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("diagnostic %v is not a *ctf.Error", err)
+	}
+	if e.Line < 1 || e.Col < 1 || e.Offset < 0 || e.Offset > int64(len(data)) || e.Err == nil {
+		t.Fatalf("bad position in %v", e)
+	}
+	if Kind(e) == "other" {
+		t.Fatalf("diagnostic %v has no known kind", e)
+	}
+}
+
+// FuzzIndex: the indexer and parser on arbitrary bytes never panic; the
+// index is consistent and every diagnostic carries a valid position.
+func FuzzIndex(f *testing.F) {
+	for _, s := range []string{"1 |a 1 |b 1:2\n1 |a 2\n", "|a 1\n|b 0:1\n", "\xEF\xBB\xBF1 |a 1\r\n", "\xFF\xFE", "x\n", "1 |a 1 |a 2\n",
+		"2 |a 1e400\n", "1 |#c|a 1\n\n\n", "1 |b 5:1 3:x\n"} {
+		f.Add([]byte(s), false, uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, lineMode bool, mb uint8) {
+		cfg := Config{Streams: []corpus.Stream{dense("a", 2), sparse("b", 4)}, LineMode: lineMode, MaxErrors: 1 << 30, ChunkBytes: 16}
+		if mb%3 == 1 {
+			cfg.DefinesMBSize = "a"
+		} else if mb%3 == 2 {
+			cfg.Label = "b"
+		}
+		x, err := buildIndex(bytes.NewReader(data), &cfg, "fuzz")
+		if err != nil {
+			checkDiag(t, err, data)
+			return
+		}
+		if err := x.check(int64(len(data))); err != nil {
+			t.Fatalf("inconsistent index: %v", err)
+		}
+		for _, d := range x.dropped {
+			checkDiag(t, &d, data)
+		}
+		for c := 0; c+1 < len(x.chunkStart); c++ {
+			first, end := x.chunkStart[c], x.chunkStart[c+1]
+			base := x.offsets[first]
+			p := newChunkParser(&cfg, "fuzz", x)
+			ch := p.parse(first, end, data[base:x.offsets[end-1]+int64(x.sizes[end-1])], base)
+			for i, b := range ch.Bad {
+				if b != nil {
+					checkDiag(t, b, data)
+					continue
+				}
+				for s, st := range cfg.Streams {
+					if ch.SampleCount(s, i) < 1 {
+						t.Fatalf("good sequence %d has no samples in %s", first+i, st.Name)
+					}
+				}
+			}
+			for _, w := range p.warns {
+				checkDiag(t, &w, data)
+			}
+			for s, st := range cfg.Streams {
+				d := ch.Streams[s]
+				if !st.Sparse && len(d.Dense) != int(d.SeqStart[len(d.SeqStart)-1])*st.Dim {
+					t.Fatalf("dense stream size mismatch")
+				}
+				if st.Sparse && len(d.RowStart) != int(d.SeqStart[len(d.SeqStart)-1])+1 {
+					t.Fatalf("sparse row count mismatch")
+				}
+			}
+		}
+	})
+}
+
+// FuzzParseRow: one row with a fixed prefix and suffix sequence, so the row
+// parser sees arbitrary content between well-formed neighbours.
+func FuzzParseRow(f *testing.F) {
+	for _, s := range []string{"|A 1.0 |B 1:1", "|A 2,0 |B 2:2", "| A 3", "|#x|A 1|B 0:0", "|A 1 1", "|B 10:1", "|A\t|B", "|A 1.5e3 |C zz |B 3:-0"} {
+		f.Add(s)
+	}
+	streams := []corpus.Stream{dense("A", 1), sparse("B", 10)}
+	f.Fuzz(func(t *testing.T, row string) {
+		if bytes.ContainsAny([]byte(row), "\n") {
+			return
+		}
+		data := []byte("0 |A 0 |B 0:0\n1 " + row + "\n2 |A 2 |B 2:2\n")
+		cfg := Config{Streams: streams, MaxErrors: 1 << 30}
+		x, err := buildIndex(bytes.NewReader(data), &cfg, "fuzz")
+		if err != nil {
+			t.Fatalf("index: %v", err)
+		}
+		p := newChunkParser(&cfg, "fuzz", x)
+		ch := p.parse(0, len(x.samples), data, 0)
+		if ch.Bad[0] != nil || ch.Bad[len(ch.Bad)-1] != nil {
+			t.Fatalf("neighbour rows affected: %v", ch.Bad)
+		}
+		for i, b := range ch.Bad {
+			if b != nil {
+				checkDiag(t, b, data)
+				if e := b.(*Error); e.Line != 2 || e.Offset < 14 {
+					t.Fatalf("sequence %d: diagnostic outside row 2: %v", i, e)
+				}
+			}
+		}
+	})
+}
+
+// FuzzCacheDecode: the cache decoder never panics and accepts only what it
+// would write itself.
+func FuzzCacheDecode(f *testing.F) {
+	x, _ := buildIndexString("1 |a 1\n2 |a 2\n2 |a 3\n", Config{Streams: []corpus.Stream{dense("a", 1)}, Label: "a"})
+	f.Add(encodeIndex(cacheKey{size: x.size}, x))
+	y, _ := buildIndexString("|a 1\n|a 2\n", Config{Streams: []corpus.Stream{dense("a", 1)}})
+	f.Add(encodeIndex(cacheKey{size: y.size, mtime: 5}, y))
+	f.Add([]byte("BPCTFIDX"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		k, x, err := decodeIndex(data)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(encodeIndex(k, x), data) {
+			t.Fatal("accepted cache does not re-encode to itself")
+		}
+	})
+}
+
+// FuzzWriterRoundTrip: random corpora from a fuzzed seed round-trip exactly.
+func FuzzWriterRoundTrip(f *testing.F) {
+	f.Add(uint64(1), uint64(2), uint16(100))
+	f.Fuzz(func(t *testing.T, a, b uint64, chunk uint16) {
+		rng := rand.New(rand.NewPCG(a, b))
+		streams := []corpus.Stream{sparse("s", 1+rng.IntN(1000)), dense("d", 1+rng.IntN(5))}
+		seqs := randomCorpus(rng, streams, 1+rng.IntN(20))
+		data := writeCorpus(t, streams, seqs)
+		got, err := readBack(t, data, streams, int64(chunk)+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameBits(seqs, got); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
