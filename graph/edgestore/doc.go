@@ -1,0 +1,33 @@
+// Package edgestore is batchprep's on-disk graph format: entity
+// dictionaries laid out as PyTorch-BigGraph lays them out, and one file of
+// fixed-size little-endian columns per bucket, with checksummed manifests.
+// The full format is documented in docs/formats-graph.md.
+//
+// An entity_path directory holds entity_count_{type}_{part}.txt,
+// entity_names_{type}_{part}.json, dynamic_rel_names.json,
+// dynamic_rel_count.txt (dynamic relations only) and
+// batchprep-entities.json (the entity manifest). Each edge_paths[i]
+// directory holds edges_{lhs}_{rhs}.bin for every bucket and manifest.json.
+//
+// Invariants (tests cite them by number):
+//
+//  1. Versioned: bucket headers and manifests carry format version 1;
+//     readers refuse any other version and any unknown manifest field.
+//  2. Every bucket (lhs, rhs) of the L x R shape has a file, empty buckets
+//     included. Its columns are lhs u32, rhs u32, rel u32, [weight f32],
+//     ordinal u64, each contiguous, in that order, after a 64-byte header.
+//  3. Checksummed: every file is checked (size, header, CRC32C per column or
+//     per file) before its data is used; a mismatch is an *Error naming the
+//     file that matches ErrCorrupt.
+//  4. ReadEdges(s, b, begin, end) returns exactly the edges written to the
+//     bucket at positions [begin, end), in write order, with one ReadAt per
+//     column and no parsing.
+//  5. Fingerprint is a hash of the manifests, which hold every file's
+//     checksum, so it changes whenever any stored byte changes.
+//  6. Atomic: a Writer stages every directory beside its target and Commit
+//     swaps them in; an error (or a Hook failure) at any step leaves the
+//     old store intact. After a crash, Open finds either the old store, the
+//     new one, or an error saying the import was interrupted (the edge sets
+//     and the entities come from different imports, or a directory is
+//     missing); it never reads a mix.
+package edgestore

@@ -1,0 +1,27 @@
+package edgestore
+
+import "errors"
+
+// Error is a storage error that names the file (or directory) involved.
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return "edgestore: " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrCorrupt marks data that fails a checksum or disagrees with its
+// manifest; errors.Is(err, ErrCorrupt) tells it from I/O errors.
+var ErrCorrupt = errors.New("corrupt data")
+
+// corruptError wraps a description of the damage so that it matches
+// ErrCorrupt.
+type corruptError struct{ msg string }
+
+func (e *corruptError) Error() string { return e.msg + " (" + ErrCorrupt.Error() + ")" }
+func (e *corruptError) Is(t error) bool { return t == ErrCorrupt }
+
+func corrupt(path string, err error) error {
+	return &Error{Path: path, Err: &corruptError{err.Error()}}
+}

@@ -1,0 +1,612 @@
+package edgestore
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+)
+
+// WriteOptions configure a Writer.
+type WriteOptions struct {
+	// Hook, when set, is called with the name of each step before it runs
+	// ("entities TYPE", "bucket SET LHS RHS", "manifests", "rename TARGET",
+	// "cleanup"); a non-nil error stops the write there as a failure would.
+	// Tests use it to inject failures.
+	Hook func(step string) error
+}
+
+// errSimulatedCrash, returned by a Hook, makes Commit stop on the spot
+// without rolling back, leaving the directories as a crash would.
+var errSimulatedCrash = errors.New("simulated crash")
+
+// Writer stages a whole store (entity_path and every edge_paths[i]) in
+// temporary directories beside the targets and swaps them in on Commit
+// (invariant 6). Use: WriteEntities for every entity type,
+// WriteRelationNames, then for every edge set EdgeSet and one Bucket per
+// (lhs, rhs); then Commit. Abort (safe after Commit) removes what is left.
+type Writer struct {
+	cfg       *config.Config
+	opts      WriteOptions
+	lhs, rhs  int
+	ent       target
+	entFiles  []FileManifest
+	entCounts map[string][]int64
+	relNames  bool
+	numRels   int
+	sets      []*setWriter
+	done      bool
+}
+
+type target struct {
+	path string // final directory
+	tmp  string // staging directory
+	key  string // config key, for messages
+}
+
+type setWriter struct {
+	target
+	started bool
+	weights bool
+	source  string
+	buckets []BucketManifest
+	closed  []bool
+}
+
+// Create checks the targets of cfg and makes the staging directories. A
+// target may be absent, an empty directory, or a store written before
+// (it has a batchprep manifest); anything else is refused so that import
+// never deletes a user's files.
+func Create(cfg *config.Config, opts WriteOptions) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	for _, t := range cfg.EntityTypes() {
+		if cfg.Entities[t].Featurized {
+			return nil, fmt.Errorf("edgestore: entities.%s: featurized entity types are not supported", t)
+		}
+	}
+	w := &Writer{cfg: cfg, opts: opts, entCounts: map[string][]int64{}}
+	w.lhs, w.rhs = cfg.BucketShape()
+	seen := map[string]string{}
+	check := func(path, key, manifest string) (target, error) {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return target{}, &Error{Path: path, Err: err}
+		}
+		if k, dup := seen[abs]; dup {
+			return target{}, fmt.Errorf("edgestore: %s and %s are the same directory %s", k, key, path)
+		}
+		seen[abs] = key
+		if err := checkTarget(path, manifest); err != nil {
+			return target{}, fmt.Errorf("edgestore: %s: %w", key, err)
+		}
+		return target{path: path, key: key}, nil
+	}
+	var err error
+	if w.ent, err = check(cfg.EntityPath, "entity_path", EntityManifestName); err != nil {
+		return nil, err
+	}
+	for i, p := range cfg.EdgePaths {
+		t, err := check(p, fmt.Sprintf("edge_paths[%d]", i), EdgeManifestName)
+		if err != nil {
+			return nil, err
+		}
+		w.sets = append(w.sets, &setWriter{target: t,
+			buckets: make([]BucketManifest, w.lhs*w.rhs), closed: make([]bool, w.lhs*w.rhs)})
+	}
+	if w.ent.tmp, err = stage(w.ent.path); err != nil {
+		return nil, err
+	}
+	for _, s := range w.sets {
+		if s.tmp, err = stage(s.path); err != nil {
+			w.Abort()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// checkTarget accepts a missing path, an empty directory or a directory
+// holding manifest.
+func checkTarget(path, manifest string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s exists and is not a directory", path)
+	}
+	ents, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(path, manifest)); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s exists, is not empty and holds no %s (not written by batchprep import); refusing to replace it", path, manifest)
+}
+
+// stage makes a staging directory beside path.
+func stage(path string) (string, error) {
+	parent, base := filepath.Split(filepath.Clean(path))
+	if parent == "" {
+		parent = "."
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", &Error{Path: parent, Err: err}
+	}
+	d, err := os.MkdirTemp(parent, "."+base+".batchprep-tmp-")
+	if err != nil {
+		return "", &Error{Path: parent, Err: err}
+	}
+	return d, nil
+}
+
+func (w *Writer) hook(step string) error {
+	if w.opts.Hook == nil {
+		return nil
+	}
+	return w.opts.Hook(step)
+}
+
+// writeFile writes a file in dir through fill, fsyncs it, and returns its
+// size and CRC32C.
+func writeFile(dir, name string, fill func(io.Writer) error) (FileManifest, error) {
+	p := filepath.Join(dir, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return FileManifest{}, &Error{Path: p, Err: err}
+	}
+	cw := &crcWriter{w: f}
+	err = fill(cw)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return FileManifest{}, &Error{Path: p, Err: err}
+	}
+	return FileManifest{Name: name, Bytes: cw.n, CRC32C: cw.crc}, nil
+}
+
+type crcWriter struct {
+	w   io.Writer
+	n   int64
+	crc uint32
+}
+
+func (c *crcWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.crc = crc32.Update(c.crc, castagnoli, b[:n])
+	c.n += int64(n)
+	return n, err
+}
+
+// WriteEntities writes the count and names files of entity type typ;
+// parts[p] lists the names of partition p in offset order.
+func (w *Writer) WriteEntities(typ string, parts [][]string) error {
+	e, ok := w.cfg.Entities[typ]
+	if !ok {
+		return fmt.Errorf("edgestore: unknown entity type %q", typ)
+	}
+	if len(parts) != e.NumPartitions {
+		return fmt.Errorf("edgestore: entities.%s: %d partitions given, config has %d", typ, len(parts), e.NumPartitions)
+	}
+	if _, dup := w.entCounts[typ]; dup {
+		return fmt.Errorf("edgestore: entities.%s written twice", typ)
+	}
+	if err := w.hook("entities " + typ); err != nil {
+		return err
+	}
+	counts := make([]int64, len(parts))
+	for p, names := range parts {
+		counts[p] = int64(len(names))
+		fm, err := writeFile(w.ent.tmp, countFile(typ, p), func(wr io.Writer) error {
+			_, err := wr.Write(countText(counts[p]))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		w.entFiles = append(w.entFiles, fm)
+		fm, err = writeFile(w.ent.tmp, namesFile(typ, p), func(wr io.Writer) error { return writeNames(wr, names) })
+		if err != nil {
+			return err
+		}
+		w.entFiles = append(w.entFiles, fm)
+	}
+	w.entCounts[typ] = counts
+	return nil
+}
+
+// WriteRelationNames writes dynamic_rel_names.json (relation names by id)
+// and, with dynamic relations, dynamic_rel_count.txt.
+func (w *Writer) WriteRelationNames(names []string) error {
+	if w.relNames {
+		return fmt.Errorf("edgestore: relation names written twice")
+	}
+	fm, err := writeFile(w.ent.tmp, relNamesFile, func(wr io.Writer) error { return writeNames(wr, names) })
+	if err != nil {
+		return err
+	}
+	w.entFiles = append(w.entFiles, fm)
+	if w.cfg.DynamicRelations {
+		fm, err := writeFile(w.ent.tmp, relCountFile, func(wr io.Writer) error {
+			_, err := wr.Write(countText(int64(len(names))))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		w.entFiles = append(w.entFiles, fm)
+	}
+	w.relNames, w.numRels = true, len(names)
+	return nil
+}
+
+// EdgeSet starts edge set s: source names its input (for the manifest) and
+// weights says whether its buckets carry a weight column.
+func (w *Writer) EdgeSet(s int, source string, weights bool) error {
+	if s < 0 || s >= len(w.sets) {
+		return fmt.Errorf("edgestore: edge set %d out of range [0, %d)", s, len(w.sets))
+	}
+	st := w.sets[s]
+	if st.started {
+		return fmt.Errorf("edgestore: edge set %d started twice", s)
+	}
+	st.started, st.source, st.weights = true, source, weights
+	return nil
+}
+
+// Bucket creates bucket (lhs, rhs) of edge set s, which will hold exactly n
+// edges given through Append.
+func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
+	if s < 0 || s >= len(w.sets) || !w.sets[s].started {
+		return nil, fmt.Errorf("edgestore: edge set %d not started", s)
+	}
+	if b.Lhs < 0 || b.Lhs >= w.lhs || b.Rhs < 0 || b.Rhs >= w.rhs {
+		return nil, fmt.Errorf("edgestore: bucket (%d,%d) outside %dx%d", b.Lhs, b.Rhs, w.lhs, w.rhs)
+	}
+	st := w.sets[s]
+	idx := b.Lhs*w.rhs + b.Rhs
+	if st.closed[idx] || st.buckets[idx].File != "" {
+		return nil, fmt.Errorf("edgestore: bucket (%d,%d) of edge set %d written twice", b.Lhs, b.Rhs, s)
+	}
+	if err := w.hook(fmt.Sprintf("bucket %d %d %d", s, b.Lhs, b.Rhs)); err != nil {
+		return nil, err
+	}
+	name := BucketFile(b.Lhs, b.Rhs)
+	p := filepath.Join(st.tmp, name)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, &Error{Path: p, Err: err}
+	}
+	st.buckets[idx] = BucketManifest{Lhs: b.Lhs, Rhs: b.Rhs, File: name, Edges: n}
+	h := Header{Weights: st.weights, Edges: uint64(n), Lhs: uint32(b.Lhs), Rhs: uint32(b.Rhs)}
+	if _, err := f.WriteAt(h.Encode(), 0); err != nil {
+		f.Close()
+		return nil, &Error{Path: p, Err: err}
+	}
+	offs, size := layout(n, st.weights)
+	bw := &BucketWriter{set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights}
+	for _, c := range Columns(st.weights) {
+		bw.cols = append(bw.cols, colBuf{name: c, off: offs[c], buf: make([]byte, 0, 1<<17)})
+	}
+	return bw, nil
+}
+
+// BucketWriter writes one bucket file, column by column, through a buffer
+// per column.
+type BucketWriter struct {
+	set     *setWriter
+	idx     int
+	path    string
+	f       *os.File
+	n, done int64
+	size    int64
+	weights bool
+	cols    []colBuf
+	err     error
+}
+
+type colBuf struct {
+	name string
+	off  int64
+	buf  []byte
+	crc  uint32
+}
+
+func (c *colBuf) flush(f *os.File) error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	if _, err := f.WriteAt(c.buf, c.off); err != nil {
+		return err
+	}
+	c.crc = crc32.Update(c.crc, castagnoli, c.buf)
+	c.off += int64(len(c.buf))
+	c.buf = c.buf[:0]
+	return nil
+}
+
+// Append adds e's edges (all of its columns; Weight must be set exactly
+// when the edge set has weights).
+func (bw *BucketWriter) Append(e *graph.Edges) error {
+	if bw.err != nil {
+		return bw.err
+	}
+	n := e.Len()
+	if len(e.Lhs) != n || len(e.Rhs) != n || len(e.Ordinal) != n || (bw.weights && len(e.Weight) != n) || (!bw.weights && len(e.Weight) != 0) {
+		return fmt.Errorf("edgestore: %s: Append: column lengths differ or weights do not match the edge set", bw.path)
+	}
+	if bw.done+int64(n) > bw.n {
+		return fmt.Errorf("edgestore: %s: more than the announced %d edges", bw.path, bw.n)
+	}
+	for i := range bw.cols {
+		c := &bw.cols[i]
+		w := int(colWidth(c.name))
+		for start := 0; start < n; {
+			room := (cap(c.buf) - len(c.buf)) / w
+			if room == 0 {
+				if err := c.flush(bw.f); err != nil {
+					bw.err = &Error{Path: bw.path, Err: err}
+					return bw.err
+				}
+				continue
+			}
+			end := min(n, start+room)
+			c.buf = appendColumn(c.buf, c.name, e, start, end)
+			start = end
+		}
+	}
+	bw.done += int64(n)
+	return nil
+}
+
+func appendColumn(buf []byte, name string, e *graph.Edges, start, end int) []byte {
+	le := binary.LittleEndian
+	switch name {
+	case ColLhs:
+		for _, v := range e.Lhs[start:end] {
+			buf = le.AppendUint32(buf, v)
+		}
+	case ColRhs:
+		for _, v := range e.Rhs[start:end] {
+			buf = le.AppendUint32(buf, v)
+		}
+	case ColRel:
+		for _, v := range e.Rel[start:end] {
+			buf = le.AppendUint32(buf, v)
+		}
+	case ColWeight:
+		for _, v := range e.Weight[start:end] {
+			buf = le.AppendUint32(buf, math.Float32bits(v))
+		}
+	case ColOrdinal:
+		for _, v := range e.Ordinal[start:end] {
+			buf = le.AppendUint64(buf, v)
+		}
+	}
+	return buf
+}
+
+// Close flushes, checks that exactly the announced number of edges was
+// written, fsyncs and closes the file.
+func (bw *BucketWriter) Close() error {
+	if bw.f == nil {
+		return bw.err
+	}
+	err := bw.err
+	if err == nil && bw.done != bw.n {
+		err = fmt.Errorf("%d edges written, %d announced", bw.done, bw.n)
+	}
+	for i := range bw.cols {
+		if err == nil {
+			err = bw.cols[i].flush(bw.f)
+		}
+	}
+	if err == nil {
+		err = bw.f.Sync()
+	}
+	if cerr := bw.f.Close(); err == nil {
+		err = cerr
+	}
+	bw.f = nil
+	if err != nil {
+		bw.err = &Error{Path: bw.path, Err: err}
+		return bw.err
+	}
+	m := &bw.set.buckets[bw.idx]
+	m.Bytes = bw.size
+	m.CRC32C = map[string]uint32{}
+	for _, c := range bw.cols {
+		m.CRC32C[c.name] = c.crc
+	}
+	bw.set.closed[bw.idx] = true
+	return nil
+}
+
+// Commit writes the manifests and moves the staged directories into place
+// (invariant 6). On an error it puts back the old directories it had moved
+// and removes the staged ones.
+func (w *Writer) Commit() error {
+	if w.done {
+		return fmt.Errorf("edgestore: Commit after Commit or Abort")
+	}
+	err := w.commit()
+	if errors.Is(err, errSimulatedCrash) {
+		w.done = true
+		return err
+	}
+	if err != nil {
+		w.Abort()
+	}
+	return err
+}
+
+func (w *Writer) commit() error {
+	for _, t := range w.cfg.EntityTypes() {
+		if _, ok := w.entCounts[t]; !ok {
+			return fmt.Errorf("edgestore: entities of type %q were not written", t)
+		}
+	}
+	if !w.relNames {
+		return fmt.Errorf("edgestore: relation names were not written")
+	}
+	for s, st := range w.sets {
+		if !st.started {
+			return fmt.Errorf("edgestore: edge set %d was not written", s)
+		}
+		for i, ok := range st.closed {
+			if !ok {
+				return fmt.Errorf("edgestore: bucket (%d,%d) of edge set %d was not written", i/w.rhs, i%w.rhs, s)
+			}
+		}
+	}
+	if err := w.hook("manifests"); err != nil {
+		return err
+	}
+	sort.Slice(w.entFiles, func(i, j int) bool { return w.entFiles[i].Name < w.entFiles[j].Name })
+	em := EntityManifest{Format: entityFormat, Version: Version, StorageFingerprint: w.cfg.StorageFingerprint(),
+		DynamicRelations: w.cfg.DynamicRelations, NumRelations: w.numRels, Entities: w.entCounts, Files: w.entFiles}
+	emBytes := encodeManifest(em)
+	if _, err := writeFile(w.ent.tmp, EntityManifestName, func(wr io.Writer) error { _, err := wr.Write(emBytes); return err }); err != nil {
+		return err
+	}
+	entID := sha256.Sum256(emBytes)
+	for _, st := range w.sets {
+		var total int64
+		for _, b := range st.buckets {
+			total += b.Edges
+		}
+		m := EdgeManifest{Format: edgeFormat, Version: Version, StorageFingerprint: w.cfg.StorageFingerprint(),
+			EntitiesID: hex.EncodeToString(entID[:]), Partitions: [2]int{w.lhs, w.rhs}, Weights: st.weights,
+			Columns: Columns(st.weights), Source: st.source, Edges: total, Buckets: st.buckets}
+		mb := encodeManifest(m)
+		if _, err := writeFile(st.tmp, EdgeManifestName, func(wr io.Writer) error { _, err := wr.Write(mb); return err }); err != nil {
+			return err
+		}
+	}
+	targets := []*target{&w.ent}
+	for _, st := range w.sets {
+		targets = append(targets, &st.target)
+	}
+	for _, t := range targets {
+		if err := syncDir(t.tmp); err != nil {
+			return err
+		}
+	}
+	// Swap each target in turn: old -> hidden name, staged -> target.
+	type swap struct{ t *target; old string }
+	var swaps []swap
+	rollback := func() {
+		for i := len(swaps) - 1; i >= 0; i-- {
+			s := swaps[i]
+			if err := os.Rename(s.t.path, s.t.tmp); err == nil && s.old != "" {
+				os.Rename(s.old, s.t.path)
+			}
+			syncDir(filepath.Dir(s.t.path))
+		}
+	}
+	for _, t := range targets {
+		if err := w.hook("rename " + t.key); err != nil {
+			if !errors.Is(err, errSimulatedCrash) {
+				rollback()
+			}
+			return err
+		}
+		old := ""
+		if _, err := os.Stat(t.path); err == nil {
+			d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(t.path)), "."+filepath.Base(t.path)+".batchprep-old-")
+			if err != nil {
+				rollback()
+				return &Error{Path: t.path, Err: err}
+			}
+			// os.Rename refuses an existing directory as the destination:
+			// reserve a unique name, free it, then move the old data there.
+			os.Remove(d)
+			if err := os.Rename(t.path, d); err != nil {
+				rollback()
+				return &Error{Path: t.path, Err: err}
+			}
+			old = d
+		}
+		if err := os.Rename(t.tmp, t.path); err != nil {
+			if old != "" {
+				os.Rename(old, t.path)
+			}
+			rollback()
+			return &Error{Path: t.path, Err: err}
+		}
+		swaps = append(swaps, swap{t, old})
+		if err := syncDir(filepath.Dir(filepath.Clean(t.path))); err != nil {
+			rollback()
+			return err
+		}
+	}
+	w.done = true
+	if err := w.hook("cleanup"); err != nil {
+		return err
+	}
+	for _, s := range swaps {
+		if s.old != "" {
+			os.RemoveAll(s.old)
+		}
+	}
+	return nil
+}
+
+// Abort removes the staging directories. It is safe to call more than once
+// and after Commit.
+func (w *Writer) Abort() error {
+	var first error
+	for _, d := range append([]string{w.ent.tmp}, w.setTmps()...) {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil && first == nil {
+			first = err
+		}
+	}
+	w.done = true
+	return first
+}
+
+func (w *Writer) setTmps() []string {
+	var d []string
+	for _, s := range w.sets {
+		d = append(d, s.tmp)
+	}
+	return d
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return &Error{Path: dir, Err: err}
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return &Error{Path: dir, Err: err}
+	}
+	return nil
+}
