@@ -19,7 +19,7 @@ var ErrCorrupt = errors.New("corrupt data")
 // ErrCorrupt.
 type corruptError struct{ msg string }
 
-func (e *corruptError) Error() string { return e.msg + " (" + ErrCorrupt.Error() + ")" }
+func (e *corruptError) Error() string   { return e.msg + " (" + ErrCorrupt.Error() + ")" }
 func (e *corruptError) Is(t error) bool { return t == ErrCorrupt }
 
 func corrupt(path string, err error) error {

@@ -516,7 +516,10 @@ func (w *Writer) commit() error {
 		}
 	}
 	// Swap each target in turn: old -> hidden name, staged -> target.
-	type swap struct{ t *target; old string }
+	type swap struct {
+		t   *target
+		old string
+	}
 	var swaps []swap
 	rollback := func() {
 		for i := len(swaps) - 1; i >= 0; i-- {
