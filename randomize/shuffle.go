@@ -20,11 +20,18 @@ func uniform(g *rand.Rand, n uint64) uint64 {
 	return hi
 }
 
-// fisherYates shuffles a uniformly: for i from len-1 down to 1, swap a[i]
-// with a[uniform(i+1)].
+// fisherYates shuffles a uniformly, front to back: for i from 0 to len-1,
+// swap a[i] with a[i+uniform(len-i)]. Step i fixes position i for good, so
+// the first k positions of a shuffle can be produced by k steps: the window
+// cursor runs the steps lazily, one per sequence it yields.
 func fisherYates[T any](a []T, g *rand.Rand) {
-	for i := len(a) - 1; i > 0; i-- {
-		j := uniform(g, uint64(i+1))
-		a[i], a[j] = a[j], a[i]
+	for i := range a {
+		fisherYatesStep(a, i, g)
 	}
+}
+
+// fisherYatesStep is step i of fisherYates.
+func fisherYatesStep[T any](a []T, i int, g *rand.Rand) {
+	j := i + int(uniform(g, uint64(len(a)-i)))
+	a[i], a[j] = a[j], a[i]
 }

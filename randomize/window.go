@@ -1,6 +1,7 @@
 package randomize
 
 import (
+	"math/rand/v2"
 	"sort"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -16,6 +17,9 @@ import (
 // holds what is left). The sequences of window i, gathered in placed-chunk
 // order and ordinal order inside each chunk, are shuffled by Fisher-Yates
 // on mix.Rand(seed, s, i). The sweep visits window 0, then window 1, ...
+// Both shuffles run front to back (see fisherYates), and a cursor shuffles
+// its window lazily, one step per sequence, so a Seek into a window pays for
+// the draws up to its target only.
 //
 // A Sweep holds O(chunks) numbers; a cursor holds one window's ordinals.
 type window struct {
@@ -131,10 +135,9 @@ func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
 	at, labels = sw.windowOffset(i)
 	l := sw.r.l
 	for at < off {
-		q := c.seqs[c.next]
+		q := c.step()
 		at += uint64(l.Samples[q])
 		labels += uint64(l.LabelCount(int(q)))
-		c.next++
 	}
 	return c, at, labels
 }
@@ -142,23 +145,42 @@ func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
 // windowCursor walks a sweep window by window, holding one window.
 type windowCursor struct {
 	sw   *windowSweep
-	win  int     // current window; numWindows when exhausted
-	seqs []int32 // the current window's ordinals, shuffled
-	next int     // index in seqs of the next sequence
+	win  int        // current window; numWindows when exhausted
+	seqs []int32    // the current window's ordinals; seqs[:next] are shuffled
+	next int        // index in seqs of the next sequence
+	g    *rand.Rand // the window's stream, positioned at step next
 }
 
-// load makes window i current: its ordinals gathered and shuffled.
+// load makes window i current: its ordinals gathered in placed-chunk order,
+// ready to be shuffled step by step.
 func (c *windowCursor) load(i int) {
 	sw := c.sw
 	l := sw.r.l
+	chunks := sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]]
+	size := 0
+	for _, ch := range chunks {
+		first, end := l.Chunk(int(ch))
+		size += end - first
+	}
+	if cap(c.seqs) < size {
+		c.seqs = make([]int32, 0, size)
+	}
 	c.win, c.next, c.seqs = i, 0, c.seqs[:0]
-	for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
+	for _, ch := range chunks {
 		first, end := l.Chunk(int(ch))
 		for q := first; q < end; q++ {
 			c.seqs = append(c.seqs, int32(q))
 		}
 	}
-	fisherYates(c.seqs, mix.Rand(sw.r.seed, sw.sweep, uint64(i)))
+	c.g = mix.Rand(sw.r.seed, sw.sweep, uint64(i))
+}
+
+// step fixes and returns the sequence at position next of the window.
+// The caller makes sure next < len(seqs).
+func (c *windowCursor) step() int32 {
+	fisherYatesStep(c.seqs, c.next, c.g)
+	c.next++
+	return c.seqs[c.next-1]
 }
 
 func (c *windowCursor) Next() (int, bool) {
@@ -169,6 +191,5 @@ func (c *windowCursor) Next() (int, bool) {
 		}
 		c.load(c.win + 1)
 	}
-	c.next++
-	return int(c.seqs[c.next-1]), true
+	return int(c.step()), true
 }

@@ -59,8 +59,13 @@ func TestWindowStructure(t *testing.T) {
 		wc, ws, _ := windowSizes(cfg)
 		for _, s := range []uint64{0, 1, math.MaxUint64} {
 			sw := rz.Sweep(s).(*windowSweep)
-			if !isPermutation(int32s(sw.chunkOrder), l.NumChunks()) {
-				t.Fatalf("chunk order %v", sw.chunkOrder)
+			wantOrder := make([]int32, l.NumChunks())
+			for c := range wantOrder {
+				wantOrder[c] = int32(c)
+			}
+			docShuffle(wantOrder, mix.Rand(cfg.Seed, s))
+			if !slices.Equal(sw.chunkOrder, wantOrder) {
+				t.Fatalf("chunk order %v, documented %v", sw.chunkOrder, wantOrder)
 			}
 			order := walk(t, rz, l, s)
 			pos := 0
@@ -75,18 +80,7 @@ func TestWindowStructure(t *testing.T) {
 						want = append(want, int32(q))
 					}
 				}
-				g := mix.Rand(cfg.Seed, s, uint64(i))
-				for j := len(want) - 1; j > 0; j-- {
-					// The documented draw: high word of x*(j+1), x redrawn
-					// while the low word is below 2^64 mod (j+1).
-					n := uint64(j + 1)
-					hi, lo := bits.Mul64(g.Uint64(), n)
-					for lo < -n%n {
-						hi, lo = bits.Mul64(g.Uint64(), n)
-					}
-					k := hi
-					want[j], want[k] = want[k], want[j]
-				}
+				docShuffle(want, mix.Rand(cfg.Seed, s, uint64(i)))
 				got := order[pos : pos+len(want)]
 				if !slices.Equal(got, int32s(want)) {
 					t.Fatalf("%+v layout %v sweep %d window %d (chunks %v): got %v, want %v", cfg, l.ChunkStart, s, i, cut, got, want)
@@ -97,6 +91,22 @@ func TestWindowStructure(t *testing.T) {
 				t.Fatalf("windows cover %d of %d sequences", pos, len(order))
 			}
 		}
+	}
+}
+
+// docShuffle is the shuffle as docs/randomization.md defines it, written
+// out independently of shuffle.go: for j = 0, 1, ...: k = j + uniform(len-j)
+// where uniform(n) is the high word of x*n for the first x whose product's
+// low word is not below 2^64 mod n; swap a[j] and a[k].
+func docShuffle(a []int32, g *rand.Rand) {
+	for j := range a {
+		n := uint64(len(a) - j)
+		hi, lo := bits.Mul64(g.Uint64(), n)
+		for lo < -n%n {
+			hi, lo = bits.Mul64(g.Uint64(), n)
+		}
+		k := j + int(hi)
+		a[j], a[k] = a[k], a[j]
 	}
 }
 
