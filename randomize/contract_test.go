@@ -16,7 +16,6 @@ func checkSeekAgainstWalk(t testing.TB, r Randomizer, l *corpus.Layout, s uint64
 	t.Helper()
 	order := walk(t, r, l, s)
 	sw := r.Sweep(s)
-	lb, hasLabels := sw.(labelsBefore)
 	M := l.TotalSamples()
 	// starts[i] = offset of order[i]; labels[i] = label samples before it.
 	starts := make([]uint64, len(order)+1)
@@ -37,10 +36,8 @@ func checkSeekAgainstWalk(t testing.TB, r Randomizer, l *corpus.Layout, s uint64
 		if rest := drain(t, c, len(order)); !slices.Equal(rest, order[i:]) {
 			t.Fatalf("sweep %d Seek(%d) yields %v, walk says %v", s, off, rest, order[i:])
 		}
-		if hasLabels {
-			if got := lb.LabelsBefore(off); got != labels[i] {
-				t.Fatalf("sweep %d LabelsBefore(%d) = %d, walk says %d", s, off, got, labels[i])
-			}
+		if got := sw.LabelsBefore(off); got != labels[i] {
+			t.Fatalf("sweep %d LabelsBefore(%d) = %d, walk says %d", s, off, got, labels[i])
 		}
 	}
 }

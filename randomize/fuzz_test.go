@@ -66,10 +66,8 @@ func FuzzSeek(f *testing.F) {
 		if rest := drain(t, c, len(order)); !slices.Equal(rest, order[i:]) {
 			t.Fatalf("%+v sweep %d Seek(%d) yields %v, walk %v", cfg, sweep, off, rest, order[i:])
 		}
-		if lb, ok := sw.(labelsBefore); ok {
-			if got := lb.LabelsBefore(off); got != labels {
-				t.Fatalf("%+v sweep %d LabelsBefore(%d) = %d, walk %d", cfg, sweep, off, got, labels)
-			}
+		if got := sw.LabelsBefore(off); got != labels {
+			t.Fatalf("%+v sweep %d LabelsBefore(%d) = %d, walk %d", cfg, sweep, off, got, labels)
 		}
 	})
 }

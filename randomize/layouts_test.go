@@ -103,8 +103,4 @@ func walk(t testing.TB, r Randomizer, l *corpus.Layout, s uint64) []int {
 	return drain(t, c, l.NumSequences())
 }
 
-// labelsBefore is the part of the Sweep contract being added
-// (LabelsBefore); the tests call it where the sweep has it.
-type labelsBefore interface{ LabelsBefore(off uint64) uint64 }
-
 var allKinds = []string{"none", "cntk", "window"}
