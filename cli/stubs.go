@@ -5,5 +5,4 @@ package cli
 
 func runDemo(env *Env, args []string) error    { return errNotYet("demo") }
 func runInspect(env *Env, args []string) error { return errNotYet("inspect") }
-func runRead(env *Env, args []string) error    { return errNotYet("read") }
 func runImport(env *Env, args []string) error  { return errNotYet("import") }

@@ -1,0 +1,514 @@
+package cli
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/source"
+)
+
+const readDescription = `
+Read minibatches from a CTF corpus on the nominal timeline (SPEC A6): whole
+sequences packed up to the minibatch size, in the randomizer's order, cut at
+epoch ends, split among --workers ranks.
+
+Formats:
+  jsonl    one JSON object per minibatch on stdout, nothing else (the
+           default): step, epoch, sweep, start, end, end_of_sweep,
+           end_of_epoch, sequences (ordinals), ids, samples (per stream,
+           this rank's part), and "skipped" (ordinals whose data could not
+           be parsed) when there are any
+  text     one readable line per minibatch
+  summary  totals only: minibatches, sequences, samples, seconds, samples/s
+
+Reading stops when --epochs epochs (counted from position 0) are done or
+--max-minibatches minibatches were read in this run, whichever comes first;
+then --state-out is written (atomically). --state-in resumes from a state;
+--start begins at a nominal position (rounded up to a sequence boundary,
+steps counted from 0 there). Ctrl-C stops after the current minibatch and
+still writes --state-out. Diagnostics, the skip summary and progress go to
+stderr; --quiet silences progress only.`
+
+// maxShownDiagnostics bounds the per-line diagnostics printed on stderr; the
+// rest are counted in the summary.
+const maxShownDiagnostics = 20
+
+type readFlags struct {
+	streams        stringList
+	definesMBSize  string
+	label          string
+	mb             string
+	epochSize      string
+	epochs         int
+	maxMinibatches int64
+	randomize      string
+	windowChunks   int
+	windowSamples  uint64
+	seed           uint64
+	chunkBytes     int64
+	chunkSequences int
+	workers, rank  int
+	cutAtSweep     bool
+	start          string
+	stateIn        string
+	stateOut       string
+	maxErrors      int
+	format         string
+	quiet          bool
+	set            map[string]bool
+}
+
+func runRead(env *Env, args []string) error {
+	fs := newFlagSet(env, "read", "CORPUS.ctf --stream NAME:DIM[:sparse] ...", readDescription)
+	var f readFlags
+	fs.Var(&f.streams, "stream", "a stream NAME:DIM or NAME:DIM:sparse (repeatable, at least one)")
+	fs.StringVar(&f.definesMBSize, "defines-mb-size", "", "the stream whose samples count for minibatch sizes")
+	fs.StringVar(&f.label, "label", "", "the stream epoch sizes count (default: the minibatch-size count)")
+	fs.StringVar(&f.mb, "mb", "256", "minibatch-size schedule per epoch, e.g. 128*2:1024")
+	fs.StringVar(&f.epochSize, "epoch-size", "full", "epoch size: N label samples, full (one sweep) or inf")
+	fs.IntVar(&f.epochs, "epochs", 1, "stop after this many epochs, counted from position 0")
+	fs.Int64Var(&f.maxMinibatches, "max-minibatches", 0, "stop after this many minibatches in this run (0: no limit)")
+	fs.StringVar(&f.randomize, "randomize", "window", "randomizer: none, cntk or window")
+	fs.IntVar(&f.windowChunks, "window-chunks", 128, "randomization window in chunks")
+	fs.Uint64Var(&f.windowSamples, "window-samples", 0, "randomization window in samples (instead of chunks)")
+	fs.Uint64Var(&f.seed, "seed", 0, "random seed")
+	fs.Int64Var(&f.chunkBytes, "chunk-bytes", ctf.DefaultChunkBytes, "chunk size in bytes")
+	fs.IntVar(&f.chunkSequences, "chunk-sequences", 0, "chunk size in sequences (instead of bytes)")
+	fs.IntVar(&f.workers, "workers", 1, "number of data-parallel ranks")
+	fs.IntVar(&f.rank, "rank", 0, "this rank, 0 <= rank < workers")
+	fs.BoolVar(&f.cutAtSweep, "cut-at-sweep", false, "end every minibatch at a sweep end")
+	fs.StringVar(&f.start, "start", "", "begin at this nominal position (moved to the next sequence boundary)")
+	fs.StringVar(&f.stateIn, "state-in", "", "resume from this state file")
+	fs.StringVar(&f.stateOut, "state-out", "", "write the state here when stopping (atomically)")
+	fs.IntVar(&f.maxErrors, "max-errors", 0, "bad sequences that may be skipped before reading fails")
+	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if len(pos) != 1 {
+		return usagef("want exactly one CORPUS.ctf argument, got %d", len(pos))
+	}
+	ctfCfg, srcCfg, startPos, err := f.configs()
+	if err != nil {
+		return err
+	}
+	diag := &readDiagnostics{w: env.Stderr}
+	ctfCfg.Warn = diag.warn
+	r, err := ctf.Open(pos[0], ctfCfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	fc, err := newFileCorpus(r, &ctfCfg)
+	if err != nil {
+		return err
+	}
+	src, err := source.New(fc, srcCfg)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	switch {
+	case f.stateIn != "":
+		st, err := source.ReadStateFile(f.stateIn)
+		if err != nil {
+			return err
+		}
+		if err := src.Restore(st); err != nil {
+			return fmt.Errorf("%s: %w", f.stateIn, err)
+		}
+	case f.set["start"]:
+		if err := src.Seek(startPos); err != nil {
+			return err
+		}
+	}
+	runErr := readLoop(env, &f, src, r)
+	src.Close() // no prefetch may report a diagnostic after the summary
+	diag.summary(r.Summary())
+	if f.stateOut != "" {
+		if err := source.WriteStateFile(f.stateOut, src.State()); err != nil {
+			return err
+		}
+	}
+	return runErr
+}
+
+// configs checks the flags and builds the reader and source configurations.
+func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
+	var cc ctf.Config
+	var sc source.Config
+	if len(f.streams) == 0 {
+		return cc, sc, 0, usagef("at least one --stream NAME:DIM[:sparse] is required")
+	}
+	for _, s := range f.streams {
+		st, err := ctf.ParseStreamFlag(s)
+		if err != nil {
+			return cc, sc, 0, usagef("--stream %s: %v", s, err)
+		}
+		cc.Streams = append(cc.Streams, st)
+	}
+	cc.DefinesMBSize, cc.Label, cc.MaxErrors = f.definesMBSize, f.label, f.maxErrors
+	switch {
+	case f.set["chunk-bytes"] && f.set["chunk-sequences"]:
+		return cc, sc, 0, usagef("--chunk-bytes and --chunk-sequences exclude each other")
+	case f.set["chunk-sequences"]:
+		if f.chunkSequences < 1 {
+			return cc, sc, 0, usagef("--chunk-sequences %d: must be >= 1", f.chunkSequences)
+		}
+		cc.ChunkSequences = f.chunkSequences
+	default:
+		if f.chunkBytes < 1 {
+			return cc, sc, 0, usagef("--chunk-bytes %d: must be >= 1", f.chunkBytes)
+		}
+		cc.ChunkBytes = f.chunkBytes
+	}
+	if f.maxErrors < 0 {
+		return cc, sc, 0, usagef("--max-errors %d: must be >= 0", f.maxErrors)
+	}
+	var err error
+	if sc.Schedule, err = source.ParseSchedule(f.mb); err != nil {
+		return cc, sc, 0, usagef("--mb: %v", err)
+	}
+	if sc.EpochSize, err = source.ParseEpochSize(f.epochSize); err != nil {
+		return cc, sc, 0, usagef("--epoch-size: %v", err)
+	}
+	if f.epochs < 1 {
+		return cc, sc, 0, usagef("--epochs %d: must be >= 1", f.epochs)
+	}
+	if f.maxMinibatches < 0 {
+		return cc, sc, 0, usagef("--max-minibatches %d: must be >= 0", f.maxMinibatches)
+	}
+	switch f.randomize {
+	case "none", "cntk", "window":
+	default:
+		return cc, sc, 0, usagef("--randomize %q: want none, cntk or window", f.randomize)
+	}
+	sc.Randomize = randomize.Config{Kind: f.randomize, Seed: f.seed, WindowChunks: f.windowChunks}
+	switch {
+	case f.set["window-chunks"] && f.set["window-samples"]:
+		return cc, sc, 0, usagef("--window-chunks and --window-samples exclude each other")
+	case f.set["window-samples"]:
+		if f.windowSamples < 1 {
+			return cc, sc, 0, usagef("--window-samples %d: must be >= 1", f.windowSamples)
+		}
+		sc.Randomize.WindowChunks, sc.Randomize.WindowSamples = 0, f.windowSamples
+	case f.windowChunks < 1:
+		return cc, sc, 0, usagef("--window-chunks %d: must be >= 1", f.windowChunks)
+	}
+	if f.workers < 1 {
+		return cc, sc, 0, usagef("--workers %d: must be >= 1", f.workers)
+	}
+	if f.rank < 0 || f.rank >= f.workers {
+		return cc, sc, 0, usagef("--rank %d: must be in [0, %d)", f.rank, f.workers)
+	}
+	sc.Workers, sc.Rank, sc.CutAtSweep, sc.Prefetch = f.workers, f.rank, f.cutAtSweep, true
+	var start uint64
+	if f.set["start"] {
+		if f.stateIn != "" {
+			return cc, sc, 0, usagef("--start and --state-in exclude each other")
+		}
+		if start, err = strconv.ParseUint(f.start, 10, 64); err != nil {
+			return cc, sc, 0, usagef("--start %q: want a nominal position (a sample count >= 0)", f.start)
+		}
+	}
+	switch f.format {
+	case "jsonl", "text", "summary":
+	default:
+		return cc, sc, 0, usagef("--format %q: want jsonl, text or summary", f.format)
+	}
+	return cc, sc, start, nil
+}
+
+// readLoop reads until the epochs are done, the minibatch limit is reached
+// or the context is cancelled, writing each minibatch in the chosen format.
+func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader) error {
+	out := bufio.NewWriterSize(env.Stdout, 1<<20)
+	var total int64
+	if src.Config().EpochSize == source.EpochFull {
+		total = int64(uint64(f.epochs)*src.SweepSize()) - int64(src.Position())
+	}
+	prog := newProgress(env, "read", "samples", max(total, 0), f.quiet)
+	t := readTotals{start: time.Now(), streams: make([]int64, len(r.Streams()))}
+	var buf []byte
+	var stopErr error
+	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
+		if src.Epoch() >= f.epochs {
+			break
+		}
+		if err := env.Ctx.Err(); err != nil {
+			stopErr = err
+			break
+		}
+		mb, err := src.Next()
+		if err != nil {
+			stopErr = err
+			break
+		}
+		t.add(mb)
+		switch f.format {
+		case "jsonl":
+			buf = appendReadJSON(buf[:0], mb)
+		case "text":
+			buf = appendReadText(buf[:0], mb)
+		}
+		if _, err := out.Write(buf); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		prog.Add(int64(mb.End - mb.Start))
+	}
+	prog.Done()
+	if f.format == "summary" {
+		t.write(out, r.Streams())
+	}
+	if err := out.Flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return stopErr
+}
+
+// readTotals counts this rank's delivered data for the summary.
+type readTotals struct {
+	start                           time.Time
+	minibatches, sequences, skipped int64
+	samples                         int64 // minibatch-size samples (global span)
+	streams                         []int64
+}
+
+func (t *readTotals) add(mb *source.Minibatch) {
+	t.minibatches++
+	t.sequences += int64(len(mb.Sequences))
+	t.skipped += int64(len(mb.Skipped))
+	t.samples += int64(mb.End - mb.Start)
+	for i := range mb.Streams {
+		t.streams[i] += int64(mb.Streams[i].Samples())
+	}
+}
+
+func (t *readTotals) write(w io.Writer, streams []corpus.Stream) {
+	el := time.Since(t.start).Seconds()
+	rate := 0.0
+	if el > 0 {
+		rate = float64(t.samples) / el
+	}
+	fmt.Fprintf(w, "minibatches: %d\nsequences: %d\nsamples: %d\n", t.minibatches, t.sequences, t.samples)
+	for i, s := range streams {
+		fmt.Fprintf(w, "samples %s: %d\n", s.Name, t.streams[i])
+	}
+	fmt.Fprintf(w, "skipped sequences: %d\nseconds: %.3f\nsamples/s: %.0f\n", t.skipped, el, rate)
+}
+
+// appendReadJSON writes SPEC A6's JSON line, built by hand for speed.
+func appendReadJSON(b []byte, mb *source.Minibatch) []byte {
+	b = append(b, `{"step":`...)
+	b = strconv.AppendUint(b, mb.Step, 10)
+	b = append(b, `,"epoch":`...)
+	b = strconv.AppendInt(b, int64(mb.Epoch), 10)
+	b = append(b, `,"sweep":`...)
+	b = strconv.AppendUint(b, mb.Sweep, 10)
+	b = append(b, `,"start":`...)
+	b = strconv.AppendUint(b, mb.Start, 10)
+	b = append(b, `,"end":`...)
+	b = strconv.AppendUint(b, mb.End, 10)
+	b = append(b, `,"end_of_sweep":`...)
+	b = strconv.AppendBool(b, mb.EndOfSweep)
+	b = append(b, `,"end_of_epoch":`...)
+	b = strconv.AppendBool(b, mb.EndOfEpoch)
+	b = append(b, `,"sequences":[`...)
+	for i, s := range mb.Sequences {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(s), 10)
+	}
+	b = append(b, `],"ids":[`...)
+	for i, id := range mb.IDs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, id)
+	}
+	b = append(b, `],"samples":{`...)
+	for i := range mb.Streams {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, mb.Streams[i].Name)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(mb.Streams[i].Samples()), 10)
+	}
+	b = append(b, '}')
+	if len(mb.Skipped) > 0 {
+		b = append(b, `,"skipped":[`...)
+		for i, s := range mb.Skipped {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(s.Sequence), 10)
+		}
+		b = append(b, ']')
+	}
+	return append(b, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string (invalid UTF-8 becomes U+FFFD,
+// as encoding/json does).
+func appendJSONString(b []byte, s string) []byte {
+	const hexd = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(b, '"')
+}
+
+// appendReadText writes one readable line per minibatch.
+func appendReadText(b []byte, mb *source.Minibatch) []byte {
+	b = fmt.Appendf(b, "step %d epoch %d sweep %d [%d, %d) %d sequences", mb.Step, mb.Epoch, mb.Sweep, mb.Start, mb.End, len(mb.Sequences))
+	for i := range mb.Streams {
+		b = fmt.Appendf(b, " %s=%d", mb.Streams[i].Name, mb.Streams[i].Samples())
+	}
+	if mb.EndOfSweep {
+		b = append(b, " end-of-sweep"...)
+	}
+	if mb.EndOfEpoch {
+		b = append(b, " end-of-epoch"...)
+	}
+	if len(mb.Skipped) > 0 {
+		b = fmt.Appendf(b, " skipped=%d", len(mb.Skipped))
+	}
+	b = append(b, " ids"...)
+	const shown = 8
+	for i, id := range mb.IDs {
+		if i == shown {
+			b = fmt.Appendf(b, " ...(+%d)", len(mb.IDs)-shown)
+			break
+		}
+		b = append(b, ' ')
+		b = append(b, id...)
+	}
+	return append(b, '\n')
+}
+
+// readDiagnostics prints the reader's first diagnostics on stderr and
+// summarizes the rest.
+type readDiagnostics struct {
+	w     io.Writer
+	shown int
+}
+
+func (d *readDiagnostics) warn(e ctf.Error) {
+	if d.shown < maxShownDiagnostics {
+		fmt.Fprintf(d.w, "batchprep read: %s\n", e.Error())
+	}
+	d.shown++
+}
+
+func (d *readDiagnostics) summary(s ctf.Summary) {
+	if d.shown > maxShownDiagnostics {
+		fmt.Fprintf(d.w, "batchprep read: %d more diagnostics not shown\n", d.shown-maxShownDiagnostics)
+	}
+	if s.BadSequences > 0 {
+		fmt.Fprintf(d.w, "batchprep read: skipped %d bad sequences:%s\n", s.BadSequences, kindCounts(s.Skipped))
+	}
+	if len(s.Warnings) > 0 {
+		fmt.Fprintf(d.w, "batchprep read: warnings:%s\n", kindCounts(s.Warnings))
+	}
+}
+
+func kindCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, m[k])
+	}
+	return b.String()
+}
+
+// fileCorpus adds a file identity to a ctf.Reader for the state fingerprint:
+// the file's size, a SHA-256 of its first and last 64 KiB, and the reader
+// settings that shape the index. The modification time is left out so that
+// a copied corpus still resumes; the layout hash (added by the source)
+// covers every sequence's sample counts.
+type fileCorpus struct {
+	*ctf.Reader
+	fp map[string]string
+}
+
+func newFileCorpus(r *ctf.Reader, cfg *ctf.Config) (*fileCorpus, error) {
+	fp := map[string]string{}
+	f, err := os.Open(r.Path())
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	const edge = 64 << 10
+	h := sha256.New()
+	head := make([]byte, min(edge, info.Size()))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return nil, fmt.Errorf("read: %s: %w", r.Path(), err)
+	}
+	h.Write(head)
+	if info.Size() > edge {
+		tail := make([]byte, min(edge, info.Size()-edge))
+		if _, err := f.ReadAt(tail, info.Size()-int64(len(tail))); err != nil {
+			return nil, fmt.Errorf("read: %s: %w", r.Path(), err)
+		}
+		h.Write(tail)
+	}
+	fp["file_size"] = strconv.FormatInt(info.Size(), 10)
+	fp["file_edges_sha256"] = hex.EncodeToString(h.Sum(nil))[:32]
+	fp["defines_mb_size"] = cfg.DefinesMBSize
+	fp["label"] = cfg.Label
+	if cfg.ChunkSequences > 0 {
+		fp["chunking"] = strconv.Itoa(cfg.ChunkSequences) + " sequences"
+	} else {
+		fp["chunking"] = strconv.FormatInt(cfg.ChunkBytes, 10) + " bytes"
+	}
+	return &fileCorpus{Reader: r, fp: fp}, nil
+}
+
+func (c *fileCorpus) Fingerprint() map[string]string { return c.fp }

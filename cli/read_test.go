@@ -1,0 +1,266 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// tinyCTF writes the contract checker's corpus: 30 sequences (ids 100..129)
+// of 1..3 lines, stream x dense 2 on every line, y dense 1 on the first.
+func tinyCTF(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < 30; i++ {
+		for j := 0; j < 1+i%3; j++ {
+			fmt.Fprintf(&b, "%d |x %d %d", 100+i, i, j)
+			if j == 0 {
+				b.WriteString(" |y 1")
+			}
+			b.WriteString("\n")
+		}
+	}
+	p := filepath.Join(t.TempDir(), "tiny.ctf")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+type readRec struct {
+	Step       uint64         `json:"step"`
+	Epoch      int            `json:"epoch"`
+	Sweep      uint64         `json:"sweep"`
+	Start      uint64         `json:"start"`
+	End        uint64         `json:"end"`
+	EndOfSweep bool           `json:"end_of_sweep"`
+	EndOfEpoch bool           `json:"end_of_epoch"`
+	Sequences  []int          `json:"sequences"`
+	IDs        []string       `json:"ids"`
+	Samples    map[string]int `json:"samples"`
+	Skipped    []int          `json:"skipped"`
+}
+
+func parseJSONL(t *testing.T, out string) []readRec {
+	t.Helper()
+	var recs []readRec
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		var r readRec
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs
+}
+
+func mustRead(t *testing.T, args ...string) ([]readRec, string) {
+	t.Helper()
+	code, out, errOut := run(t, append([]string{"read"}, args...)...)
+	if code != 0 {
+		t.Fatalf("read %v: exit %d: %s", args, code, errOut)
+	}
+	return parseJSONL(t, out), errOut
+}
+
+// TestReadContract checks SPEC A6 on the contract checker's corpus: every
+// line a JSON object with the fields, one sweep lists each ordinal once,
+// ids as written, per-stream sample counts.
+func TestReadContract(t *testing.T) {
+	p := tinyCTF(t)
+	recs, _ := mustRead(t, p, "--stream", "x:2", "--stream", "y:1", "--mb", "7", "--format", "jsonl")
+	var all []int
+	var pos uint64
+	for i, r := range recs {
+		if r.Step != uint64(i) || r.Start != pos || r.Epoch != 0 || r.Sweep != 0 {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+		pos = r.End
+		if len(r.IDs) != len(r.Sequences) || r.Samples["y"] != len(r.Sequences) {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+		x := 0
+		for k, s := range r.Sequences {
+			if r.IDs[k] != fmt.Sprint(100+s) {
+				t.Fatalf("sequence %d has id %q", s, r.IDs[k])
+			}
+			x += 1 + s%3
+		}
+		if r.Samples["x"] != x || uint64(x) != r.End-r.Start || x > 7 && len(r.Sequences) > 1 {
+			t.Fatalf("record %d: x samples %d, span %d", i, r.Samples["x"], r.End-r.Start)
+		}
+		all = append(all, r.Sequences...)
+	}
+	last := recs[len(recs)-1]
+	if !last.EndOfSweep || !last.EndOfEpoch || last.End != 60 {
+		t.Errorf("last record %+v", last)
+	}
+	sort.Ints(all)
+	for i, s := range all {
+		if s != i {
+			t.Fatalf("sweep lists %v", all)
+		}
+	}
+}
+
+// TestReadResume: --max-minibatches with --state-out, then --state-in,
+// gives exactly the uninterrupted output (steps continue), across an epoch
+// end and with a different number of workers for the second part.
+func TestReadResume(t *testing.T) {
+	p := tinyCTF(t)
+	base := []string{p, "--stream", "x:2", "--stream", "y:1", "--mb", "4*2:9", "--epoch-size", "25", "--epochs", "4",
+		"--randomize", "window", "--window-chunks", "2", "--chunk-sequences", "3", "--seed", "7"}
+	full, _ := mustRead(t, base...)
+	if len(full) < 10 {
+		t.Fatalf("only %d minibatches", len(full))
+	}
+	st := filepath.Join(t.TempDir(), "state.json")
+	for _, cut := range []int{1, 5, len(full) - 1} {
+		first, _ := mustRead(t, append(base, "--max-minibatches", fmt.Sprint(cut), "--state-out", st)...)
+		rest, _ := mustRead(t, append(base, "--state-in", st)...)
+		if got := append(first, rest...); !reflect.DeepEqual(got, full) {
+			t.Fatalf("cut %d: resumed run differs:\n%v\n%v", cut, got, full)
+		}
+		// Two ranks from the same state: their union is the single-rank rest.
+		r0, _ := mustRead(t, append(base, "--state-in", st, "--workers", "2", "--rank", "0")...)
+		r1, _ := mustRead(t, append(base, "--state-in", st, "--workers", "2", "--rank", "1")...)
+		if len(r0) != len(rest) || len(r1) != len(rest) {
+			t.Fatalf("cut %d: ranks read %d and %d minibatches, want %d", cut, len(r0), len(r1), len(rest))
+		}
+		for i := range rest {
+			u := append(append([]int{}, r0[i].Sequences...), r1[i].Sequences...)
+			if r0[i].Start != rest[i].Start || r1[i].End != rest[i].End || !reflect.DeepEqual(u, rest[i].Sequences) {
+				t.Fatalf("cut %d step %d: ranks %v + %v != %v", cut, i, r0[i].Sequences, r1[i].Sequences, rest[i].Sequences)
+			}
+		}
+	}
+	// A different seed refuses the state and names the field with both values.
+	other := append([]string{"read"}, base[:len(base)-1]...)
+	code, _, errOut := run(t, append(other, "8", "--state-in", st)...)
+	if code != 1 || !strings.Contains(errOut, `seed: state "7", now "8"`) {
+		t.Errorf("seed mismatch: exit %d, %s", code, errOut)
+	}
+	os.WriteFile(st, []byte(`{"version":1,"position":`), 0o644)
+	code, _, errOut = run(t, append(append([]string{"read"}, base...), "--state-in", st)...)
+	if code != 1 || !strings.Contains(errOut, "truncated") {
+		t.Errorf("truncated state: exit %d, %s", code, errOut)
+	}
+}
+
+// TestReadStart: --start rounds up to a boundary and counts steps from 0.
+func TestReadStart(t *testing.T) {
+	p := tinyCTF(t)
+	base := []string{p, "--stream", "x:2", "--stream", "y:1", "--mb", "5", "--epoch-size", "inf", "--randomize", "none", "--max-minibatches", "3"}
+	recs, _ := mustRead(t, append(base, "--start", "62")...) // sweep 1, inside sequence 1 (offsets 1..2)
+	if recs[0].Step != 0 || recs[0].Start != 63 || recs[0].Sweep != 1 || recs[0].Sequences[0] != 2 {
+		t.Errorf("--start 62: %+v", recs[0])
+	}
+}
+
+// cancelAfter is a context whose Err turns to Canceled after n calls.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestReadInterrupt: a cancelled context stops after the current minibatch
+// and still writes --state-out, which resumes the rest exactly.
+func TestReadInterrupt(t *testing.T) {
+	p := tinyCTF(t)
+	base := []string{p, "--stream", "x:2", "--stream", "y:1", "--mb", "6", "--randomize", "cntk", "--chunk-sequences", "4"}
+	full, _ := mustRead(t, base...)
+	st := filepath.Join(t.TempDir(), "s.json")
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.n.Store(3)
+	var o, e bytes.Buffer
+	err := runRead(&Env{Ctx: ctx, Stdout: &o, Stderr: &e}, append(base, "--state-out", st))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	first := parseJSONL(t, o.String())
+	if len(first) != 3 {
+		t.Fatalf("interrupted run printed %d minibatches, want 3", len(first))
+	}
+	rest, _ := mustRead(t, append(base, "--state-in", st)...)
+	if !reflect.DeepEqual(append(first, rest...), full) {
+		t.Error("resume after interrupt differs")
+	}
+}
+
+// TestReadSkipped: a bad sequence within --max-errors keeps its positions,
+// is listed in "skipped" and summarized on stderr; past the budget the
+// read fails naming file and line.
+func TestReadSkipped(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.ctf")
+	os.WriteFile(p, []byte("1 |x 1 2\n2 |x 3 zz\n3 |x 5 6\n"), 0o644)
+	recs, errOut := mustRead(t, p, "--stream", "x:2", "--mb", "10", "--max-errors", "1", "--randomize", "none")
+	if len(recs) != 1 || !reflect.DeepEqual(recs[0].Sequences, []int{0, 2}) || !reflect.DeepEqual(recs[0].Skipped, []int{1}) || recs[0].End != 3 {
+		t.Errorf("records %+v", recs)
+	}
+	if !strings.Contains(errOut, "skipped 1 bad sequences") || !strings.Contains(errOut, "bad.ctf:2") {
+		t.Errorf("stderr %q", errOut)
+	}
+	code, _, errOut := run(t, "read", p, "--stream", "x:2", "--mb", "10", "--randomize", "none")
+	if code != 1 || !strings.Contains(errOut, "bad.ctf") {
+		t.Errorf("no budget: exit %d, %s", code, errOut)
+	}
+}
+
+func TestReadFormats(t *testing.T) {
+	p := tinyCTF(t)
+	code, out, _ := run(t, "read", p, "--stream", "x:2", "--stream", "y:1", "--mb", "7", "--format", "text")
+	if code != 0 || strings.Count(out, "\n") != 9 || !strings.HasPrefix(out, "step 0 epoch 0 sweep 0 [0, ") {
+		t.Errorf("text: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "read", p, "--stream", "x:2", "--stream", "y:1", "--mb", "7", "--format", "summary")
+	for _, want := range []string{"minibatches: 9\n", "sequences: 30\n", "samples: 60\n", "samples y: 30\n", "seconds: ", "samples/s: "} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestReadUsageErrors(t *testing.T) {
+	p := tinyCTF(t)
+	s := []string{"read", p, "--stream", "x:2"}
+	cases := map[string][]string{
+		"at least one --stream":       {"read", p},
+		"exactly one CORPUS":          {"read", "--stream", "x:2"},
+		`token 2 "x"`:                 append(s, "--mb", "4:x"),
+		"--epoch-size":                append(s, "--epoch-size", "zero"),
+		"exclude each other":          append(s, "--window-chunks", "3", "--window-samples", "9"),
+		"--rank 2":                    append(s, "--workers", "2", "--rank", "2"),
+		"--format":                    append(s, "--format", "xml"),
+		"--randomize":                 append(s, "--randomize", "shuffle"),
+		"--start and --state-in":      append(s, "--start", "3", "--state-in", "x.json"),
+		"--chunk-bytes and --chunk-s": append(s, "--chunk-bytes", "9", "--chunk-sequences", "2"),
+		"--epochs 0":                  append(s, "--epochs", "0"),
+	}
+	for want, args := range cases {
+		code, _, errOut := run(t, args...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", args[2:], code, errOut, want)
+		}
+	}
+}
