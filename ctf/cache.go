@@ -18,7 +18,7 @@ import (
 //	key: file size i64, mtime ns i64, FNV-64a of the first and of the last
 //	     64 KiB u64 u64, FNV-64a of the indexing config u64,
 //	lineMode u8, hasLabels u8, sequences u64, chunks u64, streams u32,
-//	streamSamples [streams]i64, skippedLines i64,
+//	streamSamples [streams]i64, skippedLines i64, lastLine i64, lastCol i64,
 //	dropped u32, each {line i64, offset i64, msg len u32, msg},
 //	offsets [n]i64, sizes [n]u32, lines [n]i64, idLens [n]u32,
 //	samples [n]u32, labels [n]u32 (when hasLabels), chunkStart [chunks+1]u64,
@@ -140,6 +140,8 @@ func encodeIndex(k cacheKey, x *index) []byte {
 		b = le.AppendUint64(b, uint64(v))
 	}
 	b = le.AppendUint64(b, uint64(x.skippedLines))
+	b = le.AppendUint64(b, uint64(x.lastLine))
+	b = le.AppendUint64(b, uint64(x.lastCol))
 	b = le.AppendUint32(b, uint32(len(x.dropped)))
 	for _, d := range x.dropped {
 		b = le.AppendUint64(b, uint64(d.Line))
@@ -247,6 +249,7 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		x.streamSamples[i] = int64(d.u64())
 	}
 	x.skippedLines = int64(d.u64())
+	x.lastLine, x.lastCol = int64(d.u64()), int64(d.u64())
 	nd := d.u32()
 	if uint64(nd) > uint64(len(d.b))/20 {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)

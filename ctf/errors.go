@@ -31,6 +31,7 @@ var (
 	ErrUnknownStream = errors.New("ctf: unknown stream name (skipped)")
 	ErrSkippedLine   = errors.New("ctf: line without the defines_mb_size stream (skipped, line mode)")
 	ErrCache         = errors.New("ctf: index cache unusable (rebuilt)")
+	ErrNoNewline     = errors.New("ctf: last line has no newline (accepted)")
 )
 
 // kinds gives each sentinel a short name used as a Summary map key.
@@ -41,7 +42,7 @@ var kinds = map[error]string{
 	ErrNoID: "no-id", ErrNoMBSizeStream: "no-mb-size-stream", ErrEncoding: "encoding",
 	ErrTooManyErrors: "too-many-errors", ErrTooLarge: "too-large",
 	ErrDenseShort: "dense-short", ErrUnknownStream: "unknown-stream", ErrSkippedLine: "skipped-line",
-	ErrCache: "cache",
+	ErrCache: "cache", ErrNoNewline: "no-final-newline",
 }
 
 // Kind returns the short name of err's sentinel ("number", "dense-short",

@@ -28,6 +28,10 @@ type index struct {
 	dropped      []Error
 	skippedLines int64
 	size         int64 // bytes indexed
+	// lastLine and lastCol locate the end of an unterminated last line
+	// (lastLine 0: the file ends with a newline or is empty).
+	lastLine int64
+	lastCol  int64
 }
 
 func (x *index) layout() *corpus.Layout {
@@ -131,6 +135,7 @@ func (ix *indexer) run(r io.Reader) error {
 			}
 			line = data[pos:]
 			next = len(data)
+			ix.x.lastLine, ix.x.lastCol = lineNo+1, int64(len(line))+1
 		} else {
 			line = data[pos : pos+nl]
 			next = pos + nl + 1

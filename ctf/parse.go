@@ -21,6 +21,8 @@ type chunkParser struct {
 	row     int
 	warns   []Error
 	unknown map[string]bool // unknown names already warned about in this chunk
+	errs    []*Error        // diagnostics of the current sequence
+	more    map[int][]Error // ordinal -> diagnostics after the first
 }
 
 func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
@@ -72,7 +74,9 @@ func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chu
 }
 
 // sequence parses one sequence; on error its data is rolled back and counts
-// are zeroed, so the sequence is empty in every stream.
+// are zeroed, so the sequence is empty in every stream. It returns the first
+// diagnostic; every further one (the parser goes on with the next row after
+// a bad row) is kept in p.more.
 func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
 	type mark struct{ dense, rows, idx int }
 	marks := make([]mark, len(p.ch.Streams))
@@ -81,23 +85,31 @@ func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
 		marks[s] = mark{len(d.Dense), len(d.RowStart), len(d.Indices)}
 		p.counts[s] = 0
 	}
-	nwarn := len(p.warns)
-	err := p.rows(i, seq, off)
-	if err != nil {
-		for s := range p.ch.Streams {
-			d := &p.ch.Streams[s]
-			d.Dense = d.Dense[:marks[s].dense]
-			d.RowStart = d.RowStart[:marks[s].rows]
-			d.Indices = d.Indices[:marks[s].idx]
-			d.Values = d.Values[:marks[s].idx]
-			p.counts[s] = 0
-		}
-		p.warns = p.warns[:nwarn] // the error supersedes its warnings
+	p.errs = p.errs[:0]
+	p.rows(i, seq, off)
+	if len(p.errs) == 0 {
+		return nil
 	}
-	return err
+	for s := range p.ch.Streams {
+		d := &p.ch.Streams[s]
+		d.Dense = d.Dense[:marks[s].dense]
+		d.RowStart = d.RowStart[:marks[s].rows]
+		d.Indices = d.Indices[:marks[s].idx]
+		d.Values = d.Values[:marks[s].idx]
+		p.counts[s] = 0
+	}
+	if len(p.errs) > 1 {
+		if p.more == nil {
+			p.more = map[int][]Error{}
+		}
+		for _, e := range p.errs[1:] {
+			p.more[i] = append(p.more[i], *e)
+		}
+	}
+	return p.errs[0]
 }
 
-func (p *chunkParser) rows(i int, seq []byte, off int64) *Error {
+func (p *chunkParser) rows(i int, seq []byte, off int64) {
 	lineNo := p.x.lines[i]
 	rows := 0
 	pos := 0
@@ -112,44 +124,44 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) *Error {
 			next = pos + nl + 1
 		}
 		if err := p.parseRow(line, off+int64(pos), lineNo); err != nil {
-			return err
+			p.errs = append(p.errs, err)
 		}
 		rows++
 		pos = next
 		lineNo++
 	}
-	// Sequence-level checks.
+	if len(p.errs) > 0 {
+		return
+	}
+	// Sequence-level checks, only when every row parsed (else they would
+	// repeat the row errors).
 	at := &Error{File: p.file, Line: p.x.lines[i] + 1, Col: 1, Offset: off}
 	id := p.seqName(i, seq)
 	for s, st := range p.cfg.Streams {
 		if p.counts[s] == 0 {
 			at.Msg = fmt.Sprintf("stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, id, p.x.lines[i]+1, lineNo)
 			at.Err = ErrEmptyStream
-			return at
+			p.errs = append(p.errs, at)
+			return
 		}
-	}
-	want := int32(p.x.samples[i])
-	if p.x.lineMode {
-		want = 1
 	}
 	if mb := p.cfg.streamIndex(p.cfg.DefinesMBSize); mb >= 0 {
-		if p.counts[mb] != want {
+		if want := int32(p.x.samples[i]); p.counts[mb] != want {
 			at.Msg = fmt.Sprintf("sequence %s: stream %q (defines_mb_size) has %d samples, the index counted %d", id, p.cfg.DefinesMBSize, p.counts[mb], want)
 			at.Err = ErrSampleCount
-			return at
+			p.errs = append(p.errs, at)
 		}
-		return nil
+		return
 	}
 	var longest int32
 	for s := range p.counts {
 		longest = max(longest, p.counts[s])
 	}
 	if longest != int32(rows) {
-		at.Msg = fmt.Sprintf("sequence %s has %d rows but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, longest)
+		at.Msg = fmt.Sprintf("sequence %s has %d rows (lines %d-%d) but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, p.x.lines[i]+1, lineNo, longest)
 		at.Err = ErrSampleCount
-		return at
+		p.errs = append(p.errs, at)
 	}
-	return nil
 }
 
 func (p *chunkParser) seqName(i int, seq []byte) string {

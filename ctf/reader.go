@@ -56,6 +56,11 @@ func Open(path string, cfg Config) (*Reader, error) {
 		r.warnings[Kind(ErrSkippedLine)] += int(r.x.skippedLines)
 		r.warn(Error{File: path, Msg: fmt.Sprintf("%d lines without stream %q were skipped (line mode, defines_mb_size)", r.x.skippedLines, cfg.DefinesMBSize), Err: ErrSkippedLine})
 	}
+	if r.x.lastLine > 0 {
+		r.warnings[Kind(ErrNoNewline)]++
+		r.warn(Error{File: path, Line: r.x.lastLine, Col: int(r.x.lastCol), Offset: r.x.size,
+			Msg: "the last line ends without a newline; expected '\\n' (the line is read as complete)", Err: ErrNoNewline})
+	}
 	for i := range r.x.dropped {
 		e := r.x.dropped[i]
 		if err := r.chargeLocked(&e); err != nil {
@@ -168,6 +173,9 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 		r.charged[first+i] = struct{}{}
 		if err := r.chargeLocked(b.(*Error)); err != nil {
 			return nil, err
+		}
+		for _, e := range p.more[first+i] {
+			r.warn(e)
 		}
 	}
 	return ch, nil
