@@ -443,4 +443,6 @@ func bisect(a []int, x int) (int, bool) {
 	return lo, lo < len(a) && a[lo] == x
 }
 
-func lineStart(data []byte, off int64) bool { return off == 0 || off <= int64(len(data)) && data[off-1] == '\n' }
+func lineStart(data []byte, off int64) bool {
+	return off == 0 || off <= int64(len(data)) && data[off-1] == '\n'
+}
