@@ -1,0 +1,51 @@
+package importer
+
+import (
+	"fmt"
+)
+
+// Reason classifies a bad line.
+type Reason string
+
+const (
+	ReasonColumns   Reason = "wrong column count"
+	ReasonEmpty     Reason = "empty field"
+	ReasonRelation  Reason = "unknown relation"
+	ReasonWeight    Reason = "bad weight"
+	ReasonUTF8      Reason = "invalid UTF-8"
+	ReasonQuoted    Reason = "quoted field"
+	ReasonTooMany   Reason = "too many entities"
+	ReasonLongLine  Reason = "line too long"
+	ReasonRelations Reason = "too many relations"
+)
+
+// LineError is a bad input line: file, 1-based line number and 1-based
+// byte column of the offending field (0 when the whole line is at fault).
+type LineError struct {
+	File   string
+	Line   int64
+	Column int
+	Reason Reason
+	Msg    string
+}
+
+func (e *LineError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("importer: %s:%d:%d: %s: %s", e.File, e.Line, e.Column, e.Reason, e.Msg)
+	}
+	return fmt.Sprintf("importer: %s:%d: %s: %s", e.File, e.Line, e.Reason, e.Msg)
+}
+
+// BudgetError is returned when more lines are bad than Options.MaxErrors
+// allows. It unwraps to the line that broke the budget.
+type BudgetError struct {
+	Bad       int // bad lines seen, including this one
+	MaxErrors int
+	Last      *LineError
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("%v (bad line %d, max errors %d)", e.Last, e.Bad, e.MaxErrors)
+}
+
+func (e *BudgetError) Unwrap() error { return e.Last }

@@ -1,0 +1,264 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+)
+
+// Report says what an import did. Every input line is accounted for:
+// Lines = CommentLines + EdgeLines and EdgeLines = Edges + Skipped for each
+// edge set (invariant 2).
+type Report struct {
+	EdgeSets        []EdgeSetReport
+	Entities        map[string]int // entities per type
+	Relations       []string       // relation names by id
+	Partitions      [2]int         // lhs, rhs partitions
+	Buckets         int            // buckets per edge set (lhs * rhs), empty ones included
+	Skipped         int            // bad lines skipped, all files
+	SkippedByReason map[Reason]int
+	BadLines        []*LineError // the first 100 bad lines
+	Elapsed         time.Duration
+}
+
+// EdgeSetReport describes one input file and its edge set.
+type EdgeSetReport struct {
+	File          string // input file
+	Path          string // edge set directory (edge_paths[i])
+	Lines         int64  // lines read
+	CommentLines  int64  // comment and empty lines (not counted in ordinals)
+	EdgeLines     int64  // the other lines; ordinals run over these
+	Edges         int64  // edges stored
+	Skipped       int64  // bad edge lines skipped
+	EmptyBuckets  int
+	LargestBucket int64
+}
+
+// Import reads files (the i-th becomes edge set cfg.EdgePaths[i]), builds
+// the entity dictionaries, partitions the entities and writes the store
+// atomically (see the package documentation). On error nothing is changed
+// on disk, and the returned Report counts what was read.
+func Import(ctx context.Context, cfg *config.Config, opts Options, files []string) (Report, error) {
+	start := time.Now()
+	rep := Report{Entities: map[string]int{}}
+	if err := cfg.Validate(); err != nil {
+		return rep, err
+	}
+	if err := opts.Validate(); err != nil {
+		return rep, err
+	}
+	if len(files) != len(cfg.EdgePaths) {
+		return rep, fmt.Errorf("importer: %d input files for %d edge_paths in the config (the i-th file becomes edge set edge_paths[i])", len(files), len(cfg.EdgePaths))
+	}
+	w, err := edgestore.Create(cfg, edgestore.WriteOptions{Hook: opts.hook})
+	if err != nil {
+		return rep, err
+	}
+	defer w.Abort()
+
+	p := newParser(cfg, &opts)
+	edges := make([]*fileEdges, len(files))
+	var parsed int64
+	for i, name := range files {
+		fe, err := parseFile(ctx, p, name, i, parsed, &opts)
+		edges[i] = fe
+		if fe != nil {
+			rep.EdgeSets = append(rep.EdgeSets, setReport(name, cfg.EdgePaths[i], fe))
+			parsed += int64(fe.len())
+		}
+		rep.Skipped, rep.SkippedByReason, rep.BadLines = p.budget.bad, p.budget.reasons, p.budget.samples
+		if err != nil {
+			rep.Elapsed = time.Since(start)
+			return rep, err
+		}
+	}
+
+	// Partition every entity type (types without edges get empty files).
+	for _, t := range cfg.EntityTypes() {
+		d := p.dicts[t]
+		parts := d.partition(cfg.Seed, cfg.Entities[t].NumPartitions)
+		if err := w.WriteEntities(t, parts); err != nil {
+			return rep, err
+		}
+		rep.Entities[t] = len(d.names)
+	}
+	rep.Relations = p.relationNames(cfg)
+	if err := w.WriteRelationNames(rep.Relations); err != nil {
+		return rep, err
+	}
+	L, R := cfg.BucketShape()
+	rep.Partitions, rep.Buckets = [2]int{L, R}, L*R
+	var written int64
+	buckets := 0
+	for i := range files {
+		if err := writeSet(ctx, w, p, cfg, i, files[i], edges[i], &rep.EdgeSets[i], &opts, &written, &buckets); err != nil {
+			return rep, err
+		}
+		edges[i] = nil // release the memory
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	if err := w.Commit(); err != nil {
+		return rep, err
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+func setReport(file, path string, fe *fileEdges) EdgeSetReport {
+	return EdgeSetReport{File: file, Path: path, Lines: fe.lines, CommentLines: fe.comments,
+		EdgeLines: fe.edgeLines, Edges: int64(fe.len()), Skipped: int64(len(fe.bad))}
+}
+
+func newParser(cfg *config.Config, opts *Options) *parser {
+	p := &parser{opts: opts, needed: opts.needed(), relByCfg: map[string]uint32{}, dynamic: cfg.DynamicRelations,
+		dynRel: map[string]uint32{}, budget: budget{max: opts.MaxErrors}, dicts: map[string]*dict{}}
+	p.fields = make([][]byte, p.needed)
+	for _, t := range cfg.EntityTypes() {
+		p.dicts[t] = newDict(t)
+	}
+	for i, r := range cfg.Relations {
+		p.relByCfg[r.Name] = uint32(i)
+		p.relDicts = append(p.relDicts, [2]*dict{p.dicts[r.Lhs], p.dicts[r.Rhs]})
+	}
+	return p
+}
+
+// relationNames returns the names of the relation ids: the config's
+// relations, or in dynamic mode the names found in the data in order of
+// first appearance (relation 0's config name when there is no relation
+// column).
+func (p *parser) relationNames(cfg *config.Config) []string {
+	if !p.dynamic {
+		names := make([]string, len(cfg.Relations))
+		for i, r := range cfg.Relations {
+			names[i] = r.Name
+		}
+		return names
+	}
+	if p.opts.RelCol < 0 {
+		return []string{cfg.Relations[0].Name}
+	}
+	return append([]string{}, p.dynNames...)
+}
+
+func parseFile(ctx context.Context, p *parser, name string, idx int, before int64, opts *Options) (*fileEdges, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	fe := &fileEdges{}
+	if size > 0 {
+		guess := size / 24 // rough bytes per line: avoid most regrowth
+		fe.lhs, fe.rhs, fe.rel = make([]uint32, 0, guess), make([]uint32, 0, guess), make([]uint32, 0, guess)
+	}
+	var progress func(int64)
+	if opts.Progress != nil {
+		progress = func(b int64) {
+			opts.Progress(Progress{Phase: "parse", File: idx, Path: name, Bytes: b, TotalBytes: size, Edges: before + int64(fe.len())})
+		}
+	}
+	err = p.parse(ctx, f, name, fe, progress)
+	return fe, err
+}
+
+const writeChunk = 1 << 16
+
+// writeSet sorts one file's edges into buckets (a stable counting sort, so
+// file order is kept inside each bucket) and writes every bucket, empty
+// ones included.
+func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.Config, set int, file string,
+	fe *fileEdges, rep *EdgeSetReport, opts *Options, written *int64, buckets *int) error {
+	L, R := cfg.BucketShape()
+	n := fe.len()
+	dictsOf := func(k int) [2]*dict {
+		if p.dynamic {
+			return p.relDicts[0]
+		}
+		return p.relDicts[fe.rel[k]]
+	}
+	bucketOf := func(k int) int {
+		d := dictsOf(k)
+		return int(d[0].part[fe.lhs[k]])*R + int(d[1].part[fe.rhs[k]])
+	}
+	counts := make([]int, L*R+1)
+	for k := 0; k < n; k++ {
+		counts[bucketOf(k)+1]++
+	}
+	for b := 1; b <= L*R; b++ {
+		counts[b] += counts[b-1] // counts[b] = start of bucket b
+	}
+	order := make([]uint32, n)
+	next := append([]int(nil), counts[:L*R]...)
+	for k := 0; k < n; k++ {
+		b := bucketOf(k)
+		order[next[b]] = uint32(k)
+		next[b]++
+	}
+	weights := opts.WeightCol >= 0
+	if err := w.EdgeSet(set, file, weights); err != nil {
+		return err
+	}
+	var chunk graph.Edges
+	chunk.Lhs, chunk.Rhs, chunk.Rel = make([]uint32, 0, writeChunk), make([]uint32, 0, writeChunk), make([]uint32, 0, writeChunk)
+	chunk.Ordinal = make([]uint64, 0, writeChunk)
+	if weights {
+		chunk.Weight = make([]float32, 0, writeChunk)
+	}
+	for b := 0; b < L*R; b++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		idxs := order[counts[b]:counts[b+1]]
+		if len(idxs) == 0 {
+			rep.EmptyBuckets++
+		}
+		rep.LargestBucket = max(rep.LargestBucket, int64(len(idxs)))
+		bw, err := w.Bucket(set, graph.Bucket{Lhs: b / R, Rhs: b % R}, int64(len(idxs)))
+		if err != nil {
+			return err
+		}
+		k := 0 // skipped lines before the current edge
+		for len(idxs) > 0 {
+			m := min(len(idxs), writeChunk)
+			chunk.Reset()
+			for _, idx := range idxs[:m] {
+				d := dictsOf(int(idx))
+				chunk.Lhs = append(chunk.Lhs, d[0].off[fe.lhs[idx]])
+				chunk.Rhs = append(chunk.Rhs, d[1].off[fe.rhs[idx]])
+				chunk.Rel = append(chunk.Rel, fe.rel[idx])
+				var ord uint64
+				ord, k = fe.ordinal(idx, k)
+				chunk.Ordinal = append(chunk.Ordinal, ord)
+				if weights {
+					chunk.Weight = append(chunk.Weight, fe.weight[idx])
+				}
+			}
+			if err := bw.Append(&chunk); err != nil {
+				bw.Close()
+				return err
+			}
+			idxs = idxs[m:]
+		}
+		if err := bw.Close(); err != nil {
+			return err
+		}
+		*written += int64(counts[b+1] - counts[b])
+		*buckets++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Phase: "write", File: set, Path: file, Edges: *written, Buckets: *buckets})
+		}
+	}
+	return nil
+}

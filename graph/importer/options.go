@@ -1,0 +1,108 @@
+package importer
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Delimiter separates the fields of an edge line.
+type Delimiter int
+
+const (
+	Tab   Delimiter = iota // one tab between fields (the default)
+	Comma                  // one comma between fields; quoting is not supported
+	Space                  // any run of spaces and tabs; leading and trailing blanks ignored
+)
+
+// ParseDelimiter reads "tab", "comma" or "space".
+func ParseDelimiter(s string) (Delimiter, error) {
+	switch strings.ToLower(s) {
+	case "tab", "tsv":
+		return Tab, nil
+	case "comma", "csv":
+		return Comma, nil
+	case "space", "whitespace":
+		return Space, nil
+	}
+	return 0, fmt.Errorf("importer: delimiter %q is not one of tab, comma, space", s)
+}
+
+func (d Delimiter) String() string {
+	switch d {
+	case Tab:
+		return "tab"
+	case Comma:
+		return "comma"
+	case Space:
+		return "space"
+	}
+	return fmt.Sprintf("Delimiter(%d)", int(d))
+}
+
+// Options choose the columns and the error budget of an import.
+type Options struct {
+	LhsCol, RhsCol int // 0-based field indices; defaults 0 and 2
+	RelCol         int // -1: no relation column, every edge has relation 0
+	WeightCol      int // -1: no weights
+	Delimiter      Delimiter
+	// MaxErrors is how many bad lines may be skipped (reported) before the
+	// import fails; 0 (the default) makes the first bad line fatal.
+	MaxErrors int
+	// Progress, when set, is called from the importing goroutine now and
+	// then (about every 4 MiB parsed and after each bucket written).
+	Progress func(Progress)
+
+	hook func(step string) error // tests: injected failures (edgestore.WriteOptions.Hook)
+}
+
+// DefaultOptions are SPEC B1.2's defaults: lhs column 0, rhs column 2, no
+// relation or weight column, tab-separated, no bad line allowed.
+func DefaultOptions() Options {
+	return Options{LhsCol: 0, RhsCol: 2, RelCol: -1, WeightCol: -1, Delimiter: Tab}
+}
+
+// Validate checks the column choices.
+func (o *Options) Validate() error {
+	if o.LhsCol < 0 || o.RhsCol < 0 {
+		return fmt.Errorf("importer: lhs and rhs columns must be >= 0 (got %d, %d)", o.LhsCol, o.RhsCol)
+	}
+	if o.RelCol < -1 || o.WeightCol < -1 {
+		return fmt.Errorf("importer: relation and weight columns must be >= 0, or -1 for none")
+	}
+	cols := map[int]string{}
+	for _, c := range []struct {
+		name string
+		col  int
+	}{{"lhs", o.LhsCol}, {"rhs", o.RhsCol}, {"rel", o.RelCol}, {"weight", o.WeightCol}} {
+		if c.col < 0 {
+			continue
+		}
+		if other, dup := cols[c.col]; dup {
+			return fmt.Errorf("importer: the %s and %s columns are both column %d", other, c.name, c.col)
+		}
+		cols[c.col] = c.name
+	}
+	if o.MaxErrors < 0 {
+		return fmt.Errorf("importer: max errors must be >= 0, got %d", o.MaxErrors)
+	}
+	if o.Delimiter < Tab || o.Delimiter > Space {
+		return fmt.Errorf("importer: unknown delimiter %d", o.Delimiter)
+	}
+	return nil
+}
+
+// needed is the number of fields a line must have at least.
+func (o *Options) needed() int {
+	return max(o.LhsCol, o.RhsCol, o.RelCol, o.WeightCol) + 1
+}
+
+// Progress reports how far an import is.
+type Progress struct {
+	Phase      string // "parse" or "write"
+	File       int    // index of the input file (edge set)
+	Path       string // its path
+	Bytes      int64  // parse: bytes of this file read so far
+	TotalBytes int64  // parse: size of this file
+	Edges      int64  // edges parsed (parse) or written (write) so far, all files
+	Buckets    int    // write: buckets written so far, all edge sets
+}
