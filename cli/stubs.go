@@ -3,6 +3,4 @@ package cli
 // Placeholders replaced by each subcommand's own file as it lands; each
 // returns an error so that nothing pretends to work.
 
-func runDemo(env *Env, args []string) error    { return errNotYet("demo") }
-func runInspect(env *Env, args []string) error { return errNotYet("inspect") }
-func runImport(env *Env, args []string) error  { return errNotYet("import") }
+func runDemo(env *Env, args []string) error   { return errNotYet("demo") }

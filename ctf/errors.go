@@ -88,3 +88,14 @@ func (e *BudgetError) Error() string {
 
 // Unwrap returns ErrTooManyErrors and the last diagnostic.
 func (e *BudgetError) Unwrap() []error { return []error{ErrTooManyErrors, e.Last} }
+
+// IsWarning reports whether err is a warning (the data was read, perhaps
+// padded or with something skipped) rather than a bad sequence or file.
+func IsWarning(err error) bool {
+	for _, w := range []error{ErrDenseShort, ErrUnknownStream, ErrSkippedLine, ErrCache, ErrNoNewline} {
+		if errors.Is(err, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
+)
+
+const inspectDescription = `
+Index a CTF file, parse every chunk and report: sequences, samples per
+stream, the sequence-length histogram, chunks, and every warning and error
+with file, line, column and byte offset.
+
+Without --stream the streams are inferred from a scan (a stream is sparse
+when any value is i:v; dense dimension = most values in one sample, sparse
+dimension = largest index + 1) and the flags to use are printed.
+
+Exit codes: 0 ok (bad sequences within --max-errors are reported, not
+fatal), 1 more bad sequences than --max-errors or a runtime error, 2 usage.`
+
+// maxListedDiagnostics bounds the diagnostics listed in the report; all are
+// counted.
+const maxListedDiagnostics = 100
+
+type inspectReport struct {
+	File            string           `json:"file"`
+	Sequences       int              `json:"sequences"`
+	Samples         map[string]int64 `json:"samples"`
+	TotalSamples    uint64           `json:"total_samples"`
+	TotalLabels     uint64           `json:"total_labels"`
+	Chunks          int              `json:"chunks"`
+	Errors          int              `json:"errors"`
+	Warnings        int              `json:"warnings"`
+	LineMode        bool             `json:"line_mode"`
+	Streams         []inspectStream  `json:"streams"`
+	Inferred        bool             `json:"inferred"`
+	Flags           string           `json:"flags"`
+	Histogram       []histBin        `json:"length_histogram"`
+	ChunkSequences  [2]int           `json:"chunk_sequences_min_max"`
+	Skipped         map[string]int   `json:"skipped_by_kind"`
+	WarningKinds    map[string]int   `json:"warnings_by_kind"`
+	Diagnostics     []inspectDiag    `json:"diagnostics"`
+	DiagnosticsLeft int              `json:"diagnostics_not_listed"`
+	Fatal           string           `json:"fatal,omitempty"`
+}
+
+type inspectStream struct {
+	Name   string `json:"name"`
+	Dim    int    `json:"dim"`
+	Sparse bool   `json:"sparse"`
+}
+
+type histBin struct {
+	Min   uint32 `json:"min"`
+	Max   uint32 `json:"max"`
+	Count int    `json:"count"`
+}
+
+type inspectDiag struct {
+	Severity string `json:"severity"`
+	Kind     string `json:"kind"`
+	File     string `json:"file"`
+	Line     int64  `json:"line"`
+	Col      int    `json:"col"`
+	Offset   int64  `json:"offset"`
+	Message  string `json:"message"`
+}
+
+func runInspect(env *Env, args []string) error {
+	fs := newFlagSet(env, "inspect", "FILE", inspectDescription)
+	var streams stringList
+	fs.Var(&streams, "stream", "stream NAME:DIM[:sparse] (repeatable; default: inferred)")
+	mb := fs.String("defines-mb-size", "", "stream whose lines count as samples")
+	label := fs.String("label", "", "stream whose lines epoch sizes count")
+	chunkBytes := fs.Int64("chunk-bytes", 0, "chunk size in bytes (default 32 MiB)")
+	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
+	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
+	format := fs.String("format", "text", "output format: text or json")
+	lineMode := fs.Bool("line-mode", false, "force line mode (every line a sequence; ids ignored)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one FILE, got %d arguments", len(pos))
+	}
+	if *format != "text" && *format != "json" {
+		return usagef("--format %q: want text or json", *format)
+	}
+	cfg := ctf.Config{DefinesMBSize: *mb, Label: *label, ChunkBytes: *chunkBytes, ChunkSequences: *chunkSeqs,
+		MaxErrors: *maxErrors, LineMode: *lineMode}
+	for _, s := range streams {
+		st, err := ctf.ParseStreamFlag(s)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		cfg.Streams = append(cfg.Streams, st)
+	}
+	rep := &inspectReport{File: pos[0], Samples: map[string]int64{}}
+	if len(cfg.Streams) == 0 {
+		inferred, err := ctf.InferStreams(pos[0])
+		if err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		if len(inferred) == 0 {
+			return fmt.Errorf("inspect: %s: no \"|name\" samples found; cannot infer streams", pos[0])
+		}
+		cfg.Streams = inferred
+		rep.Inferred = true
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	var flags []string
+	for _, st := range cfg.Streams {
+		rep.Streams = append(rep.Streams, inspectStream{st.Name, st.Dim, st.Sparse})
+		flags = append(flags, "--stream "+ctf.FormatStreamFlag(st))
+	}
+	rep.Flags = strings.Join(flags, " ")
+	cfg.Warn = func(e ctf.Error) { rep.add(e) }
+	fatal := inspectRead(pos[0], cfg, rep)
+	if fatal != nil {
+		rep.Fatal = fatal.Error()
+		var be *ctf.BudgetError
+		if errors.As(fatal, &be) && be.Last != nil {
+			rep.add(*be.Last)
+		}
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		rep.text(env.Stdout)
+	}
+	if fatal != nil {
+		return fmt.Errorf("inspect: %w", fatal)
+	}
+	return nil
+}
+
+// inspectRead fills rep from the index and every chunk; it returns the error
+// that stopped reading, if any.
+func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
+	r, err := ctf.Open(path, cfg)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	l := r.Layout()
+	rep.Sequences = l.NumSequences()
+	rep.Chunks = l.NumChunks()
+	rep.TotalSamples = l.TotalSamples()
+	rep.TotalLabels = l.TotalLabels()
+	rep.Histogram = lengthHistogram(l)
+	for c := 0; c < l.NumChunks(); c++ {
+		first, end := l.Chunk(c)
+		n := end - first
+		if c == 0 || n < rep.ChunkSequences[0] {
+			rep.ChunkSequences[0] = n
+		}
+		rep.ChunkSequences[1] = max(rep.ChunkSequences[1], n)
+	}
+	defer func() {
+		s := r.Summary()
+		rep.LineMode = s.LineMode
+		rep.Errors = s.BadSequences
+		rep.Skipped = s.Skipped
+		rep.WarningKinds = s.Warnings
+		rep.Warnings = 0
+		for _, v := range s.Warnings {
+			rep.Warnings += v
+		}
+		for i, st := range cfg.Streams {
+			rep.Samples[st.Name] = s.Samples[i]
+		}
+	}()
+	for c := 0; c < l.NumChunks(); c++ {
+		if _, err := r.LoadChunk(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lengthHistogram bins sequence sample counts by powers of two: 1, 2-3,
+// 4-7, ...
+func lengthHistogram(l *corpus.Layout) []histBin {
+	var counts [33]int
+	for _, s := range l.Samples {
+		counts[bits.Len32(s)-1]++
+	}
+	var out []histBin
+	for b, n := range counts {
+		if n > 0 {
+			lo := uint32(1) << b
+			out = append(out, histBin{Min: lo, Max: lo*2 - 1, Count: n})
+		}
+	}
+	return out
+}
+
+func (rep *inspectReport) add(e ctf.Error) {
+	if len(rep.Diagnostics) >= maxListedDiagnostics {
+		rep.DiagnosticsLeft++
+		return
+	}
+	sev := "error"
+	if ctf.IsWarning(&e) {
+		sev = "warning"
+	}
+	rep.Diagnostics = append(rep.Diagnostics, inspectDiag{sev, ctf.Kind(&e), e.File, e.Line, e.Col, e.Offset, e.Msg})
+}
+
+func (rep *inspectReport) text(w io.Writer) {
+	fmt.Fprintf(w, "file       %s\n", rep.File)
+	if rep.Inferred {
+		fmt.Fprintf(w, "streams    inferred; to set them: %s\n", rep.Flags)
+	} else {
+		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
+	}
+	mode := "sequence ids"
+	if rep.LineMode {
+		mode = "line mode (each line a sequence)"
+	}
+	fmt.Fprintf(w, "mode       %s\n", mode)
+	fmt.Fprintf(w, "sequences  %d\n", rep.Sequences)
+	fmt.Fprintf(w, "samples    %d (labels %d)\n", rep.TotalSamples, rep.TotalLabels)
+	for _, st := range rep.Streams {
+		fmt.Fprintf(w, "  %-12s %d lines\n", st.Name, rep.Samples[st.Name])
+	}
+	fmt.Fprintf(w, "chunks     %d (%d-%d sequences each)\n", rep.Chunks, rep.ChunkSequences[0], rep.ChunkSequences[1])
+	fmt.Fprintf(w, "sequence lengths (samples):\n")
+	for _, b := range rep.Histogram {
+		fmt.Fprintf(w, "  %6d-%-6d %d\n", b.Min, b.Max, b.Count)
+	}
+	fmt.Fprintf(w, "errors     %d bad sequences%s\n", rep.Errors, kindList(rep.Skipped))
+	fmt.Fprintf(w, "warnings   %d%s\n", rep.Warnings, kindList(rep.WarningKinds))
+	for _, d := range rep.Diagnostics {
+		fmt.Fprintf(w, "  %s: %s:%d:%d (offset %d): %s [%s]\n", d.Severity, d.File, d.Line, d.Col, d.Offset, d.Message, d.Kind)
+	}
+	if rep.DiagnosticsLeft > 0 {
+		fmt.Fprintf(w, "  ... %d more diagnostics not listed\n", rep.DiagnosticsLeft)
+	}
+	if rep.Fatal != "" {
+		fmt.Fprintf(w, "FAILED     %s\n", rep.Fatal)
+	}
+}
+
+func kindList(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(" (")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", k, m[k])
+	}
+	b.WriteString(")")
+	return b.String()
+}
