@@ -31,8 +31,9 @@
 //     mixed, never added: seed s sweep 1 is unrelated to seed s+1 sweep 0.
 //     A window as large as the corpus is a uniform shuffle of the sweep.
 //  8. window: Sweep(s) costs O(chunks) for every s (sweep 10^9 as sweep 0);
-//     Seek and LabelsBefore cost O(log chunks) plus one window gathered,
-//     shuffled and walked; a cursor holds one window's ordinals.
+//     Seek and LabelsBefore cost O(log chunks) plus one window's ordinals
+//     copied and its shuffle run (lazily, front to back) up to the target;
+//     a cursor holds one window's ordinals.
 //  9. window: a window spans at most MaxResidentChunks-1 chunks (or all
 //     chunks, when MaxResidentChunks equals their number). For every kind
 //     and layout, MaxResidentChunks >= 1.
