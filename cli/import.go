@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/importer"
+)
+
+const importDescription = `
+Import edge lists into the partitioned edge store named by a PyTorch-BigGraph
+config (SPEC B1). The i-th FILE becomes edge set edge_paths[i]. Columns are
+0-based; without --rel-col every edge has relation 0. Lines that are empty or
+start with '#' are skipped and not counted in edge ordinals. Bad lines are
+reported with file, line and column; up to --max-errors of them are skipped,
+one more fails the import. The store is replaced atomically: an error or an
+interruption leaves the previous store as it was.`
+
+func runImport(env *Env, args []string) error {
+	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
+	cfgPath := fs.String("config", "", "PBG config file (TOML or JSON) (required)")
+	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
+	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
+	rhs := fs.Int("rhs-col", 2, "column of the rhs entity")
+	weight := fs.Int("weight-col", -1, "column of the edge weight, a float (-1: none)")
+	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
+	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
+	quiet := fs.Bool("quiet", false, "no progress and no summary on stderr")
+	files, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		return usagef("--config is required")
+	}
+	if len(files) == 0 {
+		return usagef("no input FILE given")
+	}
+	d, err := importer.ParseDelimiter(*delim)
+	if err != nil {
+		return usagef("--delimiter %q is not one of tab, comma, space", *delim)
+	}
+	opts := importer.DefaultOptions()
+	opts.LhsCol, opts.RelCol, opts.RhsCol, opts.WeightCol = *lhs, *rel, *rhs, *weight
+	opts.Delimiter, opts.MaxErrors = d, *maxErrors
+	if err := opts.Validate(); err != nil {
+		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if len(files) != len(cfg.EdgePaths) {
+		return usagef("%d input files for %d edge_paths in %s (the i-th FILE becomes edge set edge_paths[i])", len(files), len(cfg.EdgePaths), *cfgPath)
+	}
+	var total int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			total += fi.Size()
+		}
+	}
+	parse := newProgress(env, "import: parse", "bytes", total, *quiet)
+	var write *progress
+	var doneBytes, lastFileBytes int64
+	lastFile := -1
+	var lastBuckets int
+	opts.Progress = func(p importer.Progress) {
+		switch p.Phase {
+		case "parse":
+			if p.File != lastFile {
+				doneBytes += lastFileBytes
+				lastFile, lastFileBytes = p.File, 0
+			}
+			parse.Add(p.Bytes - lastFileBytes)
+			lastFileBytes = p.Bytes
+		case "write":
+			if write == nil {
+				parse.Done()
+				L, R := cfg.BucketShape()
+				write = newProgress(env, "import: write", "buckets", int64(L*R*len(files)), *quiet)
+			}
+			write.Add(int64(p.Buckets - lastBuckets))
+			lastBuckets = p.Buckets
+		}
+	}
+	rep, err := importer.Import(env.Ctx, cfg, opts, files)
+	if write != nil {
+		write.Done()
+	} else {
+		parse.Done()
+	}
+	if err != nil {
+		return err
+	}
+	if !*quiet {
+		printImportSummary(env, rep)
+	}
+	return nil
+}
+
+func printImportSummary(env *Env, rep importer.Report) {
+	w := env.Stderr
+	var edges int64
+	for _, s := range rep.EdgeSets {
+		edges += s.Edges
+	}
+	var ents int
+	for _, n := range rep.Entities {
+		ents += n
+	}
+	rate := 0.0
+	if s := rep.Elapsed.Seconds(); s > 0 {
+		rate = float64(edges) / s
+	}
+	fmt.Fprintf(w, "import: %d edges in %d edge sets, %d entities, %d relations, %dx%d buckets per edge set, %d bad lines skipped, %.2fs (%.0f edges/s)\n",
+		edges, len(rep.EdgeSets), ents, len(rep.Relations), rep.Partitions[0], rep.Partitions[1], rep.Skipped, rep.Elapsed.Seconds(), rate)
+	for i, s := range rep.EdgeSets {
+		fmt.Fprintf(w, "  edge set %d %s: %d edges from %s (%d lines: %d edge lines, %d comment or empty; %d skipped), %d empty buckets, largest bucket %d\n",
+			i, s.Path, s.Edges, s.File, s.Lines, s.EdgeLines, s.CommentLines, s.Skipped, s.EmptyBuckets, s.LargestBucket)
+	}
+	types := make([]string, 0, len(rep.Entities))
+	for t := range rep.Entities {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	var parts []string
+	for _, t := range types {
+		parts = append(parts, fmt.Sprintf("%s %d", t, rep.Entities[t]))
+	}
+	fmt.Fprintf(w, "  entities: %s\n", strings.Join(parts, ", "))
+	if rep.Skipped > 0 {
+		reasons := make([]string, 0, len(rep.SkippedByReason))
+		for r, n := range rep.SkippedByReason {
+			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
+		}
+		sort.Strings(reasons)
+		fmt.Fprintf(w, "  skipped lines by reason: %s\n", strings.Join(reasons, ", "))
+		for i, e := range rep.BadLines {
+			if i == 20 {
+				fmt.Fprintf(w, "    ... (%d more)\n", rep.Skipped-20)
+				break
+			}
+			fmt.Fprintf(w, "    %s\n", strings.TrimPrefix(e.Error(), "importer: "))
+		}
+	}
+}
