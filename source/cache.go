@@ -24,6 +24,7 @@ type chunkCache struct {
 type cacheEntry struct {
 	c          int
 	chunk      *corpus.Chunk
+	hasBad     bool // some sequence of the chunk is malformed
 	err        error
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -64,11 +65,20 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 
 func (cc *chunkCache) load(e *cacheEntry) {
 	e.chunk, e.err = cc.src.LoadChunk(e.c)
+	if e.err == nil {
+		for _, b := range e.chunk.Bad {
+			if b != nil {
+				e.hasBad = true
+				break
+			}
+		}
+	}
 	close(e.done)
 }
 
-// get returns chunk c, loading it (or waiting for its prefetch) if needed.
-func (cc *chunkCache) get(c int) (*corpus.Chunk, error) {
+// get returns chunk c, loading it (or waiting for its prefetch) if needed,
+// and whether it holds malformed sequences.
+func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, error) {
 	cc.mu.Lock()
 	e := cc.slots[c]
 	if e == nil {
@@ -89,9 +99,9 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, error) {
 			cc.n--
 		}
 		cc.mu.Unlock()
-		return nil, e.err
+		return nil, false, e.err
 	}
-	return e.chunk, nil
+	return e.chunk, e.hasBad, nil
 }
 
 // prefetch starts loading chunk c in a goroutine unless it is resident or

@@ -24,7 +24,7 @@ type Source struct {
 
 	// Committed timeline state: where the next minibatch starts.
 	pos    uint64 // nominal position, always a sequence boundary
-	labels uint64 // cumulative label count before pos
+	labels uint64 // cumulative label count before pos (kept only when EpochSize counts labels)
 	step   uint64
 
 	// The walker: a cursor in sweep curSweep and one sequence of lookahead.
@@ -40,6 +40,7 @@ type Source struct {
 
 	lastChunk      *corpus.Chunk // the chunk the previous sequence came from
 	lastLo, lastHi int           // its ordinal range
+	lastHasBad     bool          // it holds malformed sequences
 
 	err error // sticky: set when a chunk failed to load
 }
@@ -192,6 +193,8 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	var total uint64
 	pos := start
 	endOfEpoch := false
+	// Label counts matter only to epochs sized in label samples.
+	countLabels := s.cfg.EpochSize != EpochFull && s.cfg.EpochSize != EpochInf
 	s.ensurePeek()
 	firstSweep := s.peekSweep
 	for {
@@ -204,7 +207,9 @@ func (s *Source) next(k int) (*Minibatch, error) {
 		s.havePeek = false
 		total += n
 		pos += n
-		labels += uint64(s.layout.LabelCount(s.peek))
+		if countLabels {
+			labels += uint64(s.layout.LabelCount(s.peek))
+		}
 		s.prefix = append(s.prefix, total)
 		if s.epochEnds(epoch, pos, labels) {
 			endOfEpoch = true
@@ -221,18 +226,18 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	for _, ord := range s.global[lo:hi] {
 		if ord < s.lastLo || ord >= s.lastHi || s.lastChunk == nil {
 			c := s.layout.ChunkOf(ord)
-			ch, err := s.cache.get(c)
+			ch, hasBad, err := s.cache.get(c)
 			if err != nil {
 				s.lastChunk = nil
 				s.err = fmt.Errorf("source: step %d (position %d): chunk %d: %w", s.step, start, c, err)
 				return nil, s.err
 			}
-			s.lastChunk = ch
+			s.lastChunk, s.lastHasBad = ch, hasBad
 			s.lastLo, s.lastHi = s.layout.Chunk(c)
 		}
 		i := ord - s.lastLo
-		if bad := s.lastChunk.Bad; bad != nil && bad[i] != nil {
-			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: bad[i]})
+		if s.lastHasBad && s.lastChunk.Bad[i] != nil {
+			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: s.lastChunk.Bad[i]})
 			continue
 		}
 		mb.appendSequence(s.lastChunk, i)
