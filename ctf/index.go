@@ -43,7 +43,8 @@ type indexer struct {
 	cfg      *Config
 	file     string
 	names    [][]byte
-	mb, lab  int // stream indices, -1 when unset
+	first    [256]bool // first bytes of the names
+	mb, lab  int       // stream indices, -1 when unset
 	x        *index
 	curID    []byte
 	inSeq    bool
@@ -62,6 +63,7 @@ func newIndexer(cfg *Config, file string) *indexer {
 	ix := &indexer{cfg: cfg, file: file, mb: -1, lab: -1, x: &index{}}
 	for _, s := range cfg.Streams {
 		ix.names = append(ix.names, []byte(s.Name))
+		ix.first[s.Name[0]] = true
 	}
 	ix.x.streamSamples = make([]int64, len(cfg.Streams))
 	if cfg.DefinesMBSize != "" {
@@ -172,7 +174,10 @@ func (ix *indexer) run(r io.Reader) error {
 
 func isNameEnd(c byte) bool { return c <= ' ' || c == '|' }
 
-// carried returns the mask of configured streams that line carries.
+// carried returns the mask of configured streams that line carries. Each
+// '|' is compared directly against the configured names (a name matches
+// when followed by a delimiter), so comments and unknown names cost one
+// IndexByte hop each.
 func (ix *indexer) carried(line []byte) uint64 {
 	var mask uint64
 	for {
@@ -181,21 +186,16 @@ func (ix *indexer) carried(line []byte) uint64 {
 			return mask
 		}
 		line = line[p+1:]
-		e := 0
-		for e < len(line) && !isNameEnd(line[e]) {
-			e++
+		if len(line) == 0 || !ix.first[line[0]] {
+			continue // comment, empty or unknown name
 		}
-		if e == 0 || line[0] == '#' {
-			continue
-		}
-		name := line[:e]
 		for s, nm := range ix.names {
-			if len(nm) == e && string(nm) == string(name) {
+			if len(line) >= len(nm) && string(line[:len(nm)]) == string(nm) && (len(line) == len(nm) || isNameEnd(line[len(nm)])) {
 				mask |= 1 << uint(s)
+				line = line[len(nm):]
 				break
 			}
 		}
-		line = line[e:]
 	}
 }
 

@@ -1,0 +1,179 @@
+package ctf
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// Benchmark corpora, generated once per process into a temporary directory
+// (removed by TestMain): ATIS train replicated to >= 200 MB (sparse, ids)
+// and MNIST_dense replicated to >= 100 MB (dense, line mode).
+var (
+	benchOnce  sync.Once
+	benchDir   string
+	benchFiles = map[string]string{}
+	benchErr   error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+type benchCorpus struct {
+	name    string
+	src     string
+	size    int64
+	streams []corpus.Stream
+}
+
+var benchCorpora = []benchCorpus{
+	{"atis", "ctf/atis/atis.train.ctf", 200 << 20, []corpus.Stream{sparse("S0", 943), sparse("S1", 26), sparse("S2", 129)}},
+	{"mnist", "ctf/reader_tests/Data/MNIST_dense.txt", 100 << 20, []corpus.Stream{dense("F", 784), dense("L", 10)}},
+}
+
+func benchFile(b *testing.B, c benchCorpus) string {
+	src := sharedData(b, c.src)
+	benchOnce.Do(func() {
+		benchDir, benchErr = os.MkdirTemp("", "ctf-bench")
+		for _, bc := range benchCorpora {
+			if benchErr != nil {
+				return
+			}
+			data, err := os.ReadFile(sharedData(b, bc.src))
+			if err != nil {
+				benchErr = err
+				return
+			}
+			if !bytes.HasSuffix(data, []byte("\n")) {
+				data = append(data, '\n')
+			}
+			p := filepath.Join(benchDir, bc.name+".ctf")
+			f, err := os.Create(p)
+			if err != nil {
+				benchErr = err
+				return
+			}
+			for n := int64(0); n < bc.size; n += int64(len(data)) {
+				if _, err := f.Write(data); err != nil {
+					benchErr = err
+				}
+			}
+			f.Close()
+			benchFiles[bc.name] = p
+		}
+	})
+	_ = src
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchFiles[c.name]
+}
+
+func fileSize(b *testing.B, p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st.Size()
+}
+
+// BenchmarkRawRead is the baseline: read the whole file with a 1 MiB buffer
+// and count newlines (bytes.Count), the least any indexer must do.
+func BenchmarkRawRead(b *testing.B) {
+	for _, c := range benchCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			p := benchFile(b, c)
+			b.SetBytes(fileSize(b, p))
+			buf := make([]byte, 1<<20)
+			for b.Loop() {
+				f, err := os.Open(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lines := 0
+				for {
+					n, err := f.Read(buf)
+					lines += bytes.Count(buf[:n], []byte{'\n'})
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				f.Close()
+				if lines == 0 {
+					b.Fatal("no lines")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkIndex measures Open (the indexing pass, no cache).
+func BenchmarkIndex(b *testing.B) {
+	for _, c := range benchCorpora {
+		b.Run(c.name, func(b *testing.B) {
+			p := benchFile(b, c)
+			b.SetBytes(fileSize(b, p))
+			for b.Loop() {
+				r, err := Open(p, Config{Streams: c.streams})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkParse measures parsing every chunk on one goroutine (the index
+// is built once outside the timer), and reports the peak heap in use,
+// sampled after every chunk, which stays near a few chunks (32 MiB each)
+// whatever the file size.
+func BenchmarkParse(b *testing.B) {
+	for _, c := range benchCorpora {
+		b.Run(c.name, func(b *testing.B) { benchParse(b, c, 0) })
+		b.Run(c.name+"-chunk4MiB", func(b *testing.B) { benchParse(b, c, 4<<20) })
+	}
+}
+
+func benchParse(b *testing.B, c benchCorpus, chunkBytes int64) {
+	{
+		{
+			p := benchFile(b, c)
+			r, err := Open(p, Config{Streams: c.streams, ChunkBytes: chunkBytes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			b.SetBytes(fileSize(b, p))
+			var peak uint64
+			var ms runtime.MemStats
+			for b.Loop() {
+				for ch := 0; ch < r.Layout().NumChunks(); ch++ {
+					if _, err := r.LoadChunk(ch); err != nil {
+						b.Fatal(err)
+					}
+					if ch%4 == 0 {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, ms.HeapInuse)
+					}
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(fileSize(b, p))/(1<<20), "file-MiB")
+		}
+	}
+}
