@@ -1,9 +1,6 @@
 package plan
 
-import (
-	"math/bits"
-	"math/rand/v2"
-)
+import "math/rand/v2"
 
 // batch is one batch of a worker: rows[off:off+n] of the bucket's index
 // array, all of relation rel (-1 in dynamic mode).
@@ -23,33 +20,27 @@ func dynamicBatches(dst []batch, begin, end, bs int) []batch {
 
 // relationBatches groups part (a segment of the shuffled index array, whose
 // offset in that array is base) by relation, keeping the shuffled order
-// inside each relation, in place with tmp (same length) as scratch; then it
-// draws batches: a relation with probability proportional to its edges left,
-// and the next bs (or fewer) of them (invariant 6). counts must have one
-// entry per relation id.
-func relationBatches(dst []batch, part, tmp []uint32, base int, rel []uint32, counts []int, bs int, rng *rand.Rand) []batch {
+// inside each relation, using tmp (same length) as scratch; then it draws
+// batches: a relation with probability proportional to its edges left, and
+// the next bs (or fewer) of them (invariant 6). With pk, part holds packed
+// values (shuffleTrain) and is left holding plain rows; without, rel is read
+// at each row. counts must have one entry per relation id.
+func relationBatches(dst []batch, part, tmp []uint32, base int, rel []uint32, pk *packing, counts []int, bs int, rng *rand.Rand) []batch {
 	for r := range counts {
 		counts[r] = 0
 	}
-	idxBits := bits.Len32(uint32(len(rel)))
-	relBits := bits.Len32(uint32(len(counts) - 1))
-	if idxBits+relBits <= 32 {
-		// Pack (rel, index) in tmp so the scatter reads rel sequentially:
-		// one random access into rel per edge instead of two.
-		for i, x := range part {
-			r := rel[x]
-			tmp[i] = r<<idxBits | x
-			counts[r]++
+	copy(tmp, part)
+	if pk != nil {
+		for _, v := range tmp {
+			counts[v>>pk.shift]++
 		}
 		next := prefix(counts)
-		mask := uint32(1)<<idxBits - 1
 		for _, v := range tmp {
-			r := v >> idxBits
-			part[next[r]] = v & mask
+			r := v >> pk.shift
+			part[next[r]] = v & pk.mask
 			next[r]++
 		}
 	} else {
-		copy(tmp, part)
 		for _, x := range tmp {
 			counts[rel[x]]++
 		}
@@ -60,15 +51,10 @@ func relationBatches(dst []batch, part, tmp []uint32, base int, rel []uint32, co
 			next[r]++
 		}
 	}
-	// counts still holds each relation's size; start[r] its first row.
+	// counts holds each relation's size; starts[r] is its next unused row.
 	left := counts
 	total := len(part)
-	start := 0
-	starts := make([]int, len(counts))
-	for r, c := range counts {
-		starts[r] = start
-		start += c
-	}
+	starts := prefix(counts)
 	for total > 0 {
 		x := int(rng.Uint64N(uint64(total)))
 		r := 0

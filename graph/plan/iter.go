@@ -88,6 +88,13 @@ func (p *Plan) Iter(st State) (*Iter, error) {
 	return it, nil
 }
 
+// MemoryBytes is the size of the per-edge buffers the iterator holds (the
+// chunk's columns and the two index arrays), by capacity.
+func (it *Iter) MemoryBytes() int64 {
+	e := &it.edges
+	return int64(cap(e.Lhs)+cap(e.Rhs)+cap(e.Rel)+cap(e.Weight)+cap(it.perm)+cap(it.scratch))*4 + int64(cap(e.Ordinal))*8
+}
+
 // Err returns the error that ended the iteration, if any.
 func (it *Iter) Err() error { return it.err }
 
@@ -181,12 +188,16 @@ func (it *Iter) enter() error {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
 	}
 	begin, end := ChunkRange(n, p.chunks, pos.Chunk)
+	it.reserve(end - begin)
 	it.edges.Reset()
 	if err := p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges); err != nil {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
 	}
 	if it.edges.Len() != end-begin {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d): read %d edges, want %d", pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Len(), end-begin)
+	}
+	if w := it.edges.Weight; w != nil && cap(w) > it.p.maxChunk {
+		it.edges.Weight = append(make([]float32, 0, it.p.maxChunk), w...)
 	}
 	if err := it.prepare(b); err != nil {
 		return err
@@ -202,6 +213,24 @@ func (it *Iter) enter() error {
 	it.rec = Record{Kind: BucketRecord, Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk,
 		Bucket: b, Index: pos.Index, Edges: cn, Holdout: it.perm[it.m:cn], Resumed: resumed, Data: &it.edges}
 	return nil
+}
+
+// reserve sizes the buffers, once, for the plan's largest chunk, so that
+// they never grow by append's over-allocation. The weight column, known only
+// after a read, is sized when it first appears.
+func (it *Iter) reserve(n int) {
+	e := &it.edges
+	size := max(n, it.p.maxChunk)
+	if cap(e.Rel) < n {
+		e.Lhs, e.Rhs, e.Rel = make([]uint32, 0, size), make([]uint32, 0, size), make([]uint32, 0, size)
+		e.Ordinal = make([]uint64, 0, size)
+	}
+	if e.Weight != nil && cap(e.Weight) < n {
+		e.Weight = make([]float32, 0, size)
+	}
+	if cap(it.perm) < n {
+		it.perm, it.scratch = make([]uint32, size), make([]uint32, size)
+	}
 }
 
 // prepare computes the holdout, the shuffle, the shares and every worker's
@@ -227,10 +256,6 @@ func (it *Iter) prepare(b graph.Bucket) error {
 			numRel = int(maxRel) + 1
 		}
 	}
-	if cap(it.perm) < n {
-		it.perm = make([]uint32, n)
-		it.scratch = make([]uint32, n)
-	}
 	it.perm, it.scratch = it.perm[:n], it.scratch[:n]
 	k := HoldoutCount(n, o.EvalFraction)
 	it.m = n - k
@@ -242,7 +267,11 @@ func (it *Iter) prepare(b graph.Bucket) error {
 		sampleHoldout(marks, n, k, mix.Rand(o.Seed, tagHoldout, c.set, c.chunk, c.lhs, c.rhs))
 		listMarked(it.perm[it.m:], marks, n)
 	}
-	shuffleTrain(it.perm[:it.m], marks, n, o.Seed, c, parallelism())
+	var pk *packing
+	if !o.DynamicRelations {
+		pk = newPacking(it.edges.Rel, numRel)
+	}
+	shuffleTrain(it.perm[:it.m], marks, n, o.Seed, c, parallelism(), pk)
 	var wg sync.WaitGroup
 	for w := range it.workers {
 		ws := &it.workers[w]
@@ -261,7 +290,7 @@ func (it *Iter) prepare(b graph.Bucket) error {
 			defer wg.Done()
 			rng := mix.Rand(o.Seed, tagRelation, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(w))
 			ws.batches = relationBatches(ws.batches, it.perm[begin:end], it.scratch[begin:end], begin,
-				it.edges.Rel, ws.counts, o.BatchSize, rng)
+				it.edges.Rel, pk, ws.counts, o.BatchSize, rng)
 		}()
 	}
 	wg.Wait()

@@ -255,9 +255,18 @@ func TestBatchShapes(t *testing.T) {
 // Invariant 7: same seed, same plan; another seed, another plan; GOMAXPROCS
 // 1 and 4 agree, on buckets large enough for the blocked parallel shuffle.
 func TestDeterminism(t *testing.T) {
-	g := testGraph(2, 2, 1, 150000, 4, false, 5)
+	defer func(old int) { blockTarget = old }(blockTarget)
+	blockTarget = 1 << 10
+	g := testGraph(1, 2, 1, 6000, 4, false, 5)
 	o := testOptions()
 	o.NumEpochs, o.BatchSize, o.Workers, o.NumRelations = 1, 1000, 2, 4
+	multi := false
+	for _, e := range g.Sets[0] {
+		multi = multi || numBlocks(e.Len()-HoldoutCount(e.Len(), o.EvalFraction)) > 1
+	}
+	if !multi {
+		t.Fatal("no bucket large enough for the blocked shuffle")
+	}
 	run := func(procs int, seed uint64) uint64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		o.Seed = seed

@@ -24,8 +24,11 @@ type Plan struct {
 	sets    int
 	chunks  int
 	largest int
-	total   int64
-	store   string
+	// maxChunk bounds every chunk's size: iterators size their
+	// buffers to it once.
+	maxChunk int
+	total    int64
+	store    string
 }
 
 // New checks o and the store's shape, resolves num_edge_chunks and returns
@@ -65,6 +68,7 @@ func New(r graph.Reader, o Options) (*Plan, error) {
 	if p.chunks == 0 {
 		p.chunks = NumChunksFor(p.largest, o.MaxEdgesPerChunk)
 	}
+	p.maxChunk = (p.largest + p.chunks - 1) / p.chunks
 	if f, ok := r.(Fingerprinter); ok {
 		p.store = f.Fingerprint()
 	} else {

@@ -50,14 +50,14 @@ func TestHoldoutUniform(t *testing.T) {
 
 // The shuffle of 4 elements hits all 24 orders equally: 23 dof, threshold
 // 56.41. Then the blocked shuffle (m large enough for 4 blocks): the final
-// position of element 0 and of the last element, in 8 bins, 7 dof each,
-// threshold 29.88.
+// position of element 0 and of the last element, in 4 bins, 3 dof each,
+// threshold 21.11.
 func TestShuffleUniform(t *testing.T) {
 	perms := map[string]int{}
 	dst := make([]uint32, 4)
 	const runs = 12000
 	for s := uint64(0); s < runs; s++ {
-		shuffleTrain(dst, nil, 4, s, coords{}, 1)
+		shuffleTrain(dst, nil, 4, s, coords{}, 1, nil)
 		perms[fmt.Sprint(dst)]++
 	}
 	if len(perms) != 24 {
@@ -71,25 +71,28 @@ func TestShuffleUniform(t *testing.T) {
 		t.Fatalf("orders of 4 not uniform: chi-square %.1f", x)
 	}
 
-	const m, big = 4*blockTarget - 100, 400
+	defer func(old int) { blockTarget = old }(blockTarget)
+	blockTarget = 1 << 9
+	const big = 3000
+	m := 2*blockTarget + 100
 	if numBlocks(m) != 4 {
 		t.Fatalf("numBlocks(%d) = %d", m, numBlocks(m))
 	}
 	dst = make([]uint32, m)
-	first, last := make([]float64, 8), make([]float64, 8)
+	first, last := make([]float64, 4), make([]float64, 4)
 	for s := uint64(0); s < big; s++ {
-		shuffleTrain(dst, nil, m, s, coords{epoch: 3}, 2)
+		shuffleTrain(dst, nil, m, s, coords{epoch: 3}, 2, nil)
 		for i, x := range dst {
 			if x == 0 {
-				first[i*8/m]++
+				first[i*4/m]++
 			}
-			if x == m-1 {
-				last[i*8/m]++
+			if int(x) == m-1 {
+				last[i*4/m]++
 			}
 		}
 	}
 	for _, c := range [][]float64{first, last} {
-		if x := chi2(c, uniform(8, big)); x > 29.88 {
+		if x := chi2(c, uniform(4, float64(big))); x > 21.11 {
 			t.Fatalf("blocked shuffle: position not uniform: chi-square %.1f: %v", x, c)
 		}
 	}
@@ -97,7 +100,7 @@ func TestShuffleUniform(t *testing.T) {
 	marks := make([]uint32, (m+31)/32)
 	marks[0] = 0b1011
 	dst = dst[:m-3]
-	shuffleTrain(dst, marks, m, 1, coords{}, 2)
+	shuffleTrain(dst, marks, m, 1, coords{}, 2, nil)
 	seen := make([]bool, m)
 	for _, x := range dst {
 		if seen[x] || x == 0 || x == 1 || x == 3 {
@@ -129,7 +132,7 @@ func TestRelationPickProportional(t *testing.T) {
 		for i := range part {
 			part[i] = uint32(i)
 		}
-		b := relationBatches(nil, part, tmp, 0, rel, cnt, 7, mix.Rand(s, 2))
+		b := relationBatches(nil, part, tmp, 0, rel, nil, cnt, 7, mix.Rand(s, 2))
 		counts[b[0].rel]++
 	}
 	if x := chi2(counts, []float64{runs * .1, runs * .3, runs * .6}); x > 18.42 {
@@ -146,7 +149,14 @@ func TestPBGBatchingCases(t *testing.T) {
 	want := map[int32][]uint32{0: {1, 2, 6, 7}, 1: {0, 3}, 2: {4, 5, 8, 9}}
 	for s := uint64(0); s < 20; s++ {
 		part := []uint32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
-		bs := relationBatches(nil, part, make([]uint32, 10), 0, rel, make([]int, 3), 3, mix.Rand(s, 3))
+		pk := (*packing)(nil)
+		if s%2 == 1 { // both the packed and the plain grouping
+			pk = newPacking(rel, 3)
+			for i := range part {
+				part[i] = pk.pack(i)
+			}
+		}
+		bs := relationBatches(nil, part, make([]uint32, 10), 0, rel, pk, make([]int, 3), 3, mix.Rand(s, 3))
 		got := map[int32][]uint32{}
 		for _, b := range bs {
 			if b.n > 3 || b.n < 1 {
@@ -160,11 +170,11 @@ func TestPBGBatchingCases(t *testing.T) {
 	}
 	// Constant relation: one group.
 	part := []uint32{0, 1, 2}
-	bs := relationBatches(nil, part, make([]uint32, 3), 0, []uint32{3, 3, 3}, make([]int, 4), 5, mix.Rand(0))
+	bs := relationBatches(nil, part, make([]uint32, 3), 0, []uint32{3, 3, 3}, nil, make([]int, 4), 5, mix.Rand(0))
 	if len(bs) != 1 || bs[0].rel != 3 || bs[0].n != 3 {
 		t.Fatalf("constant relation: %+v", bs)
 	}
-	if bs := relationBatches(nil, nil, nil, 0, nil, make([]int, 1), 5, mix.Rand(0)); len(bs) != 0 {
+	if bs := relationBatches(nil, nil, nil, 0, nil, nil, make([]int, 1), 5, mix.Rand(0)); len(bs) != 0 {
 		t.Fatalf("empty: %+v", bs)
 	}
 	d := dynamicBatches(nil, 0, 10, 4)

@@ -14,16 +14,24 @@ func trailingZeros(x uint32) int { return bits.TrailingZeros32(x) }
 
 // Shuffle layout: the m training positions are spread over K blocks (K a
 // power of two, about m/blockTarget, at most maxBlocks): each position goes
-// to a uniformly random block, in position order, then every block is
-// Fisher-Yates shuffled on its own. Concatenating the blocks gives a uniform
-// permutation: given the block sizes, each block receives a uniformly random
-// subset of that size, and its own shuffle orders it uniformly. K and the
-// streams depend only on m and the coordinates, so the result does not depend
-// on how many goroutines shuffle the blocks (invariant 7).
+// to a uniformly random block, then every block is Fisher-Yates shuffled on
+// its own. Concatenating the blocks gives a uniform permutation: given the
+// block sizes, each block receives a uniformly random subset of that size,
+// and its own shuffle orders it uniformly. The block draws are made per
+// segment of segmentLen positions (one stream per segment), so segments can
+// be assigned in parallel; inside a block, positions keep their order. K,
+// the segments and every stream depend only on n, m and the coordinates, so
+// the result does not depend on how many goroutines do the work
+// (invariant 7).
 const (
-	blockTarget = 1 << 15
-	maxBlocks   = 256
+	maxBlocks  = 256
+	segmentLen = 1 << 20
 )
+
+// blockTarget is the block size the shuffle aims at (512 KiB of uint32,
+// about an L2 cache). It is fixed: changing it changes every plan. Tests
+// lower it to reach the blocked path on small inputs.
+var blockTarget = 1 << 17
 
 // numBlocks is the power of two nearest above m/blockTarget, in [1, maxBlocks].
 func numBlocks(m int) int {
@@ -39,71 +47,158 @@ type coords struct {
 	epoch, set, chunk, lhs, rhs uint64
 }
 
-// shuffleTrain writes the positions of [0, n) not marked in marks (nil: none
-// marked) to dst (len = their count) in uniformly random order.
-func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, parallel int) {
-	m := len(dst)
-	k := numBlocks(m)
-	if k == 1 {
-		fill(dst, marks, n)
-		fisherYates(dst, mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, 0))
+// parallelFor calls f(0..count-1) on up to parallel goroutines.
+func parallelFor(count, parallel int, f func(i int)) {
+	if parallel <= 1 || count <= 1 {
+		for i := 0; i < count; i++ {
+			f(i)
+		}
 		return
 	}
-	var counts [maxBlocks + 1]int
-	mask := uint64(k - 1)
-	// Pass 1 counts each block's size, pass 2 replays the same draws and
-	// scatters. One 64-bit draw gives eight 8-bit block numbers.
-	assign := func(visit func(i int, blk uint64)) {
-		rng := mix.Rand(seed, tagShuffle, c.epoch, c.set, c.chunk, c.lhs, c.rhs)
-		var word uint64
-		left := 0
-		for i := 0; i < n; i++ {
-			if marks != nil && marked(marks, i) {
-				continue
-			}
-			if left == 0 {
-				word, left = rng.Uint64(), 8
-			}
-			visit(i, word&mask)
-			word >>= 8
-			left--
-		}
-	}
-	assign(func(_ int, b uint64) { counts[b+1]++ })
-	for b := 1; b <= k; b++ {
-		counts[b] += counts[b-1]
-	}
-	starts := counts
-	assign(func(i int, b uint64) { dst[counts[b]] = uint32(i); counts[b]++ })
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for g := 0; g < min(parallel, k); g++ {
+	for g := 0; g < min(parallel, count); g++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for b := int(next.Add(1) - 1); b < k; b = int(next.Add(1) - 1) {
-				fisherYates(dst[starts[b]:starts[b+1]], mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(b)))
+			for i := int(next.Add(1) - 1); i < count; i = int(next.Add(1) - 1) {
+				f(i)
 			}
 		}()
 	}
 	wg.Wait()
 }
 
+// shuffleTrain writes the positions of [0, n) not marked in marks (nil: none
+// marked) to dst (len = their count) in uniformly random order. With pk
+// set, each value is packed with the position's relation (pk.pack).
+func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, parallel int, pk *packing) {
+	m := len(dst)
+	k := numBlocks(m)
+	if k == 1 {
+		fill(dst, marks, n, pk)
+		fisherYates(dst, mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, 0))
+		return
+	}
+	segs := (n + segmentLen - 1) / segmentLen
+	counts := make([][maxBlocks]int, segs)
+	segRand := func(s int) *rand.Rand {
+		return mix.Rand(seed, tagShuffle, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(s))
+	}
+	mask := uint64(k - 1)
+	parallelFor(segs, parallel, func(s int) {
+		assignSegment(nil, &counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask, nil)
+	})
+	var starts [maxBlocks + 1]int
+	off := 0
+	for b := 0; b < k; b++ {
+		starts[b] = off
+		for s := range counts {
+			c := counts[s][b]
+			counts[s][b] = off
+			off += c
+		}
+	}
+	starts[k] = off
+	parallelFor(segs, parallel, func(s int) {
+		assignSegment(dst, &counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask, pk)
+	})
+	parallelFor(k, parallel, func(b int) {
+		fisherYates(dst[starts[b]:starts[b+1]], mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(b)))
+	})
+}
+
+// assignSegment draws a block for every unmarked position of [lo, hi), one
+// 8-bit draw each (eight per 64-bit value). With dst nil it counts the
+// positions per block in cnt; otherwise cnt holds each block's next slot in
+// dst and the positions (packed with pk when set) are written there.
+func assignSegment(dst []uint32, cnt *[maxBlocks]int, marks []uint32, lo, hi int, rng *rand.Rand, mask uint64, pk *packing) {
+	var word uint64
+	left := 0
+	for i := lo; i < hi; i++ {
+		if marks != nil && marks[i>>5]>>(i&31)&1 != 0 {
+			continue
+		}
+		if left == 0 {
+			word, left = rng.Uint64(), 8
+		}
+		b := word & mask
+		word >>= 8
+		left--
+		if dst == nil {
+			cnt[b]++
+			continue
+		}
+		v := uint32(i)
+		if pk != nil {
+			v |= pk.rel[i] << pk.shift
+		}
+		dst[cnt[b]] = v
+		cnt[b]++
+	}
+}
+
 // fill writes the unmarked positions of [0, n) to dst in order.
-func fill(dst, marks []uint32, n int) {
+func fill(dst, marks []uint32, n int, pk *packing) {
 	j := 0
 	for i := 0; i < n; i++ {
 		if marks == nil || !marked(marks, i) {
-			dst[j] = uint32(i)
+			if pk != nil {
+				dst[j] = pk.pack(i)
+			} else {
+				dst[j] = uint32(i)
+			}
 			j++
 		}
 	}
 }
 
-// fisherYates shuffles a uniformly (unbiased bounded draws).
+// packing stores a row and its relation in one uint32 (relation in the top
+// bits) so that grouping by relation after the shuffle reads the relation
+// from the shuffled array instead of from the column at random places.
+type packing struct {
+	rel   []uint32
+	shift uint
+	mask  uint32
+}
+
+// newPacking returns a packing for n rows and relations < numRel, or nil
+// when they do not fit in 32 bits together.
+func newPacking(rel []uint32, numRel int) *packing {
+	idx := bits.Len32(uint32(len(rel)))
+	r := bits.Len32(uint32(numRel - 1))
+	if idx+r > 32 || len(rel) >= 1<<32-1 {
+		return nil
+	}
+	return &packing{rel: rel, shift: uint(idx), mask: uint32(uint64(1)<<idx - 1)}
+}
+
+func (p *packing) pack(i int) uint32 { return p.rel[i]<<p.shift | uint32(i) }
+
+// fisherYates shuffles a uniformly. Each 64-bit draw gives two 32-bit
+// halves, each turned into an unbiased index below i+1 by Lemire's
+// multiply-and-reject method.
 func fisherYates(a []uint32, rng *rand.Rand) {
+	var word uint64
+	have := false
+	next := func() uint32 {
+		if !have {
+			word, have = rng.Uint64(), true
+			return uint32(word)
+		}
+		have = false
+		return uint32(word >> 32)
+	}
 	for i := len(a) - 1; i > 0; i-- {
-		j := rng.Uint32N(uint32(i + 1))
+		bound := uint32(i + 1)
+		m := uint64(next()) * uint64(bound)
+		if uint32(m) < bound {
+			t := -bound % bound
+			for uint32(m) < t {
+				m = uint64(next()) * uint64(bound)
+			}
+		}
+		j := uint32(m >> 32)
 		a[i], a[j] = a[j], a[i]
 	}
 }
