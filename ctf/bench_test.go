@@ -150,30 +150,26 @@ func BenchmarkParse(b *testing.B) {
 }
 
 func benchParse(b *testing.B, c benchCorpus, chunkBytes int64) {
-	{
-		{
-			p := benchFile(b, c)
-			r, err := Open(p, Config{Streams: c.streams, ChunkBytes: chunkBytes})
-			if err != nil {
+	p := benchFile(b, c)
+	r, err := Open(p, Config{Streams: c.streams, ChunkBytes: chunkBytes})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	b.SetBytes(fileSize(b, p))
+	var peak uint64
+	var ms runtime.MemStats
+	for b.Loop() {
+		for ch := 0; ch < r.Layout().NumChunks(); ch++ {
+			if _, err := r.LoadChunk(ch); err != nil {
 				b.Fatal(err)
 			}
-			defer r.Close()
-			b.SetBytes(fileSize(b, p))
-			var peak uint64
-			var ms runtime.MemStats
-			for b.Loop() {
-				for ch := 0; ch < r.Layout().NumChunks(); ch++ {
-					if _, err := r.LoadChunk(ch); err != nil {
-						b.Fatal(err)
-					}
-					if ch%4 == 0 {
-						runtime.ReadMemStats(&ms)
-						peak = max(peak, ms.HeapInuse)
-					}
-				}
+			if ch%4 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
 			}
-			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-			b.ReportMetric(float64(fileSize(b, p))/(1<<20), "file-MiB")
 		}
 	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(fileSize(b, p))/(1<<20), "file-MiB")
 }
