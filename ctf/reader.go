@@ -25,6 +25,10 @@ type Reader struct {
 	skipped   map[string]int   // bad sequences by kind
 	warnings  map[string]int   // warnings by kind
 	fromCache bool
+	// bufs recycles up to two chunk read buffers (fresh memory costs page
+	// faults on every read): a Chunk never points into the bytes it was
+	// parsed from (ids are copied), so the buffer is free after parsing.
+	bufs chan []byte
 }
 
 var _ corpus.Source = (*Reader)(nil)
@@ -43,7 +47,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}}
+		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2)}
 	if err := r.index(); err != nil {
 		f.Close()
 		return nil, err
@@ -144,7 +148,22 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 	first, end := r.layout.Chunk(c)
 	base := r.x.offsets[first]
 	last := end - 1
-	data := make([]byte, r.x.offsets[last]+int64(r.x.sizes[last])-base)
+	n := r.x.offsets[last] + int64(r.x.sizes[last]) - base
+	var data []byte
+	select {
+	case data = <-r.bufs:
+	default:
+	}
+	if int64(cap(data)) < n {
+		data = make([]byte, n)
+	}
+	data = data[:n]
+	defer func() {
+		select {
+		case r.bufs <- data:
+		default:
+		}
+	}()
 	if _, err := r.f.ReadAt(data, base); err != nil {
 		return nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
 	}
