@@ -252,9 +252,19 @@ func verifyBucket(f *os.File, bm BucketManifest, weights bool) error {
 	if fi.Size() != bm.Bytes {
 		return &corruptError{fmt.Sprintf("file is %d bytes, manifest says %d", fi.Size(), bm.Bytes)}
 	}
-	hb := make([]byte, HeaderSize)
-	if _, err := f.ReadAt(hb, 0); err != nil {
-		return err
+	var whole []byte // small file: read once
+	if bm.Bytes <= smallBucket {
+		whole = make([]byte, bm.Bytes)
+		if _, err := f.ReadAt(whole, 0); err != nil {
+			return err
+		}
+	}
+	hb := whole
+	if hb == nil {
+		hb = make([]byte, HeaderSize)
+		if _, err := f.ReadAt(hb, 0); err != nil {
+			return err
+		}
 	}
 	h, err := DecodeHeader(hb)
 	if err != nil {
@@ -264,13 +274,22 @@ func verifyBucket(f *os.File, bm BucketManifest, weights bool) error {
 		return &corruptError{fmt.Sprintf("header %+v disagrees with the manifest", h)}
 	}
 	offs, _ := layout(bm.Edges, weights)
-	buf := make([]byte, 1<<20)
+	var buf []byte
+	if whole == nil {
+		buf = make([]byte, 1<<20)
+	}
 	for _, c := range Columns(weights) {
-		sum := crc32.New(castagnoli)
-		if _, err := io.CopyBuffer(sum, io.NewSectionReader(f, offs[c], bm.Edges*colWidth(c)), buf); err != nil {
-			return err
+		var got uint32
+		if whole != nil {
+			got = crc(whole[offs[c] : offs[c]+bm.Edges*colWidth(c)])
+		} else {
+			sum := crc32.New(castagnoli)
+			if _, err := io.CopyBuffer(sum, io.NewSectionReader(f, offs[c], bm.Edges*colWidth(c)), buf); err != nil {
+				return err
+			}
+			got = sum.Sum32()
 		}
-		if got := sum.Sum32(); got != bm.CRC32C[c] {
+		if got != bm.CRC32C[c] {
 			return &corruptError{fmt.Sprintf("column %s checksum mismatch (stored %08x, computed %08x)", c, bm.CRC32C[c], got)}
 		}
 	}

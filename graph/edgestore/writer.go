@@ -24,6 +24,9 @@ type WriteOptions struct {
 	// "cleanup"); a non-nil error stops the write there as a failure would.
 	// Tests use it to inject failures.
 	Hook func(step string) error
+	// NoSync skips every fsync. Only for tests and throw-away benchmark
+	// data: without it a crash may leave a store that fails its checksums.
+	NoSync bool
 }
 
 // errSimulatedCrash, returned by a Hook, makes Commit stop on the spot
@@ -168,7 +171,7 @@ func (w *Writer) hook(step string) error {
 
 // writeFile writes a file in dir through fill, fsyncs it, and returns its
 // size and CRC32C.
-func writeFile(dir, name string, fill func(io.Writer) error) (FileManifest, error) {
+func (w *Writer) writeFile(dir, name string, fill func(io.Writer) error) (FileManifest, error) {
 	p := filepath.Join(dir, name)
 	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -176,7 +179,7 @@ func writeFile(dir, name string, fill func(io.Writer) error) (FileManifest, erro
 	}
 	cw := &crcWriter{w: f}
 	err = fill(cw)
-	if err == nil {
+	if err == nil && !w.opts.NoSync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -220,7 +223,7 @@ func (w *Writer) WriteEntities(typ string, parts [][]string) error {
 	counts := make([]int64, len(parts))
 	for p, names := range parts {
 		counts[p] = int64(len(names))
-		fm, err := writeFile(w.ent.tmp, countFile(typ, p), func(wr io.Writer) error {
+		fm, err := w.writeFile(w.ent.tmp, countFile(typ, p), func(wr io.Writer) error {
 			_, err := wr.Write(countText(counts[p]))
 			return err
 		})
@@ -228,7 +231,7 @@ func (w *Writer) WriteEntities(typ string, parts [][]string) error {
 			return err
 		}
 		w.entFiles = append(w.entFiles, fm)
-		fm, err = writeFile(w.ent.tmp, namesFile(typ, p), func(wr io.Writer) error { return writeNames(wr, names) })
+		fm, err = w.writeFile(w.ent.tmp, namesFile(typ, p), func(wr io.Writer) error { return writeNames(wr, names) })
 		if err != nil {
 			return err
 		}
@@ -244,13 +247,13 @@ func (w *Writer) WriteRelationNames(names []string) error {
 	if w.relNames {
 		return fmt.Errorf("edgestore: relation names written twice")
 	}
-	fm, err := writeFile(w.ent.tmp, relNamesFile, func(wr io.Writer) error { return writeNames(wr, names) })
+	fm, err := w.writeFile(w.ent.tmp, relNamesFile, func(wr io.Writer) error { return writeNames(wr, names) })
 	if err != nil {
 		return err
 	}
 	w.entFiles = append(w.entFiles, fm)
 	if w.cfg.DynamicRelations {
-		fm, err := writeFile(w.ent.tmp, relCountFile, func(wr io.Writer) error {
+		fm, err := w.writeFile(w.ent.tmp, relCountFile, func(wr io.Writer) error {
 			_, err := wr.Write(countText(int64(len(names))))
 			return err
 		})
@@ -302,14 +305,24 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	}
 	st.buckets[idx] = BucketManifest{Lhs: b.Lhs, Rhs: b.Rhs, File: name, Edges: n}
 	h := Header{Weights: st.weights, Edges: uint64(n), Lhs: uint32(b.Lhs), Rhs: uint32(b.Rhs)}
-	if _, err := f.WriteAt(h.Encode(), 0); err != nil {
+	offs, size := layout(n, st.weights)
+	bw := &BucketWriter{set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights, noSync: w.opts.NoSync}
+	// A small bucket is assembled in memory and written with one call at
+	// Close (system calls dominate with many small buckets); a large one
+	// streams each column through its own buffer.
+	bw.whole = size <= smallBucket
+	if bw.whole {
+		bw.header = h.Encode()
+	} else if _, err := f.WriteAt(h.Encode(), 0); err != nil {
 		f.Close()
 		return nil, &Error{Path: p, Err: err}
 	}
-	offs, size := layout(n, st.weights)
-	bw := &BucketWriter{set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights}
 	for _, c := range Columns(st.weights) {
-		bw.cols = append(bw.cols, colBuf{name: c, off: offs[c], buf: make([]byte, 0, 1<<17)})
+		size := min(1<<17, max(n, 1)*colWidth(c))
+		if bw.whole {
+			size = n * colWidth(c)
+		}
+		bw.cols = append(bw.cols, colBuf{name: c, off: offs[c], buf: make([]byte, 0, size)})
 	}
 	return bw, nil
 }
@@ -324,9 +337,15 @@ type BucketWriter struct {
 	n, done int64
 	size    int64
 	weights bool
+	noSync  bool
+	whole   bool   // small bucket: one write at Close
+	header  []byte // whole mode: the header
 	cols    []colBuf
 	err     error
 }
+
+// smallBucket is the largest bucket file assembled in memory.
+const smallBucket = 1 << 20
 
 type colBuf struct {
 	name string
@@ -419,12 +438,23 @@ func (bw *BucketWriter) Close() error {
 	if err == nil && bw.done != bw.n {
 		err = fmt.Errorf("%d edges written, %d announced", bw.done, bw.n)
 	}
-	for i := range bw.cols {
-		if err == nil {
-			err = bw.cols[i].flush(bw.f)
+	if err == nil && bw.whole {
+		all := make([]byte, 0, bw.size)
+		all = append(all, bw.header...)
+		for i := range bw.cols {
+			c := &bw.cols[i]
+			c.crc = crc32.Update(c.crc, castagnoli, c.buf)
+			all = append(all, c.buf...)
+		}
+		_, err = bw.f.WriteAt(all, 0)
+	} else {
+		for i := range bw.cols {
+			if err == nil {
+				err = bw.cols[i].flush(bw.f)
+			}
 		}
 	}
-	if err == nil {
+	if err == nil && !bw.noSync {
 		err = bw.f.Sync()
 	}
 	if cerr := bw.f.Close(); err == nil {
@@ -489,7 +519,7 @@ func (w *Writer) commit() error {
 	em := EntityManifest{Format: entityFormat, Version: Version, StorageFingerprint: w.cfg.StorageFingerprint(),
 		DynamicRelations: w.cfg.DynamicRelations, NumRelations: w.numRels, Entities: w.entCounts, Files: w.entFiles}
 	emBytes := encodeManifest(em)
-	if _, err := writeFile(w.ent.tmp, EntityManifestName, func(wr io.Writer) error { _, err := wr.Write(emBytes); return err }); err != nil {
+	if _, err := w.writeFile(w.ent.tmp, EntityManifestName, func(wr io.Writer) error { _, err := wr.Write(emBytes); return err }); err != nil {
 		return err
 	}
 	entID := sha256.Sum256(emBytes)
@@ -502,7 +532,7 @@ func (w *Writer) commit() error {
 			EntitiesID: hex.EncodeToString(entID[:]), Partitions: [2]int{w.lhs, w.rhs}, Weights: st.weights,
 			Columns: Columns(st.weights), Source: st.source, Edges: total, Buckets: st.buckets}
 		mb := encodeManifest(m)
-		if _, err := writeFile(st.tmp, EdgeManifestName, func(wr io.Writer) error { _, err := wr.Write(mb); return err }); err != nil {
+		if _, err := w.writeFile(st.tmp, EdgeManifestName, func(wr io.Writer) error { _, err := wr.Write(mb); return err }); err != nil {
 			return err
 		}
 	}
@@ -511,6 +541,9 @@ func (w *Writer) commit() error {
 		targets = append(targets, &st.target)
 	}
 	for _, t := range targets {
+		if w.opts.NoSync {
+			break
+		}
 		if err := syncDir(t.tmp); err != nil {
 			return err
 		}

@@ -52,7 +52,8 @@ func generate(w io.Writer, edges int, relations []string, entities int, seed uin
 // generated file of edges edges per edge set (written in tmpDir, then
 // imported with relation column 1 using cfg's relation names), entities
 // drawn from [0, entities) for every type. It is meant for the benchmarks
-// of the packages that read stores.
+// of the packages that read stores: it skips fsync, so the store is not
+// crash-safe.
 func GenerateStore(ctx context.Context, cfg *config.Config, tmpDir string, edges, entities int, seed uint64) (Report, error) {
 	names := make([]string, len(cfg.Relations))
 	for i, r := range cfg.Relations {
@@ -76,5 +77,6 @@ func GenerateStore(ctx context.Context, cfg *config.Config, tmpDir string, edges
 	}
 	opts := DefaultOptions()
 	opts.RelCol = 1
+	opts.noSync = true // throw-away data: no fsync
 	return Import(ctx, cfg, opts, files)
 }

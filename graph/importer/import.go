@@ -55,7 +55,7 @@ func Import(ctx context.Context, cfg *config.Config, opts Options, files []strin
 	if len(files) != len(cfg.EdgePaths) {
 		return rep, fmt.Errorf("importer: %d input files for %d edge_paths in the config (the i-th file becomes edge set edge_paths[i])", len(files), len(cfg.EdgePaths))
 	}
-	w, err := edgestore.Create(cfg, edgestore.WriteOptions{Hook: opts.hook})
+	w, err := edgestore.Create(cfg, edgestore.WriteOptions{Hook: opts.hook, NoSync: opts.noSync})
 	if err != nil {
 		return rep, err
 	}

@@ -52,7 +52,8 @@ type Options struct {
 	// then (about every 4 MiB parsed and after each bucket written).
 	Progress func(Progress)
 
-	hook func(step string) error // tests: injected failures (edgestore.WriteOptions.Hook)
+	hook   func(step string) error // tests: injected failures (edgestore.WriteOptions.Hook)
+	noSync bool                    // tests and generated benchmark data: no fsync
 }
 
 // DefaultOptions are SPEC B1.2's defaults: lhs column 0, rhs column 2, no

@@ -1,0 +1,131 @@
+package importer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+)
+
+// sharedData returns ../shared/data resolved from the module root (the
+// directory holding go.mod), or skips the test.
+func sharedData(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root (go.mod) not found")
+		}
+		dir = parent
+	}
+	d := filepath.Join(dir, "..", "shared", "data")
+	if _, err := os.Stat(d); err != nil {
+		t.Skipf("shared data not found at %s: %v", d, err)
+	}
+	return d
+}
+
+// Real graphs import with 1, 4 and 16 partitions, keeping exactly the edge
+// counts of shared/data/README.md, every ordinal once.
+func TestRealGraphs(t *testing.T) {
+	data := sharedData(t)
+	cases := []struct {
+		file  string
+		edges int64
+		delim Delimiter
+		rel   bool
+	}{
+		{"kg/fb15k-237/train.txt", 272115, Tab, true}, // CRLF
+		{"graphs/facebook_combined.txt", 88234, Space, false},
+		{"graphs/wiki-Vote.txt", 103689, Space, false}, // CRLF, comments
+		{"graphs/ca-HepPh.txt", 237010, Space, false},
+		{"graphs/ca-CondMat.txt", 186936, Space, false},
+		{"graphs/ca-HepTh.txt", 51971, Space, false},
+		{"graphs/ca-GrQc.txt", 28980, Space, false},
+		{"graphs/email-Eu-core.txt", 25571, Space, false},
+		{"graphs/p2p-Gnutella08.txt", 20777, Space, false},
+	}
+	for _, c := range cases {
+		path := filepath.Join(data, c.file)
+		if _, err := os.Stat(path); err != nil {
+			t.Logf("skipping %s: %v", c.file, err)
+			continue
+		}
+		for _, p := range []int{1, 4, 16} {
+			t.Run(fmt.Sprintf("%s/P%d", filepath.Base(c.file), p), func(t *testing.T) {
+				dir := t.TempDir()
+				doc := fmt.Sprintf("entity_path = %q\nedge_paths = [%q]\ncheckpoint_path = \"c\"\ndynamic_relations = true\n[entities.n]\nnum_partitions = %d\n[[relations]]\nname = \"edge\"\nlhs = \"n\"\nrhs = \"n\"\n",
+					filepath.Join(dir, "ent"), filepath.Join(dir, "edges"), p)
+				cfg, err := config.Parse([]byte(doc), "toml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := DefaultOptions()
+				o.Delimiter = c.delim
+				o.noSync = true // fsync of 256 files dominates; atomicity is tested elsewhere
+				if c.rel {
+					o.RelCol = 1
+				} else {
+					o.RhsCol = 1
+				}
+				rep, err := Import(context.Background(), cfg, o, []string{path})
+				if err != nil {
+					t.Fatal(err)
+				}
+				es := rep.EdgeSets[0]
+				if es.Edges != c.edges || es.Skipped != 0 || es.EdgeLines != c.edges {
+					t.Fatalf("%d edges (%d skipped), want %d", es.Edges, es.Skipped, c.edges)
+				}
+				st, err := edgestore.Open(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				seen := make([]bool, c.edges)
+				var e graph.Edges
+				for l := 0; l < p; l++ {
+					for r := 0; r < p; r++ {
+						b := graph.Bucket{Lhs: l, Rhs: r}
+						n, err := st.NumEdges(0, b)
+						if err != nil {
+							t.Fatal(err)
+						}
+						e.Reset()
+						if err := st.ReadEdges(0, b, 0, n, &e); err != nil {
+							t.Fatal(err)
+						}
+						for _, o := range e.Ordinal {
+							if o >= uint64(c.edges) || seen[o] {
+								t.Fatalf("ordinal %d out of range or repeated", o)
+							}
+							seen[o] = true
+						}
+					}
+				}
+				for o, ok := range seen {
+					if !ok {
+						t.Fatalf("ordinal %d missing", o)
+					}
+				}
+				if c.rel && len(rep.Relations) != 237 {
+					t.Errorf("FB15k-237 has %d relations, want 237", len(rep.Relations))
+				}
+				if c.rel && rep.Entities["n"] != 14505 {
+					t.Errorf("FB15k-237 train has %d entities, want 14505", rep.Entities["n"])
+				}
+			})
+		}
+	}
+}
