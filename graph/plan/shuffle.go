@@ -111,30 +111,46 @@ func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, pa
 // assignSegment draws a block for every unmarked position of [lo, hi), one
 // 8-bit draw each (eight per 64-bit value). With dst nil it counts the
 // positions per block in cnt; otherwise cnt holds each block's next slot in
-// dst and the positions (packed with pk when set) are written there.
+// dst and the positions (packed with pk when set) are written there. Both
+// calls for a segment consume the same draws in the same order.
 func assignSegment(dst []uint32, cnt *[maxBlocks]int, marks []uint32, lo, hi int, rng *rand.Rand, mask uint64, pk *packing) {
 	var word uint64
 	left := 0
-	for i := lo; i < hi; i++ {
-		if marks != nil && marks[i>>5]>>(i&31)&1 != 0 {
-			continue
+	var rel []uint32
+	var shift uint
+	if pk != nil {
+		rel, shift = pk.rel, pk.shift
+	}
+	for w := lo; w < hi; w += 32 {
+		// Unmarked positions of the next (up to) 32, as set bits.
+		end := min(hi, w+32)
+		free := uint32(1)<<(end-w) - 1
+		if end-w == 32 {
+			free = ^uint32(0)
 		}
-		if left == 0 {
-			word, left = rng.Uint64(), 8
+		if marks != nil {
+			free &^= marks[w>>5]
 		}
-		b := word & mask
-		word >>= 8
-		left--
-		if dst == nil {
+		for free != 0 {
+			i := w + bits.TrailingZeros32(free)
+			free &= free - 1
+			if left == 0 {
+				word, left = rng.Uint64(), 8
+			}
+			b := word & mask
+			word >>= 8
+			left--
+			if dst == nil {
+				cnt[b]++
+				continue
+			}
+			v := uint32(i)
+			if rel != nil {
+				v |= rel[i] << shift
+			}
+			dst[cnt[b]] = v
 			cnt[b]++
-			continue
 		}
-		v := uint32(i)
-		if pk != nil {
-			v |= pk.rel[i] << pk.shift
-		}
-		dst[cnt[b]] = v
-		cnt[b]++
 	}
 }
 
@@ -180,22 +196,21 @@ func (p *packing) pack(i int) uint32 { return p.rel[i]<<p.shift | uint32(i) }
 // multiply-and-reject method.
 func fisherYates(a []uint32, rng *rand.Rand) {
 	var word uint64
-	have := false
-	next := func() uint32 {
-		if !have {
-			word, have = rng.Uint64(), true
-			return uint32(word)
-		}
-		have = false
-		return uint32(word >> 32)
-	}
+	half := 0 // 32-bit halves left in word
 	for i := len(a) - 1; i > 0; i-- {
 		bound := uint32(i + 1)
-		m := uint64(next()) * uint64(bound)
-		if uint32(m) < bound {
-			t := -bound % bound
-			for uint32(m) < t {
-				m = uint64(next()) * uint64(bound)
+		var m uint64
+		for {
+			if half == 0 {
+				word, half = rng.Uint64(), 2
+			}
+			m = uint64(uint32(word)) * uint64(bound)
+			word >>= 32
+			half--
+			// Accept unless m falls in the biased low zone; the threshold
+			// (2^32 mod bound) is computed only when needed.
+			if uint32(m) >= bound || uint32(m) >= -bound%bound {
+				break
 			}
 		}
 		j := uint32(m >> 32)
