@@ -47,6 +47,7 @@ type parser struct {
 	dicts    map[string]*dict
 	fields   [][]byte
 	budget   budget
+	block    int // read size; blockSize unless a test sets it
 }
 
 // budget counts bad lines and keeps the first ones for the report.
@@ -80,7 +81,11 @@ const blockSize = 4 << 20
 
 // parse reads one file. It calls progress about every block.
 func (p *parser) parse(ctx context.Context, r io.Reader, name string, out *fileEdges, progress func(bytes int64)) error {
-	buf := make([]byte, blockSize)
+	block := p.block
+	if block <= 0 {
+		block = blockSize
+	}
+	buf := make([]byte, block)
 	var (
 		fill     int   // bytes of buf in use
 		consumed int64 // bytes of the file fully processed
