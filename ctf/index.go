@@ -2,9 +2,11 @@ package ctf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -44,6 +46,8 @@ type indexer struct {
 	file     string
 	names    [][]byte
 	first    [256]bool // first bytes of the names
+	word     []uint64  // names of < 8 bytes as little-endian words
+	wordMask []uint64  // their masks (0 for longer names)
 	mb, lab  int       // stream indices, -1 when unset
 	x        *index
 	curID    []byte
@@ -64,6 +68,15 @@ func newIndexer(cfg *Config, file string) *indexer {
 	for _, s := range cfg.Streams {
 		ix.names = append(ix.names, []byte(s.Name))
 		ix.first[s.Name[0]] = true
+		var w, m uint64
+		if len(s.Name) < 8 {
+			for k := len(s.Name) - 1; k >= 0; k-- {
+				w = w<<8 | uint64(s.Name[k])
+				m = m<<8 | 0xff
+			}
+		}
+		ix.word = append(ix.word, w)
+		ix.wordMask = append(ix.wordMask, m)
 	}
 	ix.x.streamSamples = make([]int64, len(cfg.Streams))
 	if cfg.DefinesMBSize != "" {
@@ -174,37 +187,73 @@ func (ix *indexer) run(r io.Reader) error {
 
 func isNameEnd(c byte) bool { return c <= ' ' || c == '|' }
 
-// carried returns the mask of configured streams that line carries. Each
-// '|' is compared directly against the configured names (a name matches
-// when followed by a delimiter), so comments and unknown names cost one
-// IndexByte hop each.
+// carried returns the mask of configured streams that line carries. It
+// finds the '|' bytes eight at a time (SWAR) and compares the bytes after
+// each one directly against the configured names (a name matches when
+// followed by a delimiter, '|' or the end of the line), so comments and
+// unknown names cost almost nothing.
 func (ix *indexer) carried(line []byte) uint64 {
 	var mask uint64
-	for {
-		p := bytes.IndexByte(line, '|')
-		if p < 0 {
-			return mask
+	n := len(line)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		bars := zeroBytes(binary.LittleEndian.Uint64(line[i:]) ^ barBytes)
+		for bars != 0 {
+			p := i + bits.TrailingZeros64(bars)>>3 + 1
+			bars &= bars - 1
+			mask |= ix.nameAt(line, p)
 		}
-		line = line[p+1:]
-		if len(line) == 0 || !ix.first[line[0]] {
-			continue // comment, empty or unknown name
+	}
+	for ; i < n; i++ {
+		if line[i] == '|' {
+			mask |= ix.nameAt(line, i+1)
 		}
-		for s, nm := range ix.names {
-			if len(line) >= len(nm) && string(line[:len(nm)]) == string(nm) && (len(line) == len(nm) || isNameEnd(line[len(nm)])) {
-				mask |= 1 << uint(s)
-				line = line[len(nm):]
-				break
+	}
+	return mask
+}
+
+const (
+	barBytes = 0x7c7c7c7c7c7c7c7c // '|' in every byte
+	low7     = 0x7f7f7f7f7f7f7f7f
+)
+
+// zeroBytes returns a word with the high bit set in exactly the bytes of x
+// that are zero.
+func zeroBytes(x uint64) uint64 { return ^(((x & low7) + low7) | x | low7) }
+
+// nameAt returns the mask bit of the configured stream whose name starts at
+// line[p] and is complete there, or 0. Names of up to 7 bytes are compared
+// as one masked 64-bit word together with the byte that must end them.
+func (ix *indexer) nameAt(line []byte, p int) uint64 {
+	if p >= len(line) || !ix.first[line[p]] {
+		return 0 // comment, end of line or unknown name
+	}
+	rest := line[p:]
+	if len(rest) >= 8 {
+		w := binary.LittleEndian.Uint64(rest)
+		for s := range ix.names {
+			if ix.wordMask[s] != 0 && w&ix.wordMask[s] == ix.word[s] {
+				if isNameEnd(byte(w >> (8 * uint(len(ix.names[s]))))) {
+					return 1 << uint(s)
+				}
 			}
 		}
 	}
+	for s, nm := range ix.names {
+		if len(nm) < 8 && len(rest) >= 8 {
+			continue // decided above
+		}
+		if len(rest) >= len(nm) && string(rest[:len(nm)]) == string(nm) && (len(rest) == len(nm) || isNameEnd(rest[len(nm)])) {
+			return 1 << uint(s)
+		}
+	}
+	return 0
 }
 
 func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 	mask := ix.carried(line)
-	for s := range ix.names {
-		if mask&(1<<uint(s)) != 0 {
-			ix.x.streamSamples[s]++
-		}
+	for m := mask; m != 0; m &= m - 1 {
+		ix.x.streamSamples[bits.TrailingZeros64(m)]++
 	}
 	lab := uint32(0)
 	if ix.lab >= 0 && mask&(1<<uint(ix.lab)) != 0 {

@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -175,5 +176,43 @@ func TestIndexLongLine(t *testing.T) {
 	ch := loadAll(t, r)[0]
 	if ch.Len() != 2 || ch.IDs[1] != "2" || len(ch.Streams[0].Values) != (3*indexBufSize-4)/4+1 {
 		t.Errorf("long line: %d sequences, %d values", ch.Len(), len(ch.Streams[0].Values))
+	}
+}
+
+// carriedReference is the obvious per-token version of indexer.carried.
+func carriedReference(names []string, line []byte) uint64 {
+	var mask uint64
+	for i := 0; i < len(line); i++ {
+		if line[i] != '|' {
+			continue
+		}
+		e := i + 1
+		for e < len(line) && !isNameEnd(line[e]) {
+			e++
+		}
+		for s, nm := range names {
+			if string(line[i+1:e]) == nm {
+				mask |= 1 << uint(s)
+			}
+		}
+	}
+	return mask
+}
+
+// The SWAR stream finder agrees with the obvious one.
+func TestCarriedMatchesReference(t *testing.T) {
+	names := []string{"S0", "S1", "S", "features", "x"}
+	cfg := Config{Streams: []corpus.Stream{dense("S0", 1), dense("S1", 1), dense("S", 1), dense("features", 1), dense("x", 1)}}
+	ix := newIndexer(&cfg, "t")
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"|", "S", "0", "1", " ", "\t", "#", "x", "features", "|S0", "|x ", ":", "\r", "|#"}
+	for i := 0; i < 100000; i++ {
+		var b []byte
+		for k := rng.IntN(20); k > 0; k-- {
+			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
+		}
+		if got, want := ix.carried(b), carriedReference(names, b); got != want {
+			t.Fatalf("%q: mask %b, want %b", b, got, want)
+		}
 	}
 }
