@@ -25,7 +25,7 @@ type Reader struct {
 	skipped   map[string]int   // bad sequences by kind
 	warnings  map[string]int   // warnings by kind
 	fromCache bool
-	// bufs recycles up to two chunk read buffers (fresh memory costs page
+	// bufs recycles one chunk read buffer (fresh memory costs page
 	// faults on every read): a Chunk never points into the bytes it was
 	// parsed from (ids are copied), so the buffer is free after parsing.
 	bufs chan []byte
@@ -47,7 +47,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2)}
+		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 1)}
 	if err := r.index(); err != nil {
 		f.Close()
 		return nil, err
