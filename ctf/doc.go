@@ -22,7 +22,9 @@
 //     line continues the current one. Ids are kept as written (bytes).
 //  3. A sequence's sample count is its number of lines, or the number of its
 //     lines carrying the defines_mb_size stream; its label count is the
-//     number of lines carrying the label stream. A sequence without a line
+//     number of lines carrying the label stream; Summary.Samples[s] is the
+//     number of lines of the indexed sequences carrying stream s. A sequence
+//     without a line
 //     of the defines_mb_size stream is left out of the layout and charged to
 //     the error budget; in line mode such lines are skipped and counted.
 //  4. Chunks: by bytes, a new chunk starts when the next sequence would make

@@ -22,7 +22,8 @@ type index struct {
 	idLens   []uint32 // id length at offsets[i] (0 in line mode)
 	samples  []uint32
 	labels   []uint32 // nil when the label count equals the sample count
-	// streamSamples[s] is the number of lines that carry stream s.
+	// streamSamples[s] is the number of lines of the indexed sequences that
+	// carry stream s (lines skipped or sequences dropped are not counted).
 	streamSamples []int64
 	chunkStart    []int
 	// dropped are sequences left out of the layout (no sample of the
@@ -61,6 +62,8 @@ type indexer struct {
 	chunkN   int
 	maxChunk int64
 	curEnd   int64
+	// seqStreams counts the current sequence's lines per stream.
+	seqStreams []int64
 }
 
 func newIndexer(cfg *Config, file string) *indexer {
@@ -79,6 +82,7 @@ func newIndexer(cfg *Config, file string) *indexer {
 		ix.wordMask = append(ix.wordMask, m)
 	}
 	ix.x.streamSamples = make([]int64, len(cfg.Streams))
+	ix.seqStreams = make([]int64, len(cfg.Streams))
 	if cfg.DefinesMBSize != "" {
 		ix.mb = cfg.streamIndex(cfg.DefinesMBSize)
 	}
@@ -252,9 +256,6 @@ func (ix *indexer) nameAt(line []byte, p int) uint64 {
 
 func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 	mask := ix.carried(line)
-	for m := mask; m != 0; m &= m - 1 {
-		ix.x.streamSamples[bits.TrailingZeros64(m)]++
-	}
 	lab := uint32(0)
 	if ix.lab >= 0 && mask&(1<<uint(ix.lab)) != 0 {
 		lab = 1
@@ -273,6 +274,7 @@ func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 		}
 		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, 0
 		ix.seqSamp, ix.seqLab = 1, lab
+		ix.count(mask)
 		return ix.grow(size, off, lineNo)
 	}
 	d := 0
@@ -286,6 +288,7 @@ func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 		ix.curID = append(ix.curID[:0], line[:d]...)
 		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, d
 		ix.seqSamp, ix.seqLab = samp, lab
+		ix.count(mask)
 		return ix.grow(size, off, lineNo)
 	}
 	if !ix.inSeq {
@@ -294,7 +297,15 @@ func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 	}
 	ix.seqSamp += samp
 	ix.seqLab += lab
+	ix.count(mask)
 	return ix.grow(size, off, lineNo)
+}
+
+// count adds a line's streams to the current sequence's per-stream counts.
+func (ix *indexer) count(mask uint64) {
+	for m := mask; m != 0; m &= m - 1 {
+		ix.seqStreams[bits.TrailingZeros64(m)]++
+	}
 }
 
 // grow adds a line's bytes to the current sequence.
@@ -315,6 +326,8 @@ func (ix *indexer) endSeq() error {
 	ix.inSeq = false
 	x := ix.x
 	size := ix.curEnd - ix.seqOff
+	counts := ix.seqStreams
+	defer clear(counts)
 	if ix.seqSamp == 0 {
 		x.dropped = append(x.dropped, Error{File: ix.file, Line: ix.seqLine + 1, Col: 1, Offset: ix.seqOff,
 			Msg: fmt.Sprintf("sequence %q has no line with stream %q (defines_mb_size); expected at least one", ix.curID, ix.cfg.DefinesMBSize),
@@ -331,6 +344,9 @@ func (ix *indexer) endSeq() error {
 	}
 	ix.chunkB += size
 	ix.chunkN++
+	for s, n := range counts {
+		x.streamSamples[s] += n
+	}
 	x.offsets = append(x.offsets, ix.seqOff)
 	x.sizes = append(x.sizes, uint32(size))
 	x.lines = append(x.lines, ix.seqLine)

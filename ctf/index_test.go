@@ -109,6 +109,9 @@ func TestIndexDroppedSequence(t *testing.T) {
 	if s.BadSequences != 1 || s.Skipped["no-mb-size-stream"] != 1 {
 		t.Errorf("summary %+v", s)
 	}
+	if !reflect.DeepEqual(s.Samples, []int64{2, 2}) {
+		t.Errorf("per-stream samples %v, want [2 2] (the dropped sequence not counted)", s.Samples)
+	}
 	if len(warns) != 1 || warns[0].Line != 2 || warns[0].Offset != 12 {
 		t.Errorf("warnings %+v, want one at line 2 offset 12", warns)
 	}
@@ -116,6 +119,9 @@ func TestIndexDroppedSequence(t *testing.T) {
 	r = openString(t, "|a 1 |b 1\n|a 2\n|a 3 |b 3\n", Config{Streams: cfg.Streams, DefinesMBSize: "b"}, &warns)
 	if got := ids(t, r); !reflect.DeepEqual(got, []string{"0", "2"}) {
 		t.Errorf("line mode ids %q", got)
+	}
+	if !reflect.DeepEqual(r.Summary().Samples, []int64{2, 2}) {
+		t.Errorf("line mode per-stream samples %v, want [2 2] (the skipped line not counted)", r.Summary().Samples)
 	}
 	if r.Summary().Warnings["skipped-line"] != 1 || len(warns) != 1 {
 		t.Errorf("skipped line not reported: %+v %v", r.Summary(), warns)
