@@ -24,9 +24,9 @@
 //     lines carrying the defines_mb_size stream; its label count is the
 //     number of lines carrying the label stream; Summary.Samples[s] is the
 //     number of lines of the indexed sequences carrying stream s. A sequence
-//     without a line
-//     of the defines_mb_size stream is left out of the layout and charged to
-//     the error budget; in line mode such lines are skipped and counted.
+//     without a line of the defines_mb_size stream is left out of the layout
+//     and charged to the error budget; in line mode such lines are skipped
+//     and counted.
 //  4. Chunks: by bytes, a new chunk starts when the next sequence would make
 //     the chunk exceed ChunkBytes (a larger sequence is a chunk of its own);
 //     by count, every chunk but the last has ChunkSequences sequences.
