@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
@@ -48,6 +49,7 @@ type Writer struct {
 	relNames  bool
 	numRels   int
 	sets      []*setWriter
+	pending   []string // written files not yet fsynced
 	done      bool
 }
 
@@ -179,9 +181,7 @@ func (w *Writer) writeFile(dir, name string, fill func(io.Writer) error) (FileMa
 	}
 	cw := &crcWriter{w: f}
 	err = fill(cw)
-	if err == nil && !w.opts.NoSync {
-		err = f.Sync()
-	}
+	w.pending = append(w.pending, p) // fsynced by Commit
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -306,7 +306,7 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	st.buckets[idx] = BucketManifest{Lhs: b.Lhs, Rhs: b.Rhs, File: name, Edges: n}
 	h := Header{Weights: st.weights, Edges: uint64(n), Lhs: uint32(b.Lhs), Rhs: uint32(b.Rhs)}
 	offs, size := layout(n, st.weights)
-	bw := &BucketWriter{set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights, noSync: w.opts.NoSync}
+	bw := &BucketWriter{w: w, set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights}
 	// A small bucket is assembled in memory and written with one call at
 	// Close (system calls dominate with many small buckets); a large one
 	// streams each column through its own buffer.
@@ -330,6 +330,7 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 // BucketWriter writes one bucket file, column by column, through a buffer
 // per column.
 type BucketWriter struct {
+	w       *Writer
 	set     *setWriter
 	idx     int
 	path    string
@@ -337,7 +338,6 @@ type BucketWriter struct {
 	n, done int64
 	size    int64
 	weights bool
-	noSync  bool
 	whole   bool   // small bucket: one write at Close
 	header  []byte // whole mode: the header
 	cols    []colBuf
@@ -429,7 +429,7 @@ func appendColumn(buf []byte, name string, e *graph.Edges, start, end int) []byt
 }
 
 // Close flushes, checks that exactly the announced number of edges was
-// written, fsyncs and closes the file.
+// written, and closes the file (Commit fsyncs it).
 func (bw *BucketWriter) Close() error {
 	if bw.f == nil {
 		return bw.err
@@ -454,9 +454,7 @@ func (bw *BucketWriter) Close() error {
 			}
 		}
 	}
-	if err == nil && !bw.noSync {
-		err = bw.f.Sync()
-	}
+	bw.w.pending = append(bw.w.pending, bw.path) // fsynced by Commit
 	if cerr := bw.f.Close(); err == nil {
 		err = cerr
 	}
@@ -535,6 +533,9 @@ func (w *Writer) commit() error {
 		if _, err := w.writeFile(st.tmp, EdgeManifestName, func(wr io.Writer) error { _, err := wr.Write(mb); return err }); err != nil {
 			return err
 		}
+	}
+	if err := w.syncPending(); err != nil {
+		return err
 	}
 	targets := []*target{&w.ent}
 	for _, st := range w.sets {
@@ -645,4 +646,39 @@ func syncDir(dir string) error {
 		return &Error{Path: dir, Err: err}
 	}
 	return nil
+}
+
+// syncPending fsyncs every written file, several at a time: the waits for
+// the disk overlap (one fsync per file in turn cost seconds for the 256
+// buckets of 16 partitions).
+func (w *Writer) syncPending() error {
+	if w.opts.NoSync {
+		w.pending = nil
+		return nil
+	}
+	paths := w.pending
+	errs := make([]error, len(paths))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			f, err := os.Open(p)
+			if err == nil {
+				err = f.Sync()
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				errs[i] = &Error{Path: p, Err: err}
+			}
+		}()
+	}
+	wg.Wait()
+	w.pending = nil
+	return errors.Join(errs...)
 }

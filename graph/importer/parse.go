@@ -279,7 +279,7 @@ func (p *parser) line(line []byte, name string, lineNo int64, expected *int, out
 	}
 	// Entities: look up first, insert only once the whole line is good.
 	lf, rf := p.fields[o.LhsCol], p.fields[o.RhsCol]
-	lid, lok := dicts[0].ids[string(lf)]
+	lid, lok, lh := dicts[0].lookup(lf)
 	if !lok {
 		if !utf8.Valid(lf) {
 			return bad(cols[o.LhsCol], ReasonUTF8, "lhs entity name is not valid UTF-8")
@@ -288,7 +288,7 @@ func (p *parser) line(line []byte, name string, lineNo int64, expected *int, out
 			return bad(cols[o.LhsCol], ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	rid, rok := dicts[1].ids[string(rf)]
+	rid, rok, rh := dicts[1].lookup(rf)
 	if !rok {
 		if !utf8.Valid(rf) {
 			return bad(cols[o.RhsCol], ReasonUTF8, "rhs entity name is not valid UTF-8")
@@ -315,13 +315,13 @@ func (p *parser) line(line []byte, name string, lineNo int64, expected *int, out
 		p.dynNames = append(p.dynNames, name)
 	}
 	if !lok {
-		lid = dicts[0].add(lf)
+		lid = dicts[0].add(lf, lh)
 	}
 	if !rok {
 		if dicts[1] == dicts[0] && string(lf) == string(rf) {
 			rid = lid
 		} else {
-			rid = dicts[1].add(rf)
+			rid = dicts[1].add(rf, rh)
 		}
 	}
 	out.lhs = append(out.lhs, lid)
