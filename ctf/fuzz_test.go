@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -64,9 +65,18 @@ func FuzzIndex(f *testing.F) {
 			cfg.Label = "b"
 		}
 		x, err := buildIndex(bytes.NewReader(data), &cfg, "fuzz")
+		ref := newIndexer(&cfg, "fuzz")
+		ref.lineByLine = true
+		refErr := ref.run(bytes.NewReader(data))
+		if (err == nil) != (refErr == nil) || err != nil && err.Error() != refErr.Error() {
+			t.Fatalf("fast path error %v, line-by-line error %v", err, refErr)
+		}
 		if err != nil {
 			checkDiag(t, err, data)
 			return
+		}
+		if !reflect.DeepEqual(x, ref.x) {
+			t.Fatalf("fast path index %+v differs from line-by-line %+v", x, ref.x)
 		}
 		if err := x.check(int64(len(data))); err != nil {
 			t.Fatalf("inconsistent index: %v", err)

@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -219,6 +220,31 @@ func TestCarriedMatchesReference(t *testing.T) {
 		}
 		if got, want := ix.carried(b), carriedReference(names, b); got != want {
 			t.Fatalf("%q: mask %b, want %b", b, got, want)
+		}
+	}
+}
+
+// The scanLines fast path and the line-by-line path build the same index,
+// across buffer refills (ATIS test is 0.5 MB, cmudict test 4 MB > the 1 MiB
+// buffer).
+func TestFastPathMatchesLineByLine(t *testing.T) {
+	for _, f := range []string{"ctf/atis/atis.test.ctf", "ctf/cmudict/cmudict-0.7b.test.ctf", "ctf/reader_tests/Data/invalid_inputs.txt"} {
+		data, err := os.ReadFile(sharedData(t, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Streams: []corpus.Stream{sparse("S0", 943), sparse("S1", 943), dense("A", 1)}, Label: "S1", ChunkBytes: 100000}
+		fast, err := buildIndex(bytes.NewReader(data), &cfg, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := newIndexer(&cfg, f)
+		ref.lineByLine = true
+		if err := ref.run(bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, ref.x) {
+			t.Errorf("%s: indexes differ", f)
 		}
 	}
 }
