@@ -48,7 +48,10 @@ func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chu
 		d := &ch.Streams[s]
 		d.SeqStart = make([]int32, 1, n+1)
 		if st.Sparse {
+			// Guess one entry per sample; append grows past it.
 			d.RowStart = make([]int32, 1, totalSamples+1)
+			d.Indices = make([]int32, 0, totalSamples)
+			d.Values = make([]float32, 0, totalSamples)
 		} else {
 			d.Dense = make([]float32, 0, totalSamples*st.Dim)
 		}
