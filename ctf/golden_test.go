@@ -1,0 +1,49 @@
+package ctf
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// The diagnostics of invalid_inputs.txt (CNTK's own catalogue of bad input),
+// in the order they are reported, pinned to a golden file. Regenerate only
+// with -update, after checking the difference.
+func TestGoldenInvalidInputsDiagnostics(t *testing.T) {
+	path := sharedData(t, "ctf/reader_tests/Data/invalid_inputs.txt")
+	var b strings.Builder
+	cfg := Config{Streams: []corpus.Stream{dense("A", 1), sparse("B", 10)}, MaxErrors: 100,
+		Warn: func(e Error) {
+			fmt.Fprintf(&b, "%d:%d @%d %s: %s\n", e.Line, e.Col, e.Offset, Kind(&e), e.Msg)
+		}}
+	r, err := Open(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, ch := range loadAll(t, r) {
+		for i, bad := range ch.Bad {
+			fmt.Fprintf(&b, "sequence %s: bad=%v\n", ch.IDs[i], bad != nil)
+		}
+	}
+	golden := filepath.Join("testdata", "invalid_inputs.diagnostics.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("diagnostics differ from %s (do not edit it by hand; rerun with -update after review):\n%s", golden, b.String())
+	}
+}
