@@ -65,14 +65,20 @@ func tagOf(h uint64, n int) uint32 {
 // the returned hash is to be passed to insert.
 func (d *dict) lookup(name []byte) (id uint32, ok bool, h uint64) {
 	h = maphash.Bytes(d.seed, name)
+	id, ok = d.lookupHash(name, h)
+	return id, ok, h
+}
+
+// lookupHash is lookup with the name's hash already computed.
+func (d *dict) lookupHash(name []byte, h uint64) (id uint32, ok bool) {
 	tag, pre := tagOf(h, len(name)), prefix(name)
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
 		s := &d.slots[i]
 		if s.tag == 0 {
-			return 0, false, h
+			return 0, false
 		}
 		if s.tag == tag && s.pre == pre && (len(name) <= 8 || d.names[s.id] == string(name)) {
-			return s.id, true, h
+			return s.id, true
 		}
 	}
 }
