@@ -39,9 +39,16 @@
 //
 // Memory. All files are parsed before anything is written, because the
 // partitions depend on every entity: edges are held as uint32 columns (12
-// bytes per edge, 16 with weights), plus the dictionaries (the names and a
-// map entry, about 50 bytes plus the name per entity); writing an edge set
-// adds a 4-byte order index per edge of that file.
+// bytes per edge, 16 with weights; ordinals are recomputed from the list of
+// bad lines), plus the dictionaries (per entity: the name string, 16 to 32
+// bytes of open-addressing hash table, 8 bytes of partition and offset);
+// writing an edge set adds a 4-byte order index per edge of that file.
+//
+// Speed. Lines are parsed with bytes functions into reused buffers, in
+// batches of 256: a first pass splits and hashes, a second looks names up
+// in order, touching the table slots of the lines ahead so that their
+// cache misses overlap (see parse.go). Bucket files are written through
+// per-column buffers and fsynced together at commit.
 //
 // Invariants (tests cite them by number):
 //
