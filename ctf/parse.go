@@ -283,7 +283,9 @@ func endOfValue(line []byte, j int) bool { return j == len(line) || isDelim(line
 func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int64) (int, *Error) {
 	d := &p.ch.Streams[s]
 	dim := p.cfg.Streams[s].Dim
-	start := len(d.Dense)
+	out := d.Dense // kept in a local so that appends stay in registers
+	defer func() { d.Dense = out }()
+	start := len(out)
 	n := len(line)
 	for {
 		for i < n && isDelim(line[i]) {
@@ -292,23 +294,30 @@ func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int6
 		if i == n || line[i] == '|' {
 			break
 		}
-		v, j, ne := parseReal(line, i)
-		if ne != nil {
-			return i, p.numberErr(line, lineOff, lineNo, ne)
+		var v float32
+		var j int
+		if line[i] == '0' && (i+1 == n || isDelim(line[i+1]) || line[i+1] == '|') {
+			j = i + 1 // a lone "0", the commonest dense value
+		} else {
+			var ne *numErr
+			v, j, ne = parseReal(line, i)
+			if ne != nil {
+				return i, p.numberErr(line, lineOff, lineNo, ne)
+			}
+			if !endOfValue(line, j) {
+				return i, p.errAt(line, lineOff, lineNo, j, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, j))
+			}
 		}
-		if !endOfValue(line, j) {
-			return i, p.errAt(line, lineOff, lineNo, j, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, j))
-		}
-		if len(d.Dense)-start == dim {
+		if len(out)-start == dim {
 			return i, p.errAt(line, lineOff, lineNo, i, ErrDenseTooLong, "stream %q: more than %d values; expected at most the dimension", p.cfg.Streams[s].Name, dim)
 		}
-		d.Dense = append(d.Dense, v)
+		out = append(out, v)
 		i = j
 	}
-	if got := len(d.Dense) - start; got < dim {
+	if got := len(out) - start; got < dim {
 		p.warnAt(lineOff, lineNo, bar, ErrDenseShort, "stream %q: %d of %d values; zero-padded", p.cfg.Streams[s].Name, got, dim)
 		for k := got; k < dim; k++ {
-			d.Dense = append(d.Dense, 0)
+			out = append(out, 0)
 		}
 	}
 	return i, nil
