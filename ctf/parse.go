@@ -326,6 +326,8 @@ func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int6
 func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (int, *Error) {
 	d := &p.ch.Streams[s]
 	dim := int64(p.cfg.Streams[s].Dim)
+	idxs, vals := d.Indices, d.Values // locals so that appends stay in registers
+	defer func() { d.Indices, d.Values = idxs, vals }()
 	n := len(line)
 	for {
 		for i < n && isDelim(line[i]) {
@@ -341,21 +343,27 @@ func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (
 		if j == n || line[j] != ':' {
 			return i, p.errAt(line, lineOff, lineNo, j, ErrSparseEntry, "unexpected %s after sparse index %d; expected ':'", quote(line, j), idx)
 		}
-		v, k, ne := parseReal(line, j+1)
-		if ne != nil {
-			return i, p.numberErr(line, lineOff, lineNo, ne)
-		}
-		if !endOfValue(line, k) {
-			return i, p.errAt(line, lineOff, lineNo, k, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, k))
+		var v float32
+		k := j + 2
+		if k <= n && line[j+1] == '1' && endOfValue(line, k) {
+			v = 1 // one-hot entries, the commonest sparse value
+		} else {
+			v, k, ne = parseReal(line, j+1)
+			if ne != nil {
+				return i, p.numberErr(line, lineOff, lineNo, ne)
+			}
+			if !endOfValue(line, k) {
+				return i, p.errAt(line, lineOff, lineNo, k, ErrNumber, "unexpected %s after a number; expected a digit, space, '|' or end of line", quote(line, k))
+			}
 		}
 		if idx >= dim {
 			return i, p.errAt(line, lineOff, lineNo, i, ErrIndexRange, "sparse index %d of stream %q; expected an index below the dimension %d", idx, p.cfg.Streams[s].Name, dim)
 		}
-		d.Indices = append(d.Indices, int32(idx))
-		d.Values = append(d.Values, v)
+		idxs = append(idxs, int32(idx))
+		vals = append(vals, v)
 		i = k
 	}
-	d.RowStart = append(d.RowStart, int32(len(d.Indices)))
+	d.RowStart = append(d.RowStart, int32(len(idxs)))
 	return i, nil
 }
 
