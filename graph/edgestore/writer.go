@@ -312,17 +312,22 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	// streams each column through its own buffer.
 	bw.whole = size <= smallBucket
 	if bw.whole {
-		bw.header = h.Encode()
+		// The columns append in place into the file image.
+		bw.image = make([]byte, size)
+		copy(bw.image, h.Encode())
 	} else if _, err := f.WriteAt(h.Encode(), 0); err != nil {
 		f.Close()
 		return nil, &Error{Path: p, Err: err}
 	}
 	for _, c := range Columns(st.weights) {
-		size := min(1<<17, max(n, 1)*colWidth(c))
+		var buf []byte
 		if bw.whole {
-			size = n * colWidth(c)
+			o, e := offs[c], offs[c]+n*colWidth(c)
+			buf = bw.image[o:o:e]
+		} else {
+			buf = make([]byte, 0, min(1<<17, max(n, 1)*colWidth(c)))
 		}
-		bw.cols = append(bw.cols, colBuf{name: c, off: offs[c], buf: make([]byte, 0, size)})
+		bw.cols = append(bw.cols, colBuf{name: c, off: offs[c], buf: buf})
 	}
 	return bw, nil
 }
@@ -339,7 +344,7 @@ type BucketWriter struct {
 	size    int64
 	weights bool
 	whole   bool   // small bucket: one write at Close
-	header  []byte // whole mode: the header
+	image   []byte // whole mode: the file's bytes
 	cols    []colBuf
 	err     error
 }
@@ -439,14 +444,12 @@ func (bw *BucketWriter) Close() error {
 		err = fmt.Errorf("%d edges written, %d announced", bw.done, bw.n)
 	}
 	if err == nil && bw.whole {
-		all := make([]byte, 0, bw.size)
-		all = append(all, bw.header...)
 		for i := range bw.cols {
 			c := &bw.cols[i]
 			c.crc = crc32.Update(c.crc, castagnoli, c.buf)
-			all = append(all, c.buf...)
 		}
-		_, err = bw.f.WriteAt(all, 0)
+		_, err = bw.f.WriteAt(bw.image, 0)
+		bw.image = nil
 	} else {
 		for i := range bw.cols {
 			if err == nil {
