@@ -60,7 +60,9 @@ func Example_diagnostics() {
 	cfg := ctf.Config{
 		Streams:   []corpus.Stream{{Name: "x", Dim: 2}},
 		MaxErrors: 1,
-		Warn:      func(e ctf.Error) { fmt.Printf("%s:%d:%d [%s] %s\n", filepath.Base(e.File), e.Line, e.Col, ctf.Kind(&e), e.Msg) },
+		Warn: func(e ctf.Error) {
+			fmt.Printf("%s:%d:%d [%s] %s\n", filepath.Base(e.File), e.Line, e.Col, ctf.Kind(&e), e.Msg)
+		},
 	}
 	r, _ := ctf.Open(path, cfg)
 	defer r.Close()
