@@ -276,6 +276,40 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// PBG's example layout: the edge set directories and the input inside
+// entity_path. Foreign files there are kept; stale partition files of an
+// earlier import are moved away.
+func TestEntityPathHoldingOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	c := testConfig(t, dir, 3, 2)
+	c.EdgePaths = []string{filepath.Join(c.EntityPath, "train"), filepath.Join(c.EntityPath, "test")}
+	os.MkdirAll(c.EntityPath, 0o755)
+	precious := filepath.Join(c.EntityPath, "input.tsv")
+	os.WriteFile(precious, []byte("keep me"), 0o644)
+	if _, err := writeStore(t, c, 1, false, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := testConfig(t, dir, 2, 2)
+	c2.EdgePaths = c.EdgePaths
+	want, err := writeStore(t, c2, 2, true, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStore(t, c2, want)
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "keep me" {
+		t.Fatalf("foreign file: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(c.EntityPath, "entity_count_node_2.txt")); !os.IsNotExist(err) {
+		t.Errorf("stale partition file left in place: %v", err)
+	}
+	ents, _ := os.ReadDir(c.EntityPath)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
 func TestRefusesForeignDirectories(t *testing.T) {
 	dir := t.TempDir()
 	c := testConfig(t, dir, 1, 1)
@@ -287,6 +321,11 @@ func TestRefusesForeignDirectories(t *testing.T) {
 	c.EdgePaths = append(c.EdgePaths, c.EntityPath)
 	if _, err := Create(c, WriteOptions{}); err == nil {
 		t.Fatal("entity_path reused as an edge path")
+	}
+	c = testConfig(t, t.TempDir(), 1, 1)
+	c.EntityPath = filepath.Join(c.EdgePaths[0], "ent")
+	if _, err := Create(c, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "inside") {
+		t.Fatalf("entity_path inside an edge set: %v", err)
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
@@ -372,6 +411,11 @@ func TestCrashAtEveryStepIsDetected(t *testing.T) {
 		}
 		st, err := Open(c)
 		switch {
+		case strings.HasPrefix(step, "entity file") || step == "entity manifest":
+			// Old manifest moved away, files being replaced: refused.
+			if err == nil || !strings.Contains(err.Error(), "no entity manifest") {
+				t.Errorf("step %s: half-replaced entities opened: %v", step, err)
+			}
 		case strings.HasPrefix(step, "rename edge_paths"):
 			// The entities were swapped, this edge set was not.
 			if err == nil || !strings.Contains(err.Error(), "another import") {

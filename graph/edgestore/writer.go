@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/batchprep/batchprep/graph"
@@ -68,10 +69,10 @@ type setWriter struct {
 	closed  []bool
 }
 
-// Create checks the targets of cfg and makes the staging directories. A
-// target may be absent, an empty directory, or a store written before
-// (it has a batchprep manifest); anything else is refused so that import
-// never deletes a user's files.
+// Create checks the targets of cfg and makes the staging directories. An
+// edge set directory may be absent or hold only batchprep's files (it is
+// replaced whole); entity_path may hold anything (only batchprep's files in
+// it are replaced), so that import never deletes a user's files.
 func Create(cfg *config.Config, opts WriteOptions) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -99,12 +100,16 @@ func Create(cfg *config.Config, opts WriteOptions) (*Writer, error) {
 		return target{path: path, key: key}, nil
 	}
 	var err error
-	if w.ent, err = check(cfg.EntityPath, "entity_path", EntityManifestName); err != nil {
+	if w.ent, err = check(cfg.EntityPath, "entity_path", ""); err != nil {
 		return nil, err
 	}
 	for i, p := range cfg.EdgePaths {
-		t, err := check(p, fmt.Sprintf("edge_paths[%d]", i), EdgeManifestName)
+		key := fmt.Sprintf("edge_paths[%d]", i)
+		t, err := check(p, key, EdgeManifestName)
 		if err != nil {
+			return nil, err
+		}
+		if err := checkNesting(cfg, p, key); err != nil {
 			return nil, err
 		}
 		w.sets = append(w.sets, &setWriter{target: t,
@@ -122,8 +127,10 @@ func Create(cfg *config.Config, opts WriteOptions) (*Writer, error) {
 	return w, nil
 }
 
-// checkTarget accepts a missing path, an empty directory or a directory
-// holding manifest.
+// checkTarget accepts a missing path or a directory. With manifest set (an
+// edge set directory, which Commit replaces whole) the directory must hold
+// nothing but batchprep's own files; entity_path (manifest "") may hold
+// anything, since only batchprep's files in it are replaced.
 func checkTarget(path, manifest string) error {
 	fi, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -135,17 +142,51 @@ func checkTarget(path, manifest string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s exists and is not a directory", path)
 	}
+	if manifest == "" {
+		return nil
+	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return err
 	}
-	if len(ents) == 0 {
-		return nil
+	for _, e := range ents {
+		if e.Type().IsRegular() && (e.Name() == manifest || isBucketFile(e.Name())) {
+			continue
+		}
+		return fmt.Errorf("%s holds %s, which batchprep import did not write; refusing to replace the directory (an edge set directory holds only batchprep's files)", path, e.Name())
 	}
-	if _, err := os.Stat(filepath.Join(path, manifest)); err == nil {
-		return nil
+	return nil
+}
+
+// isBucketFile reports whether name is a bucket file name (edges_L_R.bin).
+func isBucketFile(name string) bool {
+	var l, r int
+	if _, err := fmt.Sscanf(name, "edges_%d_%d.bin", &l, &r); err != nil {
+		return false
 	}
-	return fmt.Errorf("%s exists, is not empty and holds no %s (not written by batchprep import); refusing to replace it", path, manifest)
+	return name == BucketFile(l, r)
+}
+
+// checkNesting refuses layouts the directory swaps cannot handle:
+// entity_path inside an edge set directory, or one edge set directory
+// inside another. (Edge set directories inside entity_path, PBG's example
+// layout, are fine.)
+func checkNesting(cfg *config.Config, edgePath, key string) error {
+	within := func(child, parent string) bool {
+		c, _ := filepath.Abs(child)
+		p, _ := filepath.Abs(parent)
+		rel, err := filepath.Rel(p, c)
+		return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	if within(cfg.EntityPath, edgePath) {
+		return fmt.Errorf("edgestore: entity_path %s is inside %s %s", cfg.EntityPath, key, edgePath)
+	}
+	for j, other := range cfg.EdgePaths {
+		if within(other, edgePath) {
+			return fmt.Errorf("edgestore: edge_paths[%d] %s is inside %s %s", j, other, key, edgePath)
+		}
+	}
+	return nil
 }
 
 // stage makes a staging directory beside path.
@@ -552,66 +593,139 @@ func (w *Writer) commit() error {
 			return err
 		}
 	}
-	// Swap each target in turn: old -> hidden name, staged -> target.
-	type swap struct {
-		t   *target
-		old string
+	// Every rename is logged so that an error can undo them all.
+	var moves [][2]string
+	var olds []string
+	move := func(from, to string) error {
+		if err := os.Rename(from, to); err != nil {
+			return &Error{Path: from, Err: err}
+		}
+		moves = append(moves, [2]string{from, to})
+		return nil
 	}
-	var swaps []swap
-	rollback := func() {
-		for i := len(swaps) - 1; i >= 0; i-- {
-			s := swaps[i]
-			if err := os.Rename(s.t.path, s.t.tmp); err == nil && s.old != "" {
-				os.Rename(s.old, s.t.path)
+	fail := func(err error) error {
+		if errors.Is(err, errSimulatedCrash) {
+			return err // leave everything as a crash would
+		}
+		for i := len(moves) - 1; i >= 0; i-- {
+			os.Rename(moves[i][1], moves[i][0])
+		}
+		for _, o := range olds {
+			os.RemoveAll(o) // emptied by the undo
+		}
+		return err
+	}
+	reserve := func(path string) (string, error) {
+		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(path)), "."+filepath.Base(path)+".batchprep-old-")
+		if err != nil {
+			return "", &Error{Path: path, Err: err}
+		}
+		olds = append(olds, d)
+		return d, nil
+	}
+
+	// 1. entity_path, file by file: it may hold other files (PBG's examples
+	// keep the edge directories and the input there), which are never
+	// touched. The manifest goes first (old) and last (new), so that a
+	// crash in between leaves a directory without manifest, which Open
+	// refuses; the replaced files wait in .NAME.batchprep-old-*.
+	if err := w.hook("rename entity_path"); err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(w.ent.path, 0o755); err != nil {
+		return fail(&Error{Path: w.ent.path, Err: err})
+	}
+	oldEnt, err := reserve(w.ent.path)
+	if err != nil {
+		return fail(err)
+	}
+	newNames := map[string]bool{EntityManifestName: true}
+	for _, f := range w.entFiles {
+		newNames[f.Name] = true
+	}
+	var stale []string
+	manifest := filepath.Join(w.ent.path, EntityManifestName)
+	if b, err := os.ReadFile(manifest); err == nil {
+		if m, err := DecodeEntityManifest(b); err == nil {
+			for _, f := range m.Files {
+				if !newNames[f.Name] {
+					stale = append(stale, f.Name)
+				}
 			}
-			syncDir(filepath.Dir(s.t.path))
+		}
+		if err := move(manifest, filepath.Join(oldEnt, EntityManifestName)); err != nil {
+			return fail(err)
 		}
 	}
-	for _, t := range targets {
+	replace := func(name string, staged bool) error {
+		dst := filepath.Join(w.ent.path, name)
+		if _, err := os.Lstat(dst); err == nil {
+			if err := move(dst, filepath.Join(oldEnt, name)); err != nil {
+				return err
+			}
+		}
+		if staged {
+			return move(filepath.Join(w.ent.tmp, name), dst)
+		}
+		return nil
+	}
+	for _, f := range w.entFiles {
+		if err := w.hook("entity file " + f.Name); err != nil {
+			return fail(err)
+		}
+		if err := replace(f.Name, true); err != nil {
+			return fail(err)
+		}
+	}
+	for _, name := range stale {
+		if err := replace(name, false); err != nil {
+			return fail(err)
+		}
+	}
+	if err := w.hook("entity manifest"); err != nil {
+		return fail(err)
+	}
+	if err := move(filepath.Join(w.ent.tmp, EntityManifestName), manifest); err != nil {
+		return fail(err)
+	}
+	if err := syncDir(w.ent.path); err != nil {
+		return fail(err)
+	}
+
+	// 2. Each edge set directory (only batchprep files inside) is swapped
+	// whole: old -> hidden name, staged -> target.
+	for _, st := range w.sets {
+		t := &st.target
 		if err := w.hook("rename " + t.key); err != nil {
-			if !errors.Is(err, errSimulatedCrash) {
-				rollback()
-			}
-			return err
+			return fail(err)
 		}
-		old := ""
 		if _, err := os.Stat(t.path); err == nil {
-			d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(t.path)), "."+filepath.Base(t.path)+".batchprep-old-")
+			d, err := reserve(t.path)
 			if err != nil {
-				rollback()
-				return &Error{Path: t.path, Err: err}
+				return fail(err)
 			}
 			// os.Rename refuses an existing directory as the destination:
-			// reserve a unique name, free it, then move the old data there.
+			// free the reserved name, then move the old data there.
 			os.Remove(d)
-			if err := os.Rename(t.path, d); err != nil {
-				rollback()
-				return &Error{Path: t.path, Err: err}
+			if err := move(t.path, d); err != nil {
+				return fail(err)
 			}
-			old = d
 		}
-		if err := os.Rename(t.tmp, t.path); err != nil {
-			if old != "" {
-				os.Rename(old, t.path)
-			}
-			rollback()
-			return &Error{Path: t.path, Err: err}
+		if err := move(t.tmp, t.path); err != nil {
+			return fail(err)
 		}
-		swaps = append(swaps, swap{t, old})
 		if err := syncDir(filepath.Dir(filepath.Clean(t.path))); err != nil {
-			rollback()
-			return err
+			return fail(err)
 		}
 	}
 	w.done = true
 	if err := w.hook("cleanup"); err != nil {
 		return err
 	}
-	for _, s := range swaps {
-		if s.old != "" {
-			os.RemoveAll(s.old)
-		}
+	for _, o := range olds {
+		os.RemoveAll(o)
 	}
+	os.RemoveAll(w.ent.tmp) // empty now
 	return nil
 }
 
