@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/bucket"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/plan"
 )
@@ -255,5 +256,31 @@ func TestPlanInterrupt(t *testing.T) {
 	st, err := plan.ReadStateFile(state)
 	if err != nil || (st.Position.Worker == 0 && st.Position.Batch == 0 && st.Position.Index == 0) {
 		t.Fatalf("state after interrupt: %+v %v", st, err)
+	}
+}
+
+// summary's partition loads are the sum over passes of bucket.Loads of the
+// pass's order (each pass counting its first bucket's loads).
+func TestPlanSummaryLoads(t *testing.T) {
+	cfgPath := planFixture(t, "")
+	out, _, err := runPlanArgs(t, nil, "--config", cfgPath, "--format", "summary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := openPlanStore(cfg)
+	p, err := plan.New(r, planOptions(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for ep := 0; ep < cfg.NumEpochs; ep++ {
+		want += bucket.Loads(p.Order(ep, 0, 0))
+	}
+	if !strings.Contains(out, "partition loads: "+itoa(want)+" ") {
+		t.Fatalf("summary does not report %d partition loads:\n%s", want, out)
 	}
 }

@@ -308,3 +308,42 @@ func TestBadRelation(t *testing.T) {
 		t.Fatal("relation id beyond the config's relations accepted")
 	}
 }
+
+// PBG's TestIterationManager (pbg-notes §11): 2 epochs x 3 edge sets x 4
+// chunks run the passes in product(range(2), range(3), range(4)) order;
+// starting at the last pass (PBG's test_partial, iteration (1*3+2)*4+3)
+// yields only pass (1, 2, 3).
+func TestIterationOrderPBG(t *testing.T) {
+	g := testGraph(1, 1, 3, 8, 2, false, 12)
+	o := testOptions()
+	o.NumEdgeChunks = 4
+	p := mustPlan(t, g, o)
+	var passes [][3]int
+	for _, e := range walk(t, p) {
+		if e.rec.Kind == BucketRecord {
+			passes = append(passes, [3]int{e.rec.Epoch, e.rec.EdgeSet, e.rec.Chunk})
+		}
+	}
+	i := 0
+	for ep := 0; ep < 2; ep++ {
+		for s := 0; s < 3; s++ {
+			for c := 0; c < 4; c++ {
+				if passes[i] != [3]int{ep, s, c} {
+					t.Fatalf("pass %d is %v, want %v", i, passes[i], [3]int{ep, s, c})
+				}
+				i++
+			}
+		}
+	}
+	st := p.Start()
+	st.Position = Position{Epoch: 1, EdgeSet: 2, Chunk: 3}
+	it := mustIter(t, p, st)
+	for it.Next() {
+		if r := it.Record(); r.Epoch != 1 || r.EdgeSet != 2 || r.Chunk != 3 {
+			t.Fatalf("after the last pass's start: record of pass %d/%d/%d", r.Epoch, r.EdgeSet, r.Chunk)
+		}
+	}
+	if it.Err() != nil || it.State().Position.Epoch != 2 {
+		t.Fatalf("end: %v %+v", it.Err(), it.State().Position)
+	}
+}
