@@ -5,7 +5,7 @@ import "math/rand/v2"
 // batch is one batch of a worker: rows[off:off+n] of the bucket's index
 // array, all of relation rel (-1 in dynamic mode).
 type batch struct {
-	off, n int
+	off, n uint32
 	rel    int32
 }
 
@@ -13,7 +13,7 @@ type batch struct {
 // the last smaller (invariant 6).
 func dynamicBatches(dst []batch, begin, end, bs int) []batch {
 	for o := begin; o < end; o += bs {
-		dst = append(dst, batch{off: o, n: min(bs, end-o), rel: -1})
+		dst = append(dst, batch{off: uint32(o), n: uint32(min(bs, end-o)), rel: -1})
 	}
 	return dst
 }
@@ -63,7 +63,7 @@ func relationBatches(dst []batch, part, tmp []uint32, base int, rel []uint32, pk
 			r++
 		}
 		n := min(bs, left[r])
-		dst = append(dst, batch{off: base + starts[r], n: n, rel: int32(r)})
+		dst = append(dst, batch{off: uint32(base + starts[r]), n: uint32(n), rel: int32(r)})
 		starts[r] += n
 		left[r] -= n
 		total -= n
