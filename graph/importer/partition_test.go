@@ -1,6 +1,9 @@
 package importer
 
 import (
+	"context"
+
+	"github.com/batchprep/batchprep/graph/edgestore"
 	"math/rand/v2"
 
 	"flag"
@@ -112,3 +115,47 @@ func TestBoundedUnbiased(t *testing.T) {
 }
 
 func newTestRand() *rand.Rand { return mix.Rand(99) }
+
+// Invariant 5, end to end: the partitions of a fixed small graph (golden;
+// regenerate with -update).
+func TestImportPartitionsGolden(t *testing.T) {
+	dir := t.TempDir()
+	c := kgConfig(t, dir, 3, 1)
+	in := dir + "/in.tsv"
+	var text strings.Builder // a fixed formula, no random stream
+	for i := 0; i < 60; i++ {
+		fmt.Fprintf(&text, "u%d\tbuys\ti%d\t1\nu%d\tfollows\tu%d\t2\ni%d\ttagged\tt%d\t3\n", (i*7)%23, (i*11)%17, i%13, (i*5)%29, i%17, i%4)
+	}
+	os.WriteFile(in, []byte(text.String()), 0o644)
+	if _, err := Import(context.Background(), c, kgOptions(), []string{in}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := edgestore.Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var b strings.Builder
+	for _, typ := range c.EntityTypes() {
+		for p := 0; p < c.Entities[typ].NumPartitions; p++ {
+			names, err := st.EntityNames(typ, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s/%d: %q\n", typ, p, names)
+		}
+	}
+	const golden = "testdata/partitions.golden"
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if string(want) != b.String() {
+		t.Errorf("partitions changed:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
