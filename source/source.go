@@ -130,12 +130,13 @@ func (s *Source) Seek(pos uint64) error {
 	}
 	sweep := s.rnd.Sweep(sw)
 	cur, so := sweep.Seek(off)
-	lb := sweep.LabelsBefore(off)
+	var lb uint64
 	if so >= M { // off was inside the sweep's last sequence
 		sw++
 		sweep = s.rnd.Sweep(sw)
 		cur, so = sweep.Seek(0)
-		lb = 0
+	} else if s.countsLabels() {
+		lb = sweep.LabelsBefore(off)
 	}
 	hi, swL := bits.Mul64(sw, s.sweepL)
 	if hi != 0 || swL+lb < swL {
@@ -194,7 +195,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	pos := start
 	endOfEpoch := false
 	// Label counts matter only to epochs sized in label samples.
-	countLabels := s.cfg.EpochSize != EpochFull && s.cfg.EpochSize != EpochInf
+	countLabels := s.countsLabels()
 	s.ensurePeek()
 	firstSweep := s.peekSweep
 	for {
@@ -257,6 +258,12 @@ func (s *Source) next(k int) (*Minibatch, error) {
 		s.cfg.OnEpochEnd(epoch, s.State())
 	}
 	return mb, nil
+}
+
+// countsLabels tells whether epochs are sized in label samples, the only
+// case where the cumulative label count is needed.
+func (s *Source) countsLabels() bool {
+	return s.cfg.EpochSize != EpochFull && s.cfg.EpochSize != EpochInf
 }
 
 // epochEnds reports whether a minibatch of epoch e that has reached pos
