@@ -495,3 +495,71 @@ func TestFirstSequenceAlwaysTaken(t *testing.T) {
 		t.Errorf("NextK(0): %v", err)
 	}
 }
+
+// TestMaxSweepsCNTK ports MinibatchSourceTest's max_sweeps cases: reading an
+// epoch of k sweeps with crossing allowed, the number of end-of-sweep flags
+// is k whatever the minibatch size (below the sweep size).
+func TestMaxSweepsCNTK(t *testing.T) {
+	tc := oneSampleCorpus(t, 603, 50)
+	for _, kind := range kinds() {
+		for _, sweeps := range []uint64{2, 3} {
+			for _, mb := range []int{1, 7, 100, 301, 602} {
+				cfg := Config{EpochSize: EpochSize(sweeps * 603), Schedule: ConstantSchedule(mb)}
+				cfg.Randomize.Kind = kind
+				s := mustNew(t, tc, cfg)
+				n := uint64(0)
+				for s.Epoch() == 0 {
+					m, err := s.Next()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if m.EndOfSweep {
+						n++
+					}
+				}
+				if n != sweeps || s.Position() != sweeps*603 {
+					t.Errorf("%s sweeps=%d mb=%d: %d end_of_sweep flags, position %d", kind, sweeps, mb, n, s.Position())
+				}
+			}
+		}
+	}
+}
+
+// TestEpochBoundarySingleWorker ports ReaderLibTests'
+// CheckEpochBoundarySingleWorker: epoch size 447, minibatch 128 gives
+// 128, 128, 128, 63, and the next epoch starts fresh.
+func TestEpochBoundarySingleWorker(t *testing.T) {
+	tc := oneSampleCorpus(t, 1000, 100)
+	for _, kind := range kinds() {
+		cfg := Config{EpochSize: 447, Schedule: ConstantSchedule(128)}
+		cfg.Randomize.Kind = kind
+		s := mustNew(t, tc, cfg)
+		var got []uint64
+		for i := 0; i < 5; i++ {
+			m, _ := s.Next()
+			got = append(got, m.End-m.Start)
+		}
+		if !reflect.DeepEqual(got, []uint64{128, 128, 128, 63, 128}) {
+			t.Errorf("%s: sizes %v", kind, got)
+		}
+	}
+}
+
+// TestSeedsAreMixed: unlike CNTK (seed+sweep), sweep 1 of seed 0 is not
+// sweep 0 of seed 1 for the window randomizer.
+func TestSeedsAreMixed(t *testing.T) {
+	tc := oneSampleCorpus(t, 64, 4)
+	order := func(seed uint64, sweep int) []int {
+		cfg := Config{EpochSize: EpochInf}
+		cfg.Randomize.Kind, cfg.Randomize.Seed = "window", seed
+		s := mustNew(t, tc, cfg)
+		if err := s.Seek(uint64(sweep) * 64); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := s.NextK(64)
+		return append([]int(nil), m.Sequences...)
+	}
+	if reflect.DeepEqual(order(0, 1), order(1, 0)) {
+		t.Error("window: sweep 1 of seed 0 equals sweep 0 of seed 1")
+	}
+}
