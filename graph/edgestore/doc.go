@@ -24,10 +24,12 @@
 //     column and no parsing.
 //  5. Fingerprint is a hash of the manifests, which hold every file's
 //     checksum, so it changes whenever any stored byte changes.
-//  6. Atomic: a Writer stages every directory beside its target and Commit
-//     swaps them in; an error (or a Hook failure) at any step leaves the
-//     old store intact. After a crash, Open finds either the old store, the
-//     new one, or an error saying the import was interrupted (the edge sets
-//     and the entities come from different imports, or a directory is
-//     missing); it never reads a mix.
+//  6. Atomic: a Writer stages everything beside its targets; Commit moves
+//     the entity files into entity_path one by one (manifest last; other
+//     files there are never touched) and swaps each edge set directory
+//     whole. An error (or a Hook failure) at any step undoes every move and
+//     leaves the old store intact. After a crash, Open finds the old store,
+//     the new one, or an error saying the import was interrupted (no
+//     manifest, or edge sets and entities from different imports); it never
+//     reads a mix.
 package edgestore

@@ -335,6 +335,14 @@ func TestRefusesForeignDirectories(t *testing.T) {
 	}
 }
 
+func TestFeaturizedRefused(t *testing.T) {
+	c := testConfig(t, t.TempDir(), 1, 1)
+	c.Entities["tag"] = config.Entity{NumPartitions: 1, Featurized: true}
+	if _, err := Create(c, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "entities.tag: featurized") {
+		t.Fatalf("%v", err)
+	}
+}
+
 func TestOpenWithoutImport(t *testing.T) {
 	c := testConfig(t, t.TempDir(), 1, 1)
 	if _, err := Open(c); err == nil || !strings.Contains(err.Error(), "run batchprep import") {
