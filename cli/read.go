@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -139,7 +140,8 @@ func runRead(env *Env, args []string) error {
 			return err
 		}
 	}
-	runErr := readLoop(env, &f, src, r)
+	diag.flush() // what indexing reported
+	runErr := readLoop(env, &f, src, r, diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
 	diag.summary(r.Summary())
 	if f.stateOut != "" {
@@ -238,7 +240,7 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 
 // readLoop reads until the epochs are done, the minibatch limit is reached
 // or the context is cancelled, writing each minibatch in the chosen format.
-func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader) error {
+func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) error {
 	out := bufio.NewWriterSize(env.Stdout, 1<<20)
 	var total int64
 	if src.Config().EpochSize == source.EpochFull {
@@ -257,6 +259,7 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader) error {
 			break
 		}
 		mb, err := src.Next()
+		diag.flush()
 		if err != nil {
 			stopErr = err
 			break
@@ -425,21 +428,38 @@ func appendReadText(b []byte, mb *source.Minibatch) []byte {
 	return append(b, '\n')
 }
 
-// readDiagnostics prints the reader's first diagnostics on stderr and
-// summarizes the rest.
+// readDiagnostics collects the reader's diagnostics (which may arrive from
+// a prefetch goroutine) and prints the first ones on stderr from the main
+// goroutine, between minibatches; the rest are counted.
 type readDiagnostics struct {
-	w     io.Writer
-	shown int
+	w       io.Writer
+	mu      sync.Mutex
+	pending []string
+	shown   int
 }
 
 func (d *readDiagnostics) warn(e ctf.Error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.shown < maxShownDiagnostics {
-		fmt.Fprintf(d.w, "batchprep read: %s\n", e.Error())
+		d.pending = append(d.pending, "batchprep read: "+e.Error()+"\n")
 	}
 	d.shown++
 }
 
+// flush prints the pending diagnostics.
+func (d *readDiagnostics) flush() {
+	d.mu.Lock()
+	p := d.pending
+	d.pending = nil
+	d.mu.Unlock()
+	for _, line := range p {
+		io.WriteString(d.w, line)
+	}
+}
+
 func (d *readDiagnostics) summary(s ctf.Summary) {
+	d.flush()
 	if d.shown > maxShownDiagnostics {
 		fmt.Fprintf(d.w, "batchprep read: %d more diagnostics not shown\n", d.shown-maxShownDiagnostics)
 	}

@@ -197,6 +197,9 @@ func WriteStateFile(path string, st State) (err error) {
 			os.Remove(tmp)
 		}
 	}()
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("source: write state %s: %w", path, err)
+	}
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("source: write state %s: %w", path, err)
 	}
