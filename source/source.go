@@ -22,7 +22,21 @@ type Source struct {
 	fp      map[string]string
 	cache   *chunkCache
 
-	// Committed timeline state: where the next minibatch starts.
+	walk
+
+	mb     Minibatch
+	global []int    // ordinals of the current global minibatch
+	prefix []uint64 // sample-count prefix sums of global
+
+	lastChunk      *corpus.Chunk // the chunk the previous sequence came from
+	lastLo, lastHi int           // its ordinal range
+	lastHasBad     bool          // it holds malformed sequences
+
+}
+
+// walk is the mutable timeline state of a Source.
+type walk struct {
+	// Committed: where the next minibatch starts.
 	pos    uint64 // nominal position, always a sequence boundary
 	labels uint64 // cumulative label count before pos (kept only when EpochSize counts labels)
 	step   uint64
@@ -33,14 +47,6 @@ type Source struct {
 	peek      int
 	peekSweep uint64
 	havePeek  bool
-
-	mb     Minibatch
-	global []int    // ordinals of the current global minibatch
-	prefix []uint64 // sample-count prefix sums of global
-
-	lastChunk      *corpus.Chunk // the chunk the previous sequence came from
-	lastLo, lastHi int           // its ordinal range
-	lastHasBad     bool          // it holds malformed sequences
 
 	err error // sticky: set when a chunk failed to load
 }

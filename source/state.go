@@ -92,7 +92,8 @@ func diffFingerprints(state, current map[string]string) []FieldDiff {
 // Restore continues from st: the minibatches that follow are exactly those
 // an uninterrupted run would have given after the state was taken. A
 // position inside a sequence moves to the next sequence boundary. A state of
-// another version or with a different fingerprint is refused.
+// another version, with a different fingerprint or with an epoch that does
+// not match its position is refused, and the Source stays where it was.
 func (s *Source) Restore(st State) error {
 	if st.Version != StateVersion {
 		return fmt.Errorf("source: state version %d is not supported (want %d)", st.Version, StateVersion)
@@ -100,11 +101,13 @@ func (s *Source) Restore(st State) error {
 	if d := diffFingerprints(st.Fingerprint, s.fp); len(d) > 0 {
 		return &FingerprintError{d}
 	}
+	saved := s.walk
 	if err := s.Seek(st.Position); err != nil {
 		return err
 	}
 	if s.pos == st.Position {
 		if e := s.Epoch(); e != st.Epoch {
+			s.walk = saved // a refused state leaves the Source where it was
 			return fmt.Errorf("source: state epoch %d does not match position %d, which is in epoch %d", st.Epoch, st.Position, e)
 		}
 	}

@@ -179,3 +179,25 @@ func FuzzDecodeState(f *testing.F) {
 		}
 	})
 }
+
+// TestRefusedRestoreKeepsPosition: a state refused for an inconsistent epoch
+// leaves the Source where it was.
+func TestRefusedRestoreKeepsPosition(t *testing.T) {
+	tc := oneSampleCorpus(t, 10, 3)
+	cfg := Config{EpochSize: 4, Schedule: ConstantSchedule(3)}
+	cfg.Randomize.Kind = "none"
+	want := readN(t, mustNew(t, tc, cfg), 4)
+	s := mustNew(t, tc, cfg)
+	got := readN(t, s, 2)
+	bad := s.State()
+	bad.Position, bad.Epoch = 8, 0 // position 8 is in epoch 2
+	if err := s.Restore(bad); err == nil || !strings.Contains(err.Error(), "epoch 2") {
+		t.Fatalf("Restore: %v", err)
+	}
+	got = append(got, readN(t, s, 2)...)
+	for i := range want {
+		if want[i].Start != got[i].Start || want[i].Step != got[i].Step {
+			t.Fatalf("minibatch %d: [%d,%d) step %d, want [%d,%d) step %d", i, got[i].Start, got[i].End, got[i].Step, want[i].Start, want[i].End, want[i].Step)
+		}
+	}
+}
