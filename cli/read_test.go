@@ -264,3 +264,63 @@ func TestReadUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// readSharedData returns ../shared/data/rel beside the module root (found
+// by walking up to go.mod), or skips the test when it is absent.
+func readSharedData(t *testing.T, rel string) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("module root (go.mod) not found")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, "..", "shared", "data", rel)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("shared data %s absent: skipping", p)
+	}
+	return p
+}
+
+// TestReadATIS: one sweep of ATIS (4,978 sequences, 66,547 lines) with the
+// default window randomizer and small chunks lists every ordinal once, the
+// intent stream S1 has one sample per sequence, and two ranks split every
+// step.
+func TestReadATIS(t *testing.T) {
+	p := readSharedData(t, "ctf/atis/atis.train.ctf")
+	args := []string{p, "--stream", "S0:943:sparse", "--stream", "S1:26:sparse", "--stream", "S2:129:sparse",
+		"--mb", "2000", "--chunk-bytes", "200000", "--window-chunks", "4"}
+	recs, _ := mustRead(t, args...)
+	seen := map[int]bool{}
+	var s1 int
+	for _, r := range recs {
+		for _, o := range r.Sequences {
+			if seen[o] {
+				t.Fatalf("sequence %d twice", o)
+			}
+			seen[o] = true
+		}
+		s1 += r.Samples["S1"]
+	}
+	if len(seen) != 4978 || s1 != 4978 || recs[len(recs)-1].End != 66547 {
+		t.Fatalf("%d sequences, %d S1 samples, end %d", len(seen), s1, recs[len(recs)-1].End)
+	}
+	r1, _ := mustRead(t, append(args, "--workers", "2", "--rank", "1")...)
+	if len(r1) != len(recs) {
+		t.Fatalf("rank 1 read %d minibatches, want %d", len(r1), len(recs))
+	}
+	for i := range recs {
+		n := len(r1[i].Sequences)
+		if n == 0 || n >= len(recs[i].Sequences) || !reflect.DeepEqual(r1[i].Sequences, recs[i].Sequences[len(recs[i].Sequences)-n:]) {
+			t.Fatalf("step %d: rank 1 has %d of %d sequences, not the tail", i, n, len(recs[i].Sequences))
+		}
+	}
+}
