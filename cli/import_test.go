@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,5 +136,28 @@ func TestImportSkipsWithinBudget(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "2 bad lines skipped") || !strings.Contains(errOut, "unknown relation 1, wrong column count 1") ||
 		!strings.Contains(errOut, tsv+":503: wrong column count") {
 		t.Fatalf("budget 2: code %d, %s", code, errOut)
+	}
+}
+
+// An interrupted import (env.Ctx cancelled) leaves no data behind.
+func TestImportInterrupted(t *testing.T) {
+	dir, cfgPath, tsv := importFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var o, e bytes.Buffer
+	err := runImport(&Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &o, Stderr: &e}, []string{"--config", cfgPath, "--rel-col", "1", tsv})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	for _, p := range []string{"ent", "edges"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+			t.Errorf("%s exists after an interrupted import", p)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, x := range ents {
+		if strings.HasPrefix(x.Name(), ".") {
+			t.Errorf("left behind: %s", x.Name())
+		}
 	}
 }
