@@ -121,9 +121,6 @@ func TestRestoreInsideSequence(t *testing.T) {
 func TestSeekFarSweep(t *testing.T) {
 	tc := oneSampleCorpus(t, 100, 10)
 	for _, kind := range kinds() {
-		if kind == "cntk" {
-			continue // cntk seeks cost O(sweep): see randomize's doc
-		}
 		cfg := Config{EpochSize: EpochInf}
 		cfg.Randomize.Kind = kind
 		s := mustNew(t, tc, cfg)
