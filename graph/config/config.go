@@ -59,8 +59,8 @@ type Config struct {
 	NumUniformNegs     int      `json:"num_uniform_negs" toml:"num_uniform_negs"`
 	DisableLhsNegs     bool     `json:"disable_lhs_negs" toml:"disable_lhs_negs"`
 	DisableRhsNegs     bool     `json:"disable_rhs_negs" toml:"disable_rhs_negs"`
-	EvalNumBatchNegs   int      `json:"eval_num_batch_negs" toml:"eval_num_batch_negs"`
-	EvalNumUniformNegs int      `json:"eval_num_uniform_negs" toml:"eval_num_uniform_negs"`
+	EvalNumBatchNegs   *int     `json:"eval_num_batch_negs" toml:"eval_num_batch_negs"`     // 1000; nil: as in training
+	EvalNumUniformNegs *int     `json:"eval_num_uniform_negs" toml:"eval_num_uniform_negs"` // 1000; nil: as in training
 	EarlyStopping      bool     `json:"early_stopping" toml:"early_stopping"`
 	HogwildDelay       float64  `json:"hogwild_delay" toml:"hogwild_delay"`
 	HalfPrecision      bool     `json:"half_precision" toml:"half_precision"`

@@ -20,8 +20,8 @@ func Defaults() *Config {
 		Lr:                 0.01,
 		NumBatchNegs:       50,
 		NumUniformNegs:     50,
-		EvalNumBatchNegs:   1000,
-		EvalNumUniformNegs: 1000,
+		EvalNumBatchNegs:   intPtr(1000),
+		EvalNumUniformNegs: intPtr(1000),
 		HogwildDelay:       2,
 
 		NumMachines:                        1,
@@ -39,3 +39,5 @@ var relationDefaults = map[string]any{
 	"operator": "none",
 	"all_negs": false,
 }
+
+func intPtr(v int) *int { return &v }

@@ -68,7 +68,7 @@ func TestPBGDumpLoads(t *testing.T) {
 		t.Errorf("testdata has %d keys, schema %d (+seed)", len(m), len(KnownKeys()))
 	}
 	if c.Dimension != 200 || c.BucketOrder != "affinity" || c.Comparator != "dot" || c.LossFn != "softmax" ||
-		c.NumUniformNegs != 1000 || c.EvalFraction != 0 || c.NumEdgeChunks != nil || len(c.EdgePaths) != 2 ||
+		c.NumUniformNegs != 1000 || c.EvalFraction != 0 || c.EvalNumUniformNegs != nil || *c.EvalNumBatchNegs != 1000 || c.NumEdgeChunks != nil || len(c.EdgePaths) != 2 ||
 		c.Relations[1].Operator != "diagonal" || !c.Relations[1].AllNegs || c.Entities["tag"].Dimension == nil {
 		t.Fatalf("values not decoded: %s", c.Canonical())
 	}
@@ -148,6 +148,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"disable_lhs_negs = true\ndisable_rhs_negs = true\n", "disable_rhs_negs", "cannot be true"},
 		{"num_machines = 2\n", "distributed_init_method", "required"},
 		{"max_norm = 0.0\n", "max_norm", "> 0"},
+		{"init_scale = 0.0\n", "init_scale", "> 0"},
+		{"eval_num_batch_negs = -1\n", "eval_num_batch_negs", ">= 0"},
+		{"[[relations]]\nname = \"s\"\nlhs = \"node\"\nrhs = \"node\"\nweight = 0.0\n", "relations[1].weight", "> 0"},
 		{"dynamic_relations = true\n|[[relations]]\nname = \"s\"\nlhs = \"node\"\nrhs = \"node\"\n", "dynamic_relations", "exactly one relation"},
 		{"[[relations]]\nname = \"s\"\nlhs = \"foo\"\nrhs = \"node\"\n", "relations[1].lhs", `unknown entity type "foo" (known: node, user)`},
 		{"[[relations]]\nname = \"s\"\nlhs = \"node\"\nrhs = \"bar\"\n", "relations[1].rhs", `unknown entity type "bar"`},
@@ -253,7 +256,7 @@ func TestBucketShape(t *testing.T) {
 			c.Entities[n] = Entity{NumPartitions: p}
 		}
 		for i, r := range rels {
-			c.Relations = append(c.Relations, Relation{Name: string(rune('a' + i)), Lhs: r[0], Rhs: r[1], Operator: "none"})
+			c.Relations = append(c.Relations, Relation{Name: string(rune('a' + i)), Lhs: r[0], Rhs: r[1], Weight: 1, Operator: "none"})
 		}
 		c.EntityPath, c.EdgePaths, c.CheckpointPath = "e", []string{"x"}, "c"
 		return c

@@ -69,8 +69,8 @@ func (c *Config) Validate() error {
 		if _, ok := c.Entities[r.Rhs]; !ok {
 			return keyErr(k+".rhs", "unknown entity type %q (known: %s)", r.Rhs, strings.Join(types, ", "))
 		}
-		if math.IsNaN(r.Weight) || math.IsInf(r.Weight, 0) {
-			return keyErr(k+".weight", "must be a finite number, got %v", r.Weight)
+		if !(r.Weight > 0) || math.IsInf(r.Weight, 0) {
+			return keyErr(k+".weight", "must be a finite number > 0, got %v", r.Weight)
 		}
 		if err := oneOf(k+".operator", r.Operator, Operators); err != nil {
 			return err
@@ -134,7 +134,6 @@ func (c *Config) validateTrainingRanges() error {
 		{"dimension", float64(c.Dimension)}, {"init_scale", c.InitScale},
 		{"regularization_coef", c.RegularizationCoef}, {"lr", c.Lr},
 		{"num_batch_negs", float64(c.NumBatchNegs)}, {"num_uniform_negs", float64(c.NumUniformNegs)},
-		{"eval_num_batch_negs", float64(c.EvalNumBatchNegs)}, {"eval_num_uniform_negs", float64(c.EvalNumUniformNegs)},
 		{"hogwild_delay", c.HogwildDelay}, {"num_groups_for_partition_server", float64(c.NumGroupsForPartitionServer)},
 		{"partition_shard_size", float64(c.PartitionShardSize)}, {"num_gpus", float64(c.NumGPUs)},
 		{"verbose", float64(c.Verbose)}, {"margin", math.Abs(c.Margin)},
@@ -143,6 +142,17 @@ func (c *Config) validateTrainingRanges() error {
 		if !(f.v >= 0) || math.IsInf(f.v, 0) {
 			return keyErr(f.key, "must be a finite number >= 0, got %v", f.v)
 		}
+	}
+	for _, f := range []struct {
+		key string
+		v   *int
+	}{{"eval_num_batch_negs", c.EvalNumBatchNegs}, {"eval_num_uniform_negs", c.EvalNumUniformNegs}} {
+		if f.v != nil && *f.v < 0 {
+			return keyErr(f.key, "must be >= 0 when set, got %d", *f.v)
+		}
+	}
+	if !(c.InitScale > 0) {
+		return keyErr("init_scale", "must be > 0, got %v", c.InitScale)
 	}
 	if c.RelationLr != nil && !(*c.RelationLr >= 0) {
 		return keyErr("relation_lr", "must be >= 0 when set, got %v", *c.RelationLr)
