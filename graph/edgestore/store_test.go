@@ -440,3 +440,42 @@ func TestCrashAtEveryStepIsDetected(t *testing.T) {
 		}
 	}
 }
+
+// Store is safe for concurrent use: readers racing on first use (and so on
+// verification) all get the right edges.
+func TestConcurrentReads(t *testing.T) {
+	dir := t.TempDir()
+	c := testConfig(t, dir, 2, 1)
+	want, err := writeStore(t, c, 12, true, WriteOptions{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		go func() {
+			for i, we := range want[0] {
+				b := graph.Bucket{Lhs: i / 2, Rhs: i % 2}
+				var got graph.Edges
+				if err := st.ReadEdges(0, b, 0, we.Len(), &got); err != nil {
+					errs <- err
+					return
+				}
+				if got.Len() != we.Len() || (we.Len() > 0 && !reflect.DeepEqual(got, we)) {
+					errs <- fmt.Errorf("bucket %v differs", b)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
