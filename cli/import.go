@@ -64,14 +64,13 @@ func runImport(env *Env, args []string) error {
 	}
 	parse := newProgress(env, "import: parse", "bytes", total, *quiet)
 	var write *progress
-	var doneBytes, lastFileBytes int64
+	var lastFileBytes int64
 	lastFile := -1
 	var lastBuckets int
 	opts.Progress = func(p importer.Progress) {
 		switch p.Phase {
 		case "parse":
 			if p.File != lastFile {
-				doneBytes += lastFileBytes
 				lastFile, lastFileBytes = p.File, 0
 			}
 			parse.Add(p.Bytes - lastFileBytes)
