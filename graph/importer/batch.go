@@ -1,0 +1,228 @@
+package importer
+
+import (
+	"fmt"
+	"hash/maphash"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Lines are handled in two passes over batches of batchLines lines. scan
+// (pass A) splits a line, runs the checks that need no dictionary, and
+// hashes the entity names; flush (pass B) then, in line order, looks the
+// names up, applies the remaining checks, reports bad lines and inserts new
+// entities. Before looking up line i, flush touches the hash table slots of
+// line i+prefetchAhead, so the cache misses of several lines overlap
+// instead of being paid one after the other.
+const (
+	batchLines    = 256
+	prefetchAhead = 8
+)
+
+// pending is one edge line between the passes. Its byte slices point into
+// the read buffer, which flush runs before reusing.
+type pending struct {
+	lineNo   int64
+	nf       int
+	lf, rf   []byte
+	lcol     int
+	rcol     int
+	relF     []byte
+	relCol   int
+	rel      uint32
+	w        float32
+	hl, hr   uint64
+	dicts    [2]*dict
+	errStage int // 0: none; else the check that failed (see flush)
+	errCol   int
+	errWhy   Reason
+	errMsg   string
+}
+
+// Check stages, in the order flush applies them.
+const (
+	stageFields   = 1 // too few fields (scan)
+	stageExpected = 2 // field count differs from the first good line (flush)
+	stageField    = 3 // empty or quoted field (scan)
+	stageRelation = 4 // unknown typed relation (scan) / bad dynamic name (flush)
+	stageEntity   = 5 // entity name not UTF-8, dictionary full (flush)
+	stageWeight   = 6 // bad weight (scan)
+)
+
+// scan is pass A for one line. It returns whether the line was an edge
+// line (appended to the batch).
+func (p *parser) scan(line []byte, lineNo int64, out *fileEdges) bool {
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	if len(line) == 0 || line[0] == '#' {
+		out.comments++
+		return false
+	}
+	var colsArr [8]int
+	cols := colsArr[:]
+	if len(p.fields) > len(cols) {
+		cols = make([]int, len(p.fields))
+	}
+	nf := p.split(line, cols)
+	if nf == 0 { // blanks only (space mode): an empty line
+		out.comments++
+		return false
+	}
+	p.batch = append(p.batch, pending{lineNo: lineNo, nf: nf})
+	e := &p.batch[len(p.batch)-1]
+	fail := func(stage, col int, r Reason, format string, a ...any) bool {
+		e.errStage, e.errCol, e.errWhy, e.errMsg = stage, col, r, fmt.Sprintf(format, a...)
+		return true
+	}
+	if nf < p.needed {
+		return fail(stageFields, 0, ReasonColumns, "%d fields, the chosen columns need at least %d", nf, p.needed)
+	}
+	o := p.opts
+	for _, c := range []int{o.LhsCol, o.RhsCol, o.RelCol, o.WeightCol} {
+		if c < 0 {
+			continue
+		}
+		if len(p.fields[c]) == 0 {
+			return fail(stageField, cols[c], ReasonEmpty, "field %d is empty", c)
+		}
+		if o.Delimiter == Comma && p.fields[c][0] == '"' {
+			return fail(stageField, cols[c], ReasonQuoted, "field %d is quoted; quoted CSV fields are not supported", c)
+		}
+	}
+	e.dicts = p.relDicts[0]
+	if o.RelCol >= 0 {
+		f := p.fields[o.RelCol]
+		e.relF, e.relCol = f, cols[o.RelCol]
+		if !p.dynamic {
+			id, ok := p.relByCfg[string(f)]
+			if !ok {
+				return fail(stageRelation, cols[o.RelCol], ReasonRelation, "relation %q is not in the config's relations", f)
+			}
+			e.rel, e.dicts = id, p.relDicts[id]
+		}
+	}
+	e.lf, e.rf = p.fields[o.LhsCol], p.fields[o.RhsCol]
+	e.lcol, e.rcol = cols[o.LhsCol], cols[o.RhsCol]
+	e.hl = maphash.Bytes(e.dicts[0].seed, e.lf)
+	e.hr = maphash.Bytes(e.dicts[1].seed, e.rf)
+	if o.WeightCol >= 0 {
+		f := p.fields[o.WeightCol]
+		v, err := strconv.ParseFloat(string(f), 32)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			return fail(stageWeight, cols[o.WeightCol], ReasonWeight, "weight %q is not a finite number", f)
+		}
+		e.w = float32(v)
+	}
+	return true
+}
+
+// flush is pass B over the batch, in line order.
+func (p *parser) flush(name string, expected *int, out *fileEdges) error {
+	batch := p.batch
+	p.batch = p.batch[:0]
+	var sink uint32
+	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
+		sink += batch[i].touch()
+	}
+	for i := range batch {
+		if j := i + prefetchAhead; j < len(batch) {
+			sink += batch[j].touch()
+		}
+		if err := p.finish(&batch[i], name, expected, out); err != nil {
+			return err
+		}
+	}
+	p.sink += sink
+	return nil
+}
+
+// touch loads the hash table slots the line will probe first.
+func (e *pending) touch() uint32 {
+	if e.dicts[0] == nil {
+		return 0
+	}
+	d0, d1 := e.dicts[0], e.dicts[1]
+	return d0.slots[e.hl&d0.mask].tag + d1.slots[e.hr&d1.mask].tag
+}
+
+func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) error {
+	ordinal := uint64(out.edgeLines)
+	out.edgeLines++
+	bad := func(col int, r Reason, msg string) error {
+		out.bad = append(out.bad, ordinal)
+		return p.budget.add(&LineError{File: name, Line: e.lineNo, Column: col, Reason: r, Msg: msg})
+	}
+	if e.errStage == stageFields {
+		return bad(e.errCol, e.errWhy, e.errMsg)
+	}
+	if *expected != 0 && e.nf != *expected {
+		return bad(0, ReasonColumns, fmt.Sprintf("%d fields, the file's first edge line has %d", e.nf, *expected))
+	}
+	if e.errStage == stageField || e.errStage == stageRelation {
+		return bad(e.errCol, e.errWhy, e.errMsg)
+	}
+	rel, newRel := e.rel, false
+	if p.dynamic && e.relF != nil {
+		id, ok := p.dynRel[string(e.relF)]
+		if !ok {
+			if !utf8.Valid(e.relF) {
+				return bad(e.relCol, ReasonUTF8, "relation name is not valid UTF-8")
+			}
+			if len(p.dynNames) >= math.MaxUint32 {
+				return bad(e.relCol, ReasonRelations, "more than 2^32-1 relations")
+			}
+			id, newRel = uint32(len(p.dynNames)), true
+		}
+		rel = id
+	}
+	// Entities: look up first, insert only once the whole line is good.
+	d0, d1 := e.dicts[0], e.dicts[1]
+	lid, lok := d0.lookupHash(e.lf, e.hl)
+	if !lok {
+		if !utf8.Valid(e.lf) {
+			return bad(e.lcol, ReasonUTF8, "lhs entity name is not valid UTF-8")
+		}
+		if d0.full() {
+			return bad(e.lcol, ReasonTooMany, "more than 2^32-1 entities of one type")
+		}
+	}
+	rid, rok := d1.lookupHash(e.rf, e.hr)
+	if !rok {
+		if !utf8.Valid(e.rf) {
+			return bad(e.rcol, ReasonUTF8, "rhs entity name is not valid UTF-8")
+		}
+		if d1.full() {
+			return bad(e.rcol, ReasonTooMany, "more than 2^32-1 entities of one type")
+		}
+	}
+	if e.errStage == stageWeight {
+		return bad(e.errCol, e.errWhy, e.errMsg)
+	}
+	if *expected == 0 {
+		*expected = e.nf
+	}
+	if newRel {
+		s := string(e.relF)
+		p.dynRel[s] = rel
+		p.dynNames = append(p.dynNames, s)
+	}
+	if !lok {
+		lid = d0.add(e.lf, e.hl)
+	}
+	if !rok {
+		if d1 == d0 && string(e.lf) == string(e.rf) {
+			rid = lid
+		} else {
+			rid = d1.add(e.rf, e.hr)
+		}
+	}
+	out.lhs = append(out.lhs, lid)
+	out.rhs = append(out.rhs, rid)
+	out.rel = append(out.rel, rel)
+	if p.opts.WeightCol >= 0 {
+		out.weight = append(out.weight, e.w)
+	}
+	return nil
+}
