@@ -208,4 +208,3 @@ func (p *parser) split(line []byte, cols []int) int {
 		}
 	}
 }
-
