@@ -8,36 +8,39 @@ import (
 	"unicode/utf8"
 )
 
-// Lines are handled in two passes over batches of batchLines lines. scan
-// (pass A) splits a line, runs the checks that need no dictionary, and
-// hashes the entity names; flush (pass B) then, in line order, looks the
-// names up, applies the remaining checks, reports bad lines and inserts new
-// entities. Before looking up line i, flush touches the hash table slots of
-// line i+prefetchAhead, so the cache misses of several lines overlap
-// instead of being paid one after the other.
-const (
-	batchLines    = 256
-	prefetchAhead = 8
-)
+// Lines are handled in two passes over blocks of lines. scan (pass A, on
+// the reader goroutine) splits a line, runs the checks that need no
+// dictionary, and hashes the entity names; flush (pass B) then, in line
+// order, looks the names up, applies the remaining checks, reports bad
+// lines and inserts new entities. Before looking up line i, flush touches
+// the hash table slots of line i+prefetchAhead, so the cache misses of
+// several lines overlap instead of being paid one after the other.
+const prefetchAhead = 8
 
 // pending is one edge line between the passes. Its byte slices point into
 // the read buffer, which flush runs before reusing.
 type pending struct {
-	lineNo   int64
-	nf       int
-	lf, rf   []byte
-	lcol     int
-	rcol     int
-	relF     []byte
-	relCol   int
-	rel      uint32
-	w        float32
-	hl, hr   uint64
-	dicts    [2]*dict
-	errStage int // 0: none; else the check that failed (see flush)
-	errCol   int
-	errWhy   Reason
-	errMsg   string
+	lineNo int64
+	lf, rf []byte
+	relF   []byte
+	hl, hr uint64
+	dicts  [2]*dict
+	fault  *fault // set by a failed pass-A check
+	rel    uint32
+	w      float32
+	nf     int32 // field count
+	lcol   int32 // 1-based byte columns of the lhs, rhs and relation fields
+	rcol   int32
+	relCol int32
+}
+
+// fault is a pass-A check that failed, kept until pass B reports it in
+// line order.
+type fault struct {
+	stage int // the check that failed (see flush)
+	col   int
+	why   Reason
+	msg   string
 }
 
 // Check stages, in the order flush applies them.
@@ -50,30 +53,39 @@ const (
 	stageWeight   = 6 // bad weight (scan)
 )
 
+// scanState is pass A's own state (pass A runs on the reader goroutine and
+// reads only the parser's immutable parts: options, relation names, the
+// dictionaries' hash seeds).
+type scanState struct {
+	fields   [][]byte
+	batch    []pending
+	comments int64
+}
+
 // scan is pass A for one line. It returns whether the line was an edge
 // line (appended to the batch).
-func (p *parser) scan(line []byte, lineNo int64, out *fileEdges) bool {
+func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
 	if len(line) == 0 || line[0] == '#' {
-		out.comments++
+		st.comments++
 		return false
 	}
 	var colsArr [8]int
 	cols := colsArr[:]
-	if len(p.fields) > len(cols) {
-		cols = make([]int, len(p.fields))
+	if len(st.fields) > len(cols) {
+		cols = make([]int, len(st.fields))
 	}
-	nf := p.split(line, cols)
+	nf := p.split(st.fields, line, cols)
 	if nf == 0 { // blanks only (space mode): an empty line
-		out.comments++
+		st.comments++
 		return false
 	}
-	p.batch = append(p.batch, pending{lineNo: lineNo, nf: nf})
-	e := &p.batch[len(p.batch)-1]
+	st.batch = append(st.batch, pending{lineNo: lineNo, nf: int32(nf)})
+	e := &st.batch[len(st.batch)-1]
 	fail := func(stage, col int, r Reason, format string, a ...any) bool {
-		e.errStage, e.errCol, e.errWhy, e.errMsg = stage, col, r, fmt.Sprintf(format, a...)
+		e.fault = &fault{stage: stage, col: col, why: r, msg: fmt.Sprintf(format, a...)}
 		return true
 	}
 	if nf < p.needed {
@@ -84,17 +96,17 @@ func (p *parser) scan(line []byte, lineNo int64, out *fileEdges) bool {
 		if c < 0 {
 			continue
 		}
-		if len(p.fields[c]) == 0 {
+		if len(st.fields[c]) == 0 {
 			return fail(stageField, cols[c], ReasonEmpty, "field %d is empty", c)
 		}
-		if o.Delimiter == Comma && p.fields[c][0] == '"' {
+		if o.Delimiter == Comma && st.fields[c][0] == '"' {
 			return fail(stageField, cols[c], ReasonQuoted, "field %d is quoted; quoted CSV fields are not supported", c)
 		}
 	}
 	e.dicts = p.relDicts[0]
 	if o.RelCol >= 0 {
-		f := p.fields[o.RelCol]
-		e.relF, e.relCol = f, cols[o.RelCol]
+		f := st.fields[o.RelCol]
+		e.relF, e.relCol = f, int32(cols[o.RelCol])
 		if !p.dynamic {
 			id, ok := p.relByCfg[string(f)]
 			if !ok {
@@ -103,12 +115,12 @@ func (p *parser) scan(line []byte, lineNo int64, out *fileEdges) bool {
 			e.rel, e.dicts = id, p.relDicts[id]
 		}
 	}
-	e.lf, e.rf = p.fields[o.LhsCol], p.fields[o.RhsCol]
-	e.lcol, e.rcol = cols[o.LhsCol], cols[o.RhsCol]
+	e.lf, e.rf = st.fields[o.LhsCol], st.fields[o.RhsCol]
+	e.lcol, e.rcol = int32(cols[o.LhsCol]), int32(cols[o.RhsCol])
 	e.hl = maphash.Bytes(e.dicts[0].seed, e.lf)
 	e.hr = maphash.Bytes(e.dicts[1].seed, e.rf)
 	if o.WeightCol >= 0 {
-		f := p.fields[o.WeightCol]
+		f := st.fields[o.WeightCol]
 		v, err := strconv.ParseFloat(string(f), 32)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
 			return fail(stageWeight, cols[o.WeightCol], ReasonWeight, "weight %q is not a finite number", f)
@@ -118,10 +130,8 @@ func (p *parser) scan(line []byte, lineNo int64, out *fileEdges) bool {
 	return true
 }
 
-// flush is pass B over the batch, in line order.
-func (p *parser) flush(name string, expected *int, out *fileEdges) error {
-	batch := p.batch
-	p.batch = p.batch[:0]
+// flush is pass B over a batch, in line order.
+func (p *parser) flush(batch []pending, name string, expected *int, out *fileEdges) error {
 	var sink uint32
 	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
 		sink += batch[i].touch()
@@ -154,24 +164,28 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		out.bad = append(out.bad, ordinal)
 		return p.budget.add(&LineError{File: name, Line: e.lineNo, Column: col, Reason: r, Msg: msg})
 	}
-	if e.errStage == stageFields {
-		return bad(e.errCol, e.errWhy, e.errMsg)
+	stage := 0
+	if e.fault != nil {
+		stage = e.fault.stage
 	}
-	if *expected != 0 && e.nf != *expected {
+	if stage == stageFields {
+		return bad(e.fault.col, e.fault.why, e.fault.msg)
+	}
+	if *expected != 0 && int(e.nf) != *expected {
 		return bad(0, ReasonColumns, fmt.Sprintf("%d fields, the file's first edge line has %d", e.nf, *expected))
 	}
-	if e.errStage == stageField || e.errStage == stageRelation {
-		return bad(e.errCol, e.errWhy, e.errMsg)
+	if stage == stageField || stage == stageRelation {
+		return bad(e.fault.col, e.fault.why, e.fault.msg)
 	}
 	rel, newRel := e.rel, false
 	if p.dynamic && e.relF != nil {
 		id, ok := p.dynRel[string(e.relF)]
 		if !ok {
 			if !utf8.Valid(e.relF) {
-				return bad(e.relCol, ReasonUTF8, "relation name is not valid UTF-8")
+				return bad(int(e.relCol), ReasonUTF8, "relation name is not valid UTF-8")
 			}
 			if len(p.dynNames) >= math.MaxUint32 {
-				return bad(e.relCol, ReasonRelations, "more than 2^32-1 relations")
+				return bad(int(e.relCol), ReasonRelations, "more than 2^32-1 relations")
 			}
 			id, newRel = uint32(len(p.dynNames)), true
 		}
@@ -182,26 +196,26 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	lid, lok := d0.lookupHash(e.lf, e.hl)
 	if !lok {
 		if !utf8.Valid(e.lf) {
-			return bad(e.lcol, ReasonUTF8, "lhs entity name is not valid UTF-8")
+			return bad(int(e.lcol), ReasonUTF8, "lhs entity name is not valid UTF-8")
 		}
 		if d0.full() {
-			return bad(e.lcol, ReasonTooMany, "more than 2^32-1 entities of one type")
+			return bad(int(e.lcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
 	rid, rok := d1.lookupHash(e.rf, e.hr)
 	if !rok {
 		if !utf8.Valid(e.rf) {
-			return bad(e.rcol, ReasonUTF8, "rhs entity name is not valid UTF-8")
+			return bad(int(e.rcol), ReasonUTF8, "rhs entity name is not valid UTF-8")
 		}
 		if d1.full() {
-			return bad(e.rcol, ReasonTooMany, "more than 2^32-1 entities of one type")
+			return bad(int(e.rcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	if e.errStage == stageWeight {
-		return bad(e.errCol, e.errWhy, e.errMsg)
+	if stage == stageWeight {
+		return bad(e.fault.col, e.fault.why, e.fault.msg)
 	}
 	if *expected == 0 {
-		*expected = e.nf
+		*expected = int(e.nf)
 	}
 	if newRel {
 		s := string(e.relF)

@@ -44,11 +44,13 @@
 // bytes of open-addressing hash table, 8 bytes of partition and offset);
 // writing an edge set adds a 4-byte order index per edge of that file.
 //
-// Speed. Lines are parsed with bytes functions into reused buffers, in
-// batches of 256: a first pass splits and hashes, a second looks names up
-// in order, touching the table slots of the lines ahead so that their
-// cache misses overlap (see parse.go). Bucket files are written through
-// per-column buffers and fsynced together at commit.
+// Speed. Lines are parsed with bytes functions, in blocks of 1 MiB of whole
+// lines: a reader goroutine splits, checks and hashes them (pass A), the
+// calling goroutine then looks the names up in line order (pass B),
+// touching the table slots of the lines ahead so that their cache misses
+// overlap (see batch.go). Up to three blocks are in flight (about 20 MB).
+// Bucket files are written through per-column buffers and fsynced together
+// at commit.
 //
 // Invariants (tests cite them by number):
 //

@@ -119,7 +119,6 @@ func setReport(file, path string, fe *fileEdges) EdgeSetReport {
 func newParser(cfg *config.Config, opts *Options) *parser {
 	p := &parser{opts: opts, needed: opts.needed(), relByCfg: map[string]uint32{}, dynamic: cfg.DynamicRelations,
 		dynRel: map[string]uint32{}, budget: budget{max: opts.MaxErrors}, dicts: map[string]*dict{}}
-	p.fields = make([][]byte, p.needed)
 	for _, t := range cfg.EntityTypes() {
 		p.dicts[t] = newDict(t)
 	}

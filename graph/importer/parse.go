@@ -42,10 +42,8 @@ type parser struct {
 	dynNames []string
 	relDicts [][2]*dict // per config relation: lhs and rhs dictionaries
 	dicts    map[string]*dict
-	fields   [][]byte
 	budget   budget
-	block    int // read size; blockSize unless a test sets it
-	batch    []pending
+	block    int    // read size; blockSize unless a test sets it
 	sink     uint32 // keeps the prefetch loads alive
 }
 
@@ -76,46 +74,119 @@ func (b *budget) add(e *LineError) error {
 	return nil
 }
 
-const blockSize = 4 << 20
+const blockSize = 1 << 20
 
-// parse reads one file. It calls progress about every block.
+// parse reads one file. A reader goroutine cuts the file into blocks of
+// whole lines and runs pass A (scan) on them; this goroutine runs pass B
+// (flush) on each block in order, so the two passes use both cores. It
+// calls progress after each block.
 func (p *parser) parse(ctx context.Context, r io.Reader, name string, out *fileEdges, progress func(bytes int64)) error {
 	block := p.block
 	if block <= 0 {
 		block = blockSize
 	}
-	buf := make([]byte, block)
-	var (
-		fill     int   // bytes of buf in use
-		consumed int64 // bytes of the file fully processed
-		eof      bool
-		expected int // field count of the first good line; 0 until then
-		lineNo   int64
-	)
-	for !eof || fill > 0 {
+	chunks := make(chan *chunk, 1)
+	free := make(chan *chunk, 3)
+	for i := 0; i < cap(free); i++ {
+		free <- &chunk{buf: make([]byte, block)}
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer close(chunks)
+		p.produce(r, name, free, chunks, stop)
+	}()
+	defer func() {
+		close(stop)
+		for range chunks { // let the reader finish before the file is closed
+		}
+		<-done
+	}()
+	expected := 0 // field count of the first good line; 0 until then
+	for c := range chunks {
+		if c.err != nil {
+			return c.err
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !eof {
-			n, err := io.ReadFull(r, buf[fill:])
-			fill += n
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				eof = true
-			} else if err != nil {
-				return fmt.Errorf("importer: %s: %w", name, err)
-			}
+		if err := p.flush(c.batch, name, &expected, out); err != nil {
+			return err
 		}
-		data := buf[:fill]
+		out.comments += c.comments
+		out.lines = c.lines
+		if progress != nil {
+			progress(c.consumed)
+		}
+		free <- c
+	}
+	return nil
+}
+
+// chunk is a block of whole lines after pass A.
+type chunk struct {
+	buf      []byte
+	batch    []pending
+	comments int64 // comment and empty lines in the block
+	lines    int64 // lines read so far, this block included
+	consumed int64 // bytes read so far, this block included
+	err      error
+}
+
+// produce reads blocks, scans their complete lines and sends them in
+// order; the bytes of an incomplete last line move to the next block.
+func (p *parser) produce(r io.Reader, name string, free <-chan *chunk, chunks chan<- *chunk, stop <-chan struct{}) {
+	st := &scanState{fields: make([][]byte, p.needed)}
+	var (
+		tail     []byte // incomplete line carried from the previous block
+		eof      bool
+		lineNo   int64
+		consumed int64
+	)
+	send := func(c *chunk) bool {
+		select {
+		case chunks <- c:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for !eof {
+		var c *chunk
+		select {
+		case c = <-free:
+		case <-stop:
+			return
+		}
+		if len(tail) >= len(c.buf) {
+			// One line fills a whole block: grow.
+			if len(c.buf) >= 1<<30 {
+				c.err = &LineError{File: name, Line: lineNo + 1, Reason: ReasonLongLine, Msg: "a line longer than 1 GiB"}
+				send(c)
+				return
+			}
+			c.buf = make([]byte, 2*len(tail))
+		}
+		fill := copy(c.buf, tail)
+		n, err := io.ReadFull(r, c.buf[fill:])
+		fill += n
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			eof = true
+		} else if err != nil {
+			c.err = fmt.Errorf("importer: %s: %w", name, err)
+			send(c)
+			return
+		}
+		data := c.buf[:fill]
+		st.batch, st.comments = c.batch[:0], 0
 		start := 0
 		for {
 			nl := bytes.IndexByte(data[start:], '\n')
 			var line []byte
 			if nl < 0 {
-				if !eof {
-					break // incomplete line: read more
-				}
-				if start == len(data) {
-					break
+				if !eof || start == len(data) {
+					break // incomplete line: next block
 				}
 				line = data[start:] // last line without a newline
 				start = len(data)
@@ -127,44 +198,25 @@ func (p *parser) parse(ctx context.Context, r io.Reader, name string, out *fileE
 			if lineNo == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 			}
-			if p.scan(line, lineNo, out) && len(p.batch) == batchLines {
-				if err := p.flush(name, &expected, out); err != nil {
-					return err
-				}
-			}
+			p.scan(st, line, lineNo)
 		}
-		if err := p.flush(name, &expected, out); err != nil {
-			return err
-		}
+		// The tail stays valid: this goroutine copies it into the next
+		// block before that buffer can be reused.
+		tail = data[start:]
 		consumed += int64(start)
-		if progress != nil {
-			progress(consumed)
-		}
-		rest := copy(buf, data[start:])
-		fill = rest
-		if eof && start == 0 && fill > 0 {
-			return fmt.Errorf("importer: %s: internal: unterminated data", name) // cannot happen
-		}
-		if fill == len(buf) {
-			// One line fills the whole buffer: grow it.
-			if len(buf) >= 1<<30 {
-				return &LineError{File: name, Line: lineNo + 1, Reason: ReasonLongLine, Msg: "a line longer than 1 GiB"}
-			}
-			nb := make([]byte, 2*len(buf))
-			copy(nb, buf)
-			buf = nb
+		c.batch, c.comments, c.lines, c.consumed = st.batch, st.comments, lineNo, consumed
+		if !send(c) {
+			return
 		}
 	}
-	out.lines = lineNo
-	return nil
 }
 
-// split cuts line into fields, keeping the first len(p.fields) of them in
-// p.fields and returning the total count. It returns the byte column of
-// each kept field through cols.
-func (p *parser) split(line []byte, cols []int) int {
+// split cuts line into fields, keeping the first len(fields) of them in
+// fields and returning the total count. It returns the byte column of each
+// kept field through cols.
+func (p *parser) split(fields [][]byte, line []byte, cols []int) int {
 	n := 0
-	keep := len(p.fields)
+	keep := len(fields)
 	switch p.opts.Delimiter {
 	case Space:
 		i := 0
@@ -180,7 +232,7 @@ func (p *parser) split(line []byte, cols []int) int {
 				j++
 			}
 			if n < keep {
-				p.fields[n], cols[n] = line[i:j], i+1
+				fields[n], cols[n] = line[i:j], i+1
 			}
 			n++
 			i = j
@@ -198,7 +250,7 @@ func (p *parser) split(line []byte, cols []int) int {
 				end = i + j
 			}
 			if n < keep {
-				p.fields[n], cols[n] = line[i:end], i+1
+				fields[n], cols[n] = line[i:end], i+1
 			}
 			n++
 			if j < 0 {
