@@ -51,6 +51,7 @@ type Writer struct {
 	numRels   int
 	sets      []*setWriter
 	pending   []string // written files not yet fsynced
+	spare     []byte   // a small bucket's file image, for reuse
 	done      bool
 }
 
@@ -354,7 +355,13 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	bw.whole = size <= smallBucket
 	if bw.whole {
 		// The columns append in place into the file image.
-		bw.image = make([]byte, size)
+		// Every byte is overwritten (header, then the columns), so a
+		// recycled image needs no clearing.
+		if int64(cap(w.spare)) >= size {
+			bw.image, w.spare = w.spare[:size], nil
+		} else {
+			bw.image = make([]byte, size)
+		}
 		copy(bw.image, h.Encode())
 	} else if _, err := f.WriteAt(h.Encode(), 0); err != nil {
 		f.Close()
@@ -418,6 +425,9 @@ func (c *colBuf) flush(f *os.File) error {
 func (bw *BucketWriter) Append(e *graph.Edges) error {
 	if bw.err != nil {
 		return bw.err
+	}
+	if bw.f == nil {
+		return fmt.Errorf("edgestore: %s: Append after Close", bw.path)
 	}
 	n := e.Len()
 	if len(e.Lhs) != n || len(e.Rhs) != n || len(e.Ordinal) != n || (bw.weights && len(e.Weight) != n) || (!bw.weights && len(e.Weight) != 0) {
@@ -490,6 +500,9 @@ func (bw *BucketWriter) Close() error {
 			c.crc = crc32.Update(c.crc, castagnoli, c.buf)
 		}
 		_, err = bw.f.WriteAt(bw.image, 0)
+		if cap(bw.image) > cap(bw.w.spare) {
+			bw.w.spare = bw.image // recycled by the next small bucket
+		}
 		bw.image = nil
 	} else {
 		for i := range bw.cols {
