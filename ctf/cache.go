@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 // The index cache file, little-endian:
@@ -105,24 +107,7 @@ func writeCache(f *os.File, path string, cfg *Config, x *index) error {
 	if err != nil {
 		return err
 	}
-	dst := cachePath(path, cfg)
-	tmp, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(encodeIndex(k, x)); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
+	return atomicfile.Write(cachePath(path, cfg), encodeIndex(k, x), 0o644)
 }
 
 func encodeIndex(k cacheKey, x *index) []byte {

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 // StateVersion is the state format this package writes and reads.
@@ -183,41 +184,13 @@ func ReadStateFile(path string) (State, error) {
 // WriteStateFile writes st atomically: a temporary file in the same
 // directory, fsync, rename, then fsync of the directory. A crash leaves the
 // old file or the new one, never a mix.
-func WriteStateFile(path string, st State) (err error) {
+func WriteStateFile(path string, st State) error {
 	data, err := EncodeState(st)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("source: write state: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o644); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("source: write state %s: %w", path, err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("source: write state %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("source: write state %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("source: write state %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("source: write state %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // best effort: some file systems refuse directory fsync
-		d.Close()
 	}
 	return nil
 }

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 // StateVersion is the format version written in every State.
@@ -200,29 +201,8 @@ func ReadStateFile(path string) (*State, error) {
 // WriteStateFile writes s atomically: a temporary file in the same
 // directory, fsync, rename, fsync of the directory.
 func WriteStateFile(path string, s State) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("plan: writing state: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(s.Encode())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, s.Encode(), 0o644); err != nil {
 		return fmt.Errorf("plan: writing state %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
