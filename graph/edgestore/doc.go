@@ -18,10 +18,16 @@
 //     ordinal u64, each contiguous, in that order, after a 64-byte header.
 //  3. Checksummed: every file is checked (size, header, CRC32C per column or
 //     per file) before its data is used; a mismatch is an *Error naming the
-//     file that matches ErrCorrupt.
+//     file that matches ErrCorrupt. A bucket file's size and header are
+//     checked when it is first opened (NumEdges or ReadEdges), its column
+//     checksums before the first ReadEdges returns any of its edges: over
+//     the bytes that read fetched when it reads the whole bucket, otherwise
+//     by one pass over the file first. A failed ReadEdges leaves dst as it
+//     was.
 //  4. ReadEdges(s, b, begin, end) returns exactly the edges written to the
 //     bucket at positions [begin, end), in write order, with one ReadAt per
-//     column and no parsing.
+//     column straight into dst's columns (no intermediate buffer and no
+//     parsing on little-endian hosts; a portable decoder elsewhere).
 //  5. Fingerprint is a hash of the manifests, which hold every file's
 //     checksum, so it changes whenever any stored byte changes.
 //  6. Atomic: a Writer stages everything beside its targets; Commit moves

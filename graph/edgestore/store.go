@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
@@ -34,12 +35,21 @@ type Store struct {
 }
 
 type edgeSet struct {
-	dir      string
-	man      *EdgeManifest
-	mu       sync.Mutex
-	files    []*os.File
-	verified []bool
+	dir   string
+	man   *EdgeManifest
+	mu    sync.Mutex
+	files []*os.File
+	state []checkState
 }
+
+// checkState is how far a bucket file has been checked (invariant 3).
+type checkState uint8
+
+const (
+	unchecked     checkState = iota
+	headerChecked            // open; size and header agree with the manifest
+	verified                 // and every column checksum too
+)
 
 var _ graph.Reader = (*Store)(nil)
 
@@ -110,7 +120,7 @@ func Open(cfg *config.Config) (*Store, error) {
 		}
 		h.Write(mb)
 		n := len(m.Buckets)
-		s.sets = append(s.sets, &edgeSet{dir: dir, man: m, files: make([]*os.File, n), verified: make([]bool, n)})
+		s.sets = append(s.sets, &edgeSet{dir: dir, man: m, files: make([]*os.File, n), state: make([]checkState, n)})
 	}
 	s.fingerprint = hex.EncodeToString(h.Sum(nil))
 	return s, nil
@@ -219,32 +229,74 @@ func (s *Store) bucket(set int, b graph.Bucket) (*edgeSet, int, error) {
 	return s.sets[set], b.Lhs*s.rhs + b.Rhs, nil
 }
 
-// file opens and verifies a bucket file once.
-func (es *edgeSet) file(idx int) (*os.File, error) {
+// open opens a bucket file and checks its size and header against the
+// manifest, once. It returns the file and whether its column checksums have
+// been verified too.
+func (es *edgeSet) open(idx int) (*os.File, bool, error) {
 	es.mu.Lock()
 	defer es.mu.Unlock()
-	if es.verified[idx] {
-		return es.files[idx], nil
+	if es.state[idx] != unchecked {
+		return es.files[idx], es.state[idx] == verified, nil
 	}
-	bm := es.man.Buckets[idx]
-	p := filepath.Join(es.dir, bm.File)
+	p := es.path(idx)
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, &Error{Path: p, Err: err}
+		return nil, false, &Error{Path: p, Err: err}
 	}
-	if err := verifyBucket(f, bm, es.man.Weights); err != nil {
+	if err := checkHeader(f, es.man.Buckets[idx], es.man.Weights); err != nil {
 		f.Close()
-		if errors.Is(err, ErrCorrupt) {
-			return nil, corrupt(p, err)
-		}
-		return nil, &Error{Path: p, Err: err}
+		return nil, false, es.fail(idx, err)
 	}
-	es.files[idx], es.verified[idx] = f, true
+	es.files[idx], es.state[idx] = f, headerChecked
+	return f, false, nil
+}
+
+func (es *edgeSet) path(idx int) string { return filepath.Join(es.dir, es.man.Buckets[idx].File) }
+
+// fail wraps err in an *Error naming the bucket file.
+func (es *edgeSet) fail(idx int, err error) error {
+	if errors.Is(err, ErrCorrupt) {
+		return corrupt(es.path(idx), err)
+	}
+	return &Error{Path: es.path(idx), Err: err}
+}
+
+// markVerified records that f's column checksums matched, unless the store
+// was closed (and the file replaced) meanwhile.
+func (es *edgeSet) markVerified(idx int, f *os.File) {
+	es.mu.Lock()
+	if es.files[idx] == f && es.state[idx] == headerChecked {
+		es.state[idx] = verified
+	}
+	es.mu.Unlock()
+}
+
+// verify checks a bucket file whole (size, header, every column checksum)
+// by reading it through a small buffer, once.
+func (es *edgeSet) verify(idx int) (*os.File, error) {
+	f, ok, err := es.open(idx)
+	if err != nil || ok {
+		return f, err
+	}
+	bm := es.man.Buckets[idx]
+	offs, _ := layout(bm.Edges, es.man.Weights)
+	buf := make([]byte, min(1<<20, max(bm.Bytes, 1)))
+	for _, c := range Columns(es.man.Weights) {
+		sum := crc32.New(castagnoli)
+		if _, err := io.CopyBuffer(sum, io.NewSectionReader(f, offs[c], bm.Edges*colWidth(c)), buf); err != nil {
+			return nil, es.fail(idx, err)
+		}
+		if err := checkSum(bm, c, sum.Sum32()); err != nil {
+			return nil, es.fail(idx, err)
+		}
+	}
+	es.markVerified(idx, f)
 	return f, nil
 }
 
-// verifyBucket checks a bucket file's size, header and column checksums.
-func verifyBucket(f *os.File, bm BucketManifest, weights bool) error {
+// checkHeader checks a bucket file's size and header against its manifest
+// entry.
+func checkHeader(f *os.File, bm BucketManifest, weights bool) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -252,19 +304,9 @@ func verifyBucket(f *os.File, bm BucketManifest, weights bool) error {
 	if fi.Size() != bm.Bytes {
 		return &corruptError{fmt.Sprintf("file is %d bytes, manifest says %d", fi.Size(), bm.Bytes)}
 	}
-	var whole []byte // small file: read once
-	if bm.Bytes <= smallBucket {
-		whole = make([]byte, bm.Bytes)
-		if _, err := f.ReadAt(whole, 0); err != nil {
-			return err
-		}
-	}
-	hb := whole
-	if hb == nil {
-		hb = make([]byte, HeaderSize)
-		if _, err := f.ReadAt(hb, 0); err != nil {
-			return err
-		}
+	hb := make([]byte, HeaderSize)
+	if _, err := f.ReadAt(hb, 0); err != nil {
+		return err
 	}
 	h, err := DecodeHeader(hb)
 	if err != nil {
@@ -273,53 +315,44 @@ func verifyBucket(f *os.File, bm BucketManifest, weights bool) error {
 	if h.Edges != uint64(bm.Edges) || h.Weights != weights || int(h.Lhs) != bm.Lhs || int(h.Rhs) != bm.Rhs {
 		return &corruptError{fmt.Sprintf("header %+v disagrees with the manifest", h)}
 	}
-	offs, _ := layout(bm.Edges, weights)
-	var buf []byte
-	if whole == nil {
-		buf = make([]byte, 1<<20)
-	}
-	for _, c := range Columns(weights) {
-		var got uint32
-		if whole != nil {
-			got = crc(whole[offs[c] : offs[c]+bm.Edges*colWidth(c)])
-		} else {
-			sum := crc32.New(castagnoli)
-			if _, err := io.CopyBuffer(sum, io.NewSectionReader(f, offs[c], bm.Edges*colWidth(c)), buf); err != nil {
-				return err
-			}
-			got = sum.Sum32()
-		}
-		if got != bm.CRC32C[c] {
-			return &corruptError{fmt.Sprintf("column %s checksum mismatch (stored %08x, computed %08x)", c, bm.CRC32C[c], got)}
-		}
+	return nil
+}
+
+// checkSum compares a column's computed checksum with the manifest's.
+func checkSum(bm BucketManifest, col string, got uint32) error {
+	if want := bm.CRC32C[col]; got != want {
+		return &corruptError{fmt.Sprintf("column %s checksum mismatch (stored %08x, computed %08x)", col, want, got)}
 	}
 	return nil
 }
 
 // NumEdges returns the number of edges of bucket b in edge set set, after
-// verifying the bucket's file.
+// checking the bucket file's size and header (its column checksums are
+// checked by the first ReadEdges, or by Verify).
 func (s *Store) NumEdges(set int, b graph.Bucket) (int, error) {
 	es, idx, err := s.bucket(set, b)
 	if err != nil {
 		return 0, err
 	}
-	if _, err := es.file(idx); err != nil {
+	if _, _, err := es.open(idx); err != nil {
 		return 0, err
 	}
 	return int(es.man.Buckets[idx].Edges), nil
 }
 
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1<<16); return &b }}
+// parallelRead is the chunk size (edges) from which ReadEdges reads the
+// columns on concurrent goroutines.
+const parallelRead = 1 << 16
 
 // ReadEdges appends edges [begin, end) of bucket b of edge set set to dst,
-// with one ReadAt per column (invariant 4). dst.Weight is appended to only
-// when the edge set has weights.
+// with one ReadAt per column straight into dst's columns (invariant 4):
+// no intermediate buffer on little-endian hosts. dst.Weight is appended to
+// only when the edge set has weights. The first read of a bucket verifies
+// its column checksums (invariant 3): over the bytes it has just read when
+// it reads the whole bucket, otherwise by reading the file once first. On
+// an error dst is left as it was.
 func (s *Store) ReadEdges(set int, b graph.Bucket, begin, end int, dst *graph.Edges) error {
 	es, idx, err := s.bucket(set, b)
-	if err != nil {
-		return err
-	}
-	f, err := es.file(idx)
 	if err != nil {
 		return err
 	}
@@ -327,52 +360,129 @@ func (s *Store) ReadEdges(set int, b graph.Bucket, begin, end int, dst *graph.Ed
 	if begin < 0 || end < begin || int64(end) > bm.Edges {
 		return fmt.Errorf("edgestore: range [%d, %d) outside bucket (%d,%d) of %d edges", begin, end, b.Lhs, b.Rhs, bm.Edges)
 	}
+	f, ok, err := es.open(idx)
+	if err != nil {
+		return err
+	}
+	check := !ok
+	if check && (begin != 0 || int64(end) != bm.Edges) {
+		if f, err = es.verify(idx); err != nil {
+			return err
+		}
+		check = false
+	}
 	n := end - begin
-	offs, _ := layout(bm.Edges, es.man.Weights)
-	bp := scratch.Get().(*[]byte)
-	defer scratch.Put(bp)
-	le := binary.LittleEndian
-	for _, c := range Columns(es.man.Weights) {
-		w := colWidth(c)
-		if cap(*bp) < n*int(w) {
-			*bp = make([]byte, n*int(w))
-		}
-		buf := (*bp)[:n*int(w)]
-		if _, err := f.ReadAt(buf, offs[c]+int64(begin)*w); err != nil {
-			return &Error{Path: filepath.Join(es.dir, bm.File), Err: err}
-		}
+	weights := es.man.Weights
+	old := *dst
+	dst.Lhs, dst.Rhs, dst.Rel = growU32(dst.Lhs, n), growU32(dst.Rhs, n), growU32(dst.Rel, n)
+	if weights {
+		dst.Weight = growF32(dst.Weight, n)
+	}
+	dst.Ordinal = growU64(dst.Ordinal, n)
+	cols := Columns(weights)
+	offs, _ := layout(bm.Edges, weights)
+	var errs [5]error
+	read := func(i int) {
+		c := cols[i]
+		off := offs[c] + int64(begin)*colWidth(c)
+		var sum uint32
+		var err error
 		switch c {
 		case ColLhs:
-			dst.Lhs = appendU32(dst.Lhs, buf)
+			sum, err = readColumn(f, off, dst.Lhs[len(dst.Lhs)-n:], check)
 		case ColRhs:
-			dst.Rhs = appendU32(dst.Rhs, buf)
+			sum, err = readColumn(f, off, dst.Rhs[len(dst.Rhs)-n:], check)
 		case ColRel:
-			dst.Rel = appendU32(dst.Rel, buf)
+			sum, err = readColumn(f, off, dst.Rel[len(dst.Rel)-n:], check)
 		case ColWeight:
-			dst.Weight = growF32(dst.Weight, n)
-			out := dst.Weight[len(dst.Weight)-n:]
-			for i := range out {
-				out[i] = math.Float32frombits(le.Uint32(buf[4*i:]))
-			}
+			sum, err = readColumn(f, off, dst.Weight[len(dst.Weight)-n:], check)
 		case ColOrdinal:
-			dst.Ordinal = growU64(dst.Ordinal, n)
-			out := dst.Ordinal[len(dst.Ordinal)-n:]
-			for i := range out {
-				out[i] = le.Uint64(buf[8*i:])
-			}
+			sum, err = readColumn(f, off, dst.Ordinal[len(dst.Ordinal)-n:], check)
 		}
+		if err == nil && check {
+			err = checkSum(bm, c, sum)
+		}
+		errs[i] = err
+	}
+	if n >= parallelRead && runtime.GOMAXPROCS(0) > 1 {
+		var wg sync.WaitGroup
+		for i := range cols {
+			wg.Add(1)
+			go func() { defer wg.Done(); read(i) }()
+		}
+		wg.Wait()
+	} else {
+		for i := range cols {
+			read(i)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			dst.Lhs, dst.Rhs, dst.Rel = old.Lhs, old.Rhs, old.Rel
+			dst.Weight, dst.Ordinal = old.Weight, old.Ordinal
+			return es.fail(idx, err)
+		}
+	}
+	if check {
+		es.markVerified(idx, f)
 	}
 	return nil
 }
 
-func appendU32(dst []uint32, buf []byte) []uint32 {
-	n := len(buf) / 4
-	dst = growU32(dst, n)
-	out := dst[len(dst)-n:]
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(buf[4*i:])
+// column is the element type of a stored column.
+type column interface{ uint32 | float32 | uint64 }
+
+// nativeLittleEndian reports whether the host stores integers and floats
+// little-endian, as the format does: then a column's bytes are its values.
+var nativeLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// readColumn fills out with the values stored at off, with one ReadAt into
+// out's own memory on little-endian hosts, and returns the CRC32C of the
+// bytes read when sum is set.
+func readColumn[T column](f *os.File, off int64, out []T, sum bool) (uint32, error) {
+	if !nativeLittleEndian {
+		return readColumnPortable(f, off, out, sum)
 	}
-	return dst
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(out))), len(out)*int(unsafe.Sizeof(out[0])))
+	if _, err := f.ReadAt(b, off); err != nil {
+		return 0, err
+	}
+	if sum {
+		return crc(b), nil
+	}
+	return 0, nil
+}
+
+// readColumnPortable is readColumn for any byte order: it reads through a
+// 64 KiB buffer and decodes each little-endian value.
+func readColumnPortable[T column](f *os.File, off int64, out []T, sum bool) (uint32, error) {
+	w := int(unsafe.Sizeof(out[0]))
+	buf := make([]byte, min(1<<16, len(out)*w))
+	per := max(len(buf)/w, 1)
+	var c uint32
+	le := binary.LittleEndian
+	for i := 0; i < len(out); i += per {
+		part := out[i:min(len(out), i+per)]
+		b := buf[:len(part)*w]
+		if _, err := f.ReadAt(b, off+int64(i*w)); err != nil {
+			return 0, err
+		}
+		if sum {
+			c = crc32.Update(c, castagnoli, b)
+		}
+		for j := range part {
+			p := unsafe.Pointer(&part[j])
+			if w == 8 {
+				*(*uint64)(p) = le.Uint64(b[8*j:])
+			} else {
+				*(*uint32)(p) = le.Uint32(b[4*j:])
+			}
+		}
+	}
+	return c, nil
 }
 
 func growU32(s []uint32, n int) []uint32 {
@@ -407,7 +517,7 @@ func growU64(s []uint64, n int) []uint64 {
 func (s *Store) Verify() error {
 	for i, es := range s.sets {
 		for idx := range es.man.Buckets {
-			if _, err := es.file(idx); err != nil {
+			if _, err := es.verify(idx); err != nil {
 				return fmt.Errorf("edge set %d: %w", i, err)
 			}
 		}
@@ -443,7 +553,7 @@ func (s *Store) Close() error {
 				if err := f.Close(); err != nil && first == nil {
 					first = err
 				}
-				es.files[i], es.verified[i] = nil, false
+				es.files[i], es.state[i] = nil, unchecked
 			}
 		}
 		es.mu.Unlock()
