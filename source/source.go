@@ -27,11 +27,8 @@ type Source struct {
 	mb     Minibatch
 	global []int    // ordinals of the current global minibatch
 	prefix []uint64 // sample-count prefix sums of global
-
-	lastChunk      *corpus.Chunk // the chunk the previous sequence came from
-	lastLo, lastHi int           // its ordinal range
-	lastHasBad     bool          // it holds malformed sequences
-
+	finder chunkFinder
+	gather gather
 }
 
 // walk is the mutable timeline state of a Source.
@@ -82,6 +79,8 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	}
 	s.fp = fingerprint(src, &cfg)
 	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1)
+	s.finder = newChunkFinder(l)
+	s.gather = newGather(l.NumChunks())
 	if err := s.Seek(0); err != nil {
 		return nil, err
 	}
@@ -230,24 +229,9 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	mb := &s.mb
 	mb.reset(s.streams)
 	lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
-	for _, ord := range s.global[lo:hi] {
-		if ord < s.lastLo || ord >= s.lastHi || s.lastChunk == nil {
-			c := s.layout.ChunkOf(ord)
-			ch, hasBad, err := s.cache.get(c)
-			if err != nil {
-				s.lastChunk = nil
-				s.err = fmt.Errorf("source: step %d (position %d): chunk %d: %w", s.step, start, c, err)
-				return nil, s.err
-			}
-			s.lastChunk, s.lastHasBad = ch, hasBad
-			s.lastLo, s.lastHi = s.layout.Chunk(c)
-		}
-		i := ord - s.lastLo
-		if s.lastHasBad && s.lastChunk.Bad[i] != nil {
-			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: s.lastChunk.Bad[i]})
-			continue
-		}
-		mb.appendSequence(s.lastChunk, i)
+	if err := s.assemble(mb, s.global[lo:hi]); err != nil {
+		s.err = fmt.Errorf("source: step %d (position %d): %w", s.step, start, err)
+		return nil, s.err
 	}
 	mb.Step, mb.Epoch, mb.Sweep = s.step, epoch, firstSweep
 	mb.Start, mb.End = start, pos
@@ -264,6 +248,42 @@ func (s *Source) next(k int) (*Minibatch, error) {
 		s.cfg.OnEpochEnd(epoch, s.State())
 	}
 	return mb, nil
+}
+
+// assemble appends the sequences ords (file ordinals, in timeline order) to
+// mb. It works in segments that pin at most as many chunks as the cache
+// holds, so a minibatch larger than the window never keeps more parsed
+// chunks alive than the cache would.
+func (s *Source) assemble(mb *Minibatch, ords []int) error {
+	g := &s.gather
+	limit := s.cache.cap
+	for _, ord := range ords {
+		c := s.finder.find(ord)
+		p := g.slot[c]
+		if p < 0 {
+			if len(g.pins) == limit {
+				g.flush(mb)
+			}
+			ch, hasBad, err := s.cache.get(c)
+			if err != nil {
+				g.unpin()
+				return fmt.Errorf("chunk %d: %w", c, err)
+			}
+			p = int32(len(g.pins))
+			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: hasBad})
+			g.slot[c] = p
+		}
+		pn := &g.pins[p]
+		i := ord - pn.ch.First
+		if pn.hasBad && pn.ch.Bad[i] != nil {
+			// Listed in timeline order among themselves (invariant 10).
+			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: pn.ch.Bad[i]})
+			continue
+		}
+		g.refs = append(g.refs, ref{p: p, i: int32(i)})
+	}
+	g.flush(mb)
+	return nil
 }
 
 // countsLabels tells whether epochs are sized in label samples, the only
