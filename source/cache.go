@@ -24,7 +24,8 @@ type chunkCache struct {
 type cacheEntry struct {
 	c          int
 	chunk      *corpus.Chunk
-	hasBad     bool // some sequence of the chunk is malformed
+	hasBad     bool   // some sequence of the chunk is malformed
+	unit       uint64 // bit s: every sequence has exactly one sample in stream s (s < 64)
 	err        error
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -72,13 +73,32 @@ func (cc *chunkCache) load(e *cacheEntry) {
 				break
 			}
 		}
+		e.unit = unitStreams(e.chunk)
 	}
 	close(e.done)
 }
 
+// unitStreams returns the streams (bit s for stream s < 64) in which every
+// sequence of ch has exactly one sample; the assembly skips the per-sequence
+// offset lookups for them.
+func unitStreams(ch *corpus.Chunk) uint64 {
+	var m uint64
+	for s := range min(len(ch.Streams), 64) {
+		ss := ch.Streams[s].SeqStart
+		unit := len(ss) == ch.Len()+1
+		for i := 0; unit && i < len(ss); i++ {
+			unit = ss[i] == int32(i)
+		}
+		if unit {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
-// and whether it holds malformed sequences.
-func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, error) {
+// whether it holds malformed sequences and its unit streams.
+func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
 	cc.mu.Lock()
 	e := cc.slots[c]
 	if e == nil {
@@ -99,9 +119,9 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, error) {
 			cc.n--
 		}
 		cc.mu.Unlock()
-		return nil, false, e.err
+		return nil, false, 0, e.err
 	}
-	return e.chunk, e.hasBad, nil
+	return e.chunk, e.hasBad, e.unit, nil
 }
 
 // prefetch starts loading chunk c in a goroutine unless it is resident or

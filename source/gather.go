@@ -72,6 +72,7 @@ type gather struct {
 	slot []int32     // per chunk: its index in pins, or -1
 	pins []pin       // the chunks the segment uses, in first-use order
 	refs []ref       // the segment's delivered sequences, in timeline order
+	unit uint64      // bit s: every pin has one sample per sequence in stream s
 	lo   []int32     // scratch: each ref's first sample in its chunk's stream
 	rows [][]float32 // scratch: each pin's dense values of the stream at hand
 	sink float32     // keeps touchDense's loads alive
@@ -129,18 +130,32 @@ func (g *gather) flush(m *Minibatch) {
 	los := g.lo[:len(refs)]
 	for s := range m.Streams {
 		b := &m.Streams[s]
-		// Pass 1: output sequence starts and where each sequence's samples
-		// begin in its chunk.
 		base := len(b.SeqStart)
 		b.SeqStart = grow(b.SeqStart, len(refs))
 		ss := b.SeqStart[base-1:]
 		at := ss[0]
-		for j, r := range refs {
-			d := &pins[r.p].ch.Streams[s]
-			lo := d.SeqStart[r.i]
-			los[j] = lo
-			at += d.SeqStart[r.i+1] - lo
-			ss[j+1] = at
+		if s < 64 && g.unit&(1<<s) != 0 {
+			// One sample per sequence in every pinned chunk: the offsets
+			// are the indices themselves.
+			for j, r := range refs {
+				los[j] = r.i
+				ss[j+1] = at + int32(j) + 1
+			}
+			if !b.Sparse {
+				g.touchDense(b, s)
+				g.copyDenseUnit(b)
+				continue
+			}
+		} else {
+			// Output sequence starts and where each sequence's samples
+			// begin in its chunk.
+			for j, r := range refs {
+				d := &pins[r.p].ch.Streams[s]
+				lo := d.SeqStart[r.i]
+				los[j] = lo
+				at += d.SeqStart[r.i+1] - lo
+				ss[j+1] = at
+			}
 		}
 		if b.Sparse {
 			g.copySparse(b, s, ss)
@@ -195,6 +210,19 @@ func (g *gather) copyDense(b *StreamBatch, ss []int32) {
 		} else {
 			copy(out[o:o+w], src[lo:lo+w])
 		}
+	}
+}
+
+// copyDenseUnit is copyDense for a stream with one sample per sequence.
+func (g *gather) copyDenseUnit(b *StreamBatch) {
+	dim := b.Dim
+	n0 := len(b.Dense)
+	b.Dense = grow(b.Dense, len(g.refs)*dim)
+	out := b.Dense[n0:]
+	rows, los := g.rows, g.lo
+	for j, r := range g.refs {
+		lo := int(los[j]) * dim
+		copy(out[j*dim:(j+1)*dim], rows[r.p][lo:lo+dim])
 	}
 }
 

@@ -38,12 +38,12 @@ type walk struct {
 	labels uint64 // cumulative label count before pos (kept only when EpochSize counts labels)
 	step   uint64
 
-	// The walker: a cursor in sweep curSweep and one sequence of lookahead.
-	cur       randomize.Cursor
-	curSweep  uint64
-	peek      int
-	peekSweep uint64
-	havePeek  bool
+	// The walker: a cursor in sweep curSweep and the sequences already
+	// drawn from it but not yet taken, ahead[aheadAt:].
+	cur      randomize.Cursor
+	curSweep uint64
+	ahead    []upcoming
+	aheadAt  int
 
 	err error // sticky: set when a chunk failed to load
 }
@@ -148,25 +148,48 @@ func (s *Source) Seek(pos uint64) error {
 		return fmt.Errorf("source: position %d: label count overflows", pos)
 	}
 	s.pos, s.labels, s.step = sw*M+so, swL+lb, 0
-	s.cur, s.curSweep, s.havePeek = cur, sw, false
+	s.cur, s.curSweep = cur, sw
+	s.ahead, s.aheadAt = s.ahead[:0], 0
 	s.err = nil
 	return nil
 }
 
-// ensurePeek makes s.peek the next sequence on the timeline, moving the
-// cursor into the next sweep when this one is exhausted.
-func (s *Source) ensurePeek() {
-	if s.havePeek {
-		return
+// upcoming is a sequence drawn from the cursor and not yet taken.
+type upcoming struct {
+	ord     int
+	samples uint32
+	sweep   uint64
+}
+
+// peek returns the next sequence on the timeline, drawing a batch from the
+// cursor (moving into the next sweep when this one is exhausted) when none
+// is pending. Drawing in batches keeps the cursor calls and the sample-count
+// lookups in tight loops whose cache misses overlap; reading ahead of the
+// position does not change the order, which is a pure function of the
+// sweep.
+func (s *Source) peek(k int) *upcoming {
+	if s.aheadAt == len(s.ahead) {
+		s.drawAhead(min(max(k, 64), 1024))
 	}
-	for {
-		if ord, ok := s.cur.Next(); ok {
-			s.peek, s.peekSweep, s.havePeek = ord, s.curSweep, true
-			return
+	return &s.ahead[s.aheadAt]
+}
+
+func (s *Source) drawAhead(n int) {
+	q := s.ahead[:0]
+	for len(q) < n {
+		ord, ok := s.cur.Next()
+		if !ok {
+			s.curSweep++
+			s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
+			continue
 		}
-		s.curSweep++
-		s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
+		q = append(q, upcoming{ord: ord, sweep: s.curSweep})
 	}
+	samples := s.layout.Samples
+	for i := range q {
+		q[i].samples = samples[q[i].ord]
+	}
+	s.ahead, s.aheadAt = q, 0
 }
 
 // ErrBadK is returned by NextK for a size below 1.
@@ -201,20 +224,19 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	endOfEpoch := false
 	// Label counts matter only to epochs sized in label samples.
 	countLabels := s.countsLabels()
-	s.ensurePeek()
-	firstSweep := s.peekSweep
+	firstSweep := s.peek(k).sweep
 	for {
-		s.ensurePeek()
-		n := uint64(s.layout.Samples[s.peek])
+		u := s.peek(k)
+		n := uint64(u.samples)
 		if len(s.global) > 0 && total+n > uint64(k) {
 			break
 		}
-		s.global = append(s.global, s.peek)
-		s.havePeek = false
+		s.global = append(s.global, u.ord)
+		s.aheadAt++
 		total += n
 		pos += n
 		if countLabels {
-			labels += uint64(s.layout.LabelCount(s.peek))
+			labels += uint64(s.layout.LabelCount(u.ord))
 		}
 		s.prefix = append(s.prefix, total)
 		if s.epochEnds(epoch, pos, labels) {
@@ -241,8 +263,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	s.step++
 
 	if s.cfg.Prefetch && s.cfg.Rank == 0 {
-		s.ensurePeek()
-		s.cache.prefetch(s.layout.ChunkOf(s.peek))
+		s.cache.prefetch(s.finder.find(s.peek(k).ord))
 	}
 	if endOfEpoch && s.cfg.OnEpochEnd != nil {
 		s.cfg.OnEpochEnd(epoch, s.State())
@@ -264,12 +285,16 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			if len(g.pins) == limit {
 				g.flush(mb)
 			}
-			ch, hasBad, err := s.cache.get(c)
+			ch, hasBad, unit, err := s.cache.get(c)
 			if err != nil {
 				g.unpin()
 				return fmt.Errorf("chunk %d: %w", c, err)
 			}
 			p = int32(len(g.pins))
+			if len(g.pins) == 0 {
+				g.unit = unit
+			}
+			g.unit &= unit
 			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: hasBad})
 			g.slot[c] = p
 		}
