@@ -76,6 +76,8 @@ type gather struct {
 	lo   []int32     // scratch: each ref's first sample in its chunk's stream
 	rows [][]float32 // scratch: each pin's dense values of the stream at hand
 	sink float32     // keeps touchDense's loads alive
+
+	maxPins int // most chunks pinned at once so far (for tests)
 }
 
 type pin struct {

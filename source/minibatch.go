@@ -77,27 +77,3 @@ func (m *Minibatch) reset(streams []corpus.Stream) {
 		b.Values = b.Values[:0]
 	}
 }
-
-// appendSequence copies sequence i (chunk-relative) of chunk c.
-func (m *Minibatch) appendSequence(c *corpus.Chunk, i int) {
-	m.Sequences = append(m.Sequences, c.First+i)
-	m.IDs = append(m.IDs, c.IDs[i])
-	for s := range m.Streams {
-		b := &m.Streams[s]
-		d := &c.Streams[s]
-		lo, hi := d.SeqStart[i], d.SeqStart[i+1]
-		if b.Sparse {
-			base := d.RowStart[lo]
-			off := int32(len(b.Indices)) - base
-			for j := lo + 1; j <= hi; j++ {
-				b.RowStart = append(b.RowStart, d.RowStart[j]+off)
-			}
-			b.Indices = append(b.Indices, d.Indices[base:d.RowStart[hi]]...)
-			b.Values = append(b.Values, d.Values[base:d.RowStart[hi]]...)
-		} else {
-			dim := int32(b.Dim)
-			b.Dense = append(b.Dense, d.Dense[lo*dim:hi*dim]...)
-		}
-		b.SeqStart = append(b.SeqStart, b.SeqStart[len(b.SeqStart)-1]+(hi-lo))
-	}
-}

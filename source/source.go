@@ -297,6 +297,7 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			g.unit &= unit
 			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: hasBad})
 			g.slot[c] = p
+			g.maxPins = max(g.maxPins, len(g.pins))
 		}
 		pn := &g.pins[p]
 		i := ord - pn.ch.First
