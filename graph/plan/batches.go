@@ -18,36 +18,35 @@ func dynamicBatches(dst []batch, begin, end, bs int) []batch {
 	return dst
 }
 
-// relationBatches groups part (a segment of the shuffled index array, whose
-// offset in that array is base) by relation, keeping the shuffled order
-// inside each relation, using tmp (same length) as scratch; then it draws
+// relationBatches groups part (a segment of the shuffled index array) by
+// relation into out (same length; its offset in the array batches index is
+// base), keeping the shuffled order inside each relation; then it draws
 // batches: a relation with probability proportional to its edges left, and
 // the next bs (or fewer) of them (invariant 6). With pk, part holds packed
-// values (shuffleTrain) and is left holding plain rows; without, rel is read
+// values (shuffleTrain) and out receives plain rows; without, rel is read
 // at each row. counts must have one entry per relation id.
-func relationBatches(dst []batch, part, tmp []uint32, base int, rel []uint32, pk *packing, counts []int, bs int, rng *rand.Rand) []batch {
+func relationBatches(dst []batch, part, out []uint32, base int, rel []uint32, pk *packing, counts []int, bs int, rng *rand.Rand) []batch {
 	for r := range counts {
 		counts[r] = 0
 	}
-	copy(tmp, part)
 	if pk != nil {
-		for _, v := range tmp {
+		for _, v := range part {
 			counts[v>>pk.shift]++
 		}
 		next := prefix(counts)
-		for _, v := range tmp {
+		for _, v := range part {
 			r := v >> pk.shift
-			part[next[r]] = v & pk.mask
+			out[next[r]] = v & pk.mask
 			next[r]++
 		}
 	} else {
-		for _, x := range tmp {
+		for _, x := range part {
 			counts[rel[x]]++
 		}
 		next := prefix(counts)
-		for _, x := range tmp {
+		for _, x := range part {
 			r := rel[x]
-			part[next[r]] = x
+			out[next[r]] = x
 			next[r]++
 		}
 	}

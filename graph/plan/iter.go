@@ -57,9 +57,10 @@ type Iter struct {
 	order    []graph.Bucket
 	orderFor [3]int
 	edges    graph.Edges
-	perm     []uint32 // training rows (shuffled, grouped), then holdout rows
-	scratch  []uint32
-	m        int // training edges in the current bucket
+	perm     []uint32 // training rows (shuffled), then holdout rows
+	scratch  []uint32 // holdout bitmap, then the rows grouped by relation
+	rows     []uint32 // what batch offsets index: scratch, or perm in dynamic mode
+	m        int      // training edges in the current bucket
 	workers  []workerState
 	rec      Record
 }
@@ -128,7 +129,7 @@ func (it *Iter) Next() bool {
 		bt := it.workers[w].batches[b]
 		it.rec.Kind, it.rec.Worker, it.rec.Batch = BatchRecord, w, b
 		it.rec.Relation, it.rec.Holdout, it.rec.Resumed = int(bt.rel), nil, false
-		it.rec.Rows = it.perm[bt.off : bt.off+bt.n]
+		it.rec.Rows = it.rows[bt.off : bt.off+bt.n]
 		it.pos.Worker, it.pos.Batch = w, b+1
 		return true
 	}
@@ -188,9 +189,23 @@ func (it *Iter) enter() error {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
 	}
 	begin, end := ChunkRange(n, p.chunks, pos.Chunk)
-	it.reserve(end - begin)
+	cn := end - begin
+	it.reserve(cn)
+	// The holdout depends only on the chunk's size and coordinates: it is
+	// drawn while the chunk loads (on large chunks) into buffers the load
+	// does not touch.
+	it.perm, it.scratch = it.perm[:cn], it.scratch[:cn]
+	it.m = cn - HoldoutCount(cn, p.opts.EvalFraction)
+	var held sync.WaitGroup
+	if cn >= concurrentHoldout {
+		held.Go(func() { it.holdout(b) })
+	} else {
+		it.holdout(b)
+	}
 	it.edges.Reset()
-	if err := p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges); err != nil {
+	err = p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges)
+	held.Wait()
+	if err != nil {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
 	}
 	if it.edges.Len() != end-begin {
@@ -209,7 +224,6 @@ func (it *Iter) enter() error {
 		}
 	}
 	it.in = true
-	cn := end - begin
 	it.rec = Record{Kind: BucketRecord, Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk,
 		Bucket: b, Index: pos.Index, Edges: cn, Holdout: it.perm[it.m:cn], Resumed: resumed, Data: &it.edges}
 	return nil
@@ -233,17 +247,57 @@ func (it *Iter) reserve(n int) {
 	}
 }
 
-// prepare computes the holdout, the shuffle, the shares and every worker's
-// batches for the loaded chunk.
+// concurrentHoldout is the chunk size from which the holdout is drawn on
+// its own goroutine while the chunk loads.
+const concurrentHoldout = 1 << 16
+
+// holdout marks the held-out positions of the chunk at it.pos in the bitmap
+// at the start of it.scratch and lists them, ascending, in it.perm[it.m:]
+// (it.perm and it.scratch sliced to the chunk's size first).
+func (it *Iter) holdout(b graph.Bucket) {
+	n := len(it.perm)
+	if it.m == n {
+		return
+	}
+	pos := it.pos
+	marks := it.scratch[:(n+31)/32]
+	clear(marks)
+	sampleHoldout(marks, n, n-it.m, mix.Rand(it.p.opts.Seed, tagHoldout, uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)))
+	listMarked(it.perm[it.m:], marks, n)
+}
+
+// maxRelation returns the largest relation id of rel (0 when empty),
+// scanning blocks of it in parallel.
+func maxRelation(rel []uint32) uint32 {
+	const block = 1 << 20
+	parts := (len(rel) + block - 1) / block
+	var maxes [64]uint32
+	if parts > len(maxes) {
+		parts = len(maxes)
+	}
+	per := (len(rel) + max(parts, 1) - 1) / max(parts, 1)
+	parallelFor(parts, parallelism(), func(i int) {
+		m := uint32(0)
+		for _, r := range rel[i*per : min(len(rel), (i+1)*per)] {
+			m = max(m, r)
+		}
+		maxes[i] = m
+	})
+	m := uint32(0)
+	for _, x := range maxes[:parts] {
+		m = max(m, x)
+	}
+	return m
+}
+
+// prepare computes the shuffle, the shares and every worker's batches for
+// the loaded chunk, whose holdout is drawn (it.holdout).
 func (it *Iter) prepare(b graph.Bucket) error {
 	pos, o := it.pos, &it.p.opts
 	n := it.edges.Len()
 	numRel := o.NumRelations
 	if !o.DynamicRelations {
-		maxRel := uint32(0)
-		for _, r := range it.edges.Rel {
-			maxRel = max(maxRel, r)
-		}
+		maxRel := maxRelation(it.edges.Rel)
 		if numRel > 0 && n > 0 && int(maxRel) >= numRel {
 			for i, r := range it.edges.Rel {
 				if int(r) >= numRel {
@@ -256,22 +310,20 @@ func (it *Iter) prepare(b graph.Bucket) error {
 			numRel = int(maxRel) + 1
 		}
 	}
-	it.perm, it.scratch = it.perm[:n], it.scratch[:n]
-	k := HoldoutCount(n, o.EvalFraction)
-	it.m = n - k
 	c := coords{uint64(pos.Epoch), uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)}
 	var marks []uint32
-	if k > 0 {
+	if it.m < n {
 		marks = it.scratch[:(n+31)/32]
-		clear(marks)
-		sampleHoldout(marks, n, k, mix.Rand(o.Seed, tagHoldout, c.set, c.chunk, c.lhs, c.rhs))
-		listMarked(it.perm[it.m:], marks, n)
 	}
 	var pk *packing
 	if !o.DynamicRelations {
 		pk = newPacking(it.edges.Rel, numRel)
 	}
 	shuffleTrain(it.perm[:it.m], marks, n, o.Seed, c, parallelism(), pk)
+	it.rows = it.scratch
+	if o.DynamicRelations {
+		it.rows = it.perm
+	}
 	var wg sync.WaitGroup
 	for w := range it.workers {
 		ws := &it.workers[w]

@@ -156,13 +156,14 @@ func TestPBGBatchingCases(t *testing.T) {
 				part[i] = pk.pack(i)
 			}
 		}
-		bs := relationBatches(nil, part, make([]uint32, 10), 0, rel, pk, make([]int, 3), 3, mix.Rand(s, 3))
+		out := make([]uint32, 10)
+		bs := relationBatches(nil, part, out, 0, rel, pk, make([]int, 3), 3, mix.Rand(s, 3))
 		got := map[int32][]uint32{}
 		for _, b := range bs {
 			if b.n > 3 || b.n < 1 {
 				t.Fatalf("batch of %d", b.n)
 			}
-			got[b.rel] = append(got[b.rel], part[b.off:b.off+b.n]...)
+			got[b.rel] = append(got[b.rel], out[b.off:b.off+b.n]...)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("seed %d: groups %v, want %v", s, got, want)
