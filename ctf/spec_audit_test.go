@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // auditNumber is SPEC A1.1's number grammar [+-]d[.d][e[+-]d] with CNTK's
@@ -155,5 +159,65 @@ func TestAuditSkippedLineNamesItsLine(t *testing.T) {
 	}
 	if !named[2] || !named[4] {
 		t.Errorf("skipped lines 2 and 4 not named: %v", warns)
+	}
+}
+
+// SPEC A1.4 and A1.2 on real data: chunk boundaries by bytes (a new chunk
+// when the next sequence would overflow it) and per-sequence sample and
+// label counts, recomputed from the raw bytes of ATIS.
+func TestAuditChunkBytesATIS(t *testing.T) {
+	dir := shared.Need(t, "ctf", "atis")
+	path := filepath.Join(dir, "atis.train.ctf")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqBytes, seqLines, seqS1 []int
+	prev := ""
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		i := 0
+		for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+			i++
+		}
+		if id := line[:i]; id != "" && id != prev {
+			seqBytes, seqLines, seqS1 = append(seqBytes, 0), append(seqLines, 0), append(seqS1, 0)
+			prev = id
+		}
+		k := len(seqBytes) - 1
+		seqBytes[k] += len(line)
+		seqLines[k]++
+		if strings.Contains(line, "|S1 ") {
+			seqS1[k]++
+		}
+	}
+	streams := []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}
+	for _, cb := range []int64{1, 5000, 100000, 1 << 20, 32 << 20} {
+		var want []int
+		cur := int64(0)
+		for i, b := range seqBytes {
+			if i == 0 || cur+int64(b) > cb {
+				want = append(want, i)
+				cur = 0
+			}
+			cur += int64(b)
+		}
+		want = append(want, len(seqBytes))
+		r, err := Open(path, Config{Streams: streams, ChunkBytes: cb, Label: "S1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := r.Layout()
+		r.Close()
+		if !reflect.DeepEqual(l.ChunkStart, want) {
+			t.Errorf("chunk bytes %d: %d chunks, want %d", cb, l.NumChunks(), len(want)-1)
+		}
+		for i := range seqLines {
+			if int(l.Samples[i]) != seqLines[i] || int(l.LabelCount(i)) != seqS1[i] {
+				t.Fatalf("sequence %d: samples %d labels %d, want %d %d", i, l.Samples[i], l.LabelCount(i), seqLines[i], seqS1[i])
+			}
+		}
 	}
 }
