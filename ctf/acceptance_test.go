@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // The acceptance corpus: CNTK's reader unit-test inputs
@@ -180,7 +181,7 @@ func controlLineOK(line string, ours map[string]bool, streams []corpus.Stream) b
 }
 
 func TestAcceptanceControlFiles(t *testing.T) {
-	root := sharedData(t, "ctf/reader_tests")
+	root := shared.Need(t, "ctf/reader_tests")
 	for _, tc := range acceptanceCases() {
 		for _, defMB := range []bool{false, true} {
 			cfg := Config{Streams: tc.streams, ChunkBytes: tc.chunkBytes, MaxErrors: len(tc.bad)}
@@ -237,7 +238,7 @@ func multiSampleLines(tc acceptCase) bool { return tc.data == "missing_trailing_
 // The composite section 5x10_and_5x5_jagged_composite: one file with two
 // streams equals two single-stream files joined by sequence id.
 func TestAcceptanceComposite(t *testing.T) {
-	root := filepath.Join(sharedData(t, "ctf/reader_tests"), "Data")
+	root := filepath.Join(shared.Need(t, "ctf/reader_tests"), "Data")
 	both := seqsByID(t, filepath.Join(root, "5x10_and_5x5_jagged.txt"), []corpus.Stream{dense("F0", 10), dense("F1", 5)})
 	a := seqsByID(t, filepath.Join(root, "5x10_jagged.txt"), []corpus.Stream{dense("F0", 10)})
 	b := seqsByID(t, filepath.Join(root, "5x5_jagged.txt"), []corpus.Stream{dense("F1", 5)})
@@ -269,7 +270,7 @@ func seqsByID(t *testing.T, path string, streams []corpus.Stream) map[string]seq
 // Data files without a config section here: read with inferred streams,
 // they must parse cleanly.
 func TestAcceptanceInferred(t *testing.T) {
-	p := filepath.Join(sharedData(t, "ctf/reader_tests"), "Data", "100x100_jagged_sequences_sparse.txt")
+	p := filepath.Join(shared.Need(t, "ctf/reader_tests"), "Data", "100x100_jagged_sequences_sparse.txt")
 	streams, err := InferStreams(p)
 	if err != nil || len(streams) == 0 {
 		t.Fatalf("infer: %v %v", streams, err)
@@ -285,7 +286,7 @@ func TestAcceptanceInferred(t *testing.T) {
 // line it charged; batchprep skips the whole sequence (docs/formats-ctf.md),
 // so only the second sequence is read.
 func TestAcceptanceFailures(t *testing.T) {
-	root := filepath.Join(sharedData(t, "ctf/reader_tests"), "Data")
+	root := filepath.Join(shared.Need(t, "ctf/reader_tests"), "Data")
 	feat := []corpus.Stream{dense("features", 1)}
 	for _, tc := range []struct {
 		name string
@@ -332,7 +333,7 @@ var offsetRE = regexp.MustCompile(`^(WARNING|INFO): .* at offset (\d+) in the in
 // sequence-level entry by any diagnostic of the sequence that ends there.
 // INFO entries other than "Skipping unknown input" are progress messages.
 func TestAcceptanceInvalidInputs(t *testing.T) {
-	root := sharedData(t, "ctf/reader_tests")
+	root := shared.Need(t, "ctf/reader_tests")
 	path := filepath.Join(root, "Data", "invalid_inputs.txt")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -352,8 +353,9 @@ func TestAcceptanceInvalidInputs(t *testing.T) {
 	for _, ch := range chunks {
 		for i := range ch.IDs {
 			o := ch.First + i
-			first := r.x.lines[o] + 1
-			last := lineOf(r.x.offsets[o] + int64(r.x.sizes[o]) - 1)
+			off := seqOffset(r.x, o)
+			first := lineOf(off)
+			last := lineOf(off + int64(r.x.sizes[o]) - 1)
 			seqLines[last] = [2]int64{first, last}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // Benchmark corpora, generated once per process into a temporary directory
@@ -43,14 +44,14 @@ var benchCorpora = []benchCorpus{
 }
 
 func benchFile(b *testing.B, c benchCorpus) string {
-	src := sharedData(b, c.src)
+	src := shared.Need(b, c.src)
 	benchOnce.Do(func() {
 		benchDir, benchErr = os.MkdirTemp("", "ctf-bench")
 		for _, bc := range benchCorpora {
 			if benchErr != nil {
 				return
 			}
-			data, err := os.ReadFile(sharedData(b, bc.src))
+			data, err := os.ReadFile(shared.Need(b, bc.src))
 			if err != nil {
 				benchErr = err
 				return

@@ -19,15 +19,15 @@ import (
 //	magic "BPCTFIDX", version u32,
 //	key: file size i64, mtime ns i64, FNV-64a of the first and of the last
 //	     64 KiB u64 u64, FNV-64a of the indexing config u64,
-//	lineMode u8, hasLabels u8, sequences u64, chunks u64, streams u32,
-//	streamSamples [streams]i64, skippedLines i64, lastLine i64, lastCol i64,
+//	lineMode u8, hasLabels u8, sequences u64, chunks u64,
+//	skippedLines i64, lastLine i64, lastCol i64,
 //	dropped u32, each {line i64, offset i64, msg len u32, msg},
-//	offsets [n]i64, sizes [n]u32, lines [n]i64, idLens [n]u32,
+//	chunkOff [chunks]i64, chunkLine [chunks]i64, rel [n]u32, sizes [n]u32,
 //	samples [n]u32, labels [n]u32 (when hasLabels), chunkStart [chunks+1]u64,
 //	CRC-32 (IEEE) of all the preceding bytes u32.
 const (
 	cacheMagic   = "BPCTFIDX"
-	cacheVersion = 1
+	cacheVersion = 2
 	cacheEdge    = 64 << 10
 )
 
@@ -120,10 +120,6 @@ func encodeIndex(k cacheKey, x *index) []byte {
 	b = append(b, b2u(x.lineMode), b2u(x.labels != nil))
 	b = le.AppendUint64(b, uint64(len(x.samples)))
 	b = le.AppendUint64(b, uint64(len(x.chunkStart)-1))
-	b = le.AppendUint32(b, uint32(len(x.streamSamples)))
-	for _, v := range x.streamSamples {
-		b = le.AppendUint64(b, uint64(v))
-	}
 	b = le.AppendUint64(b, uint64(x.skippedLines))
 	b = le.AppendUint64(b, uint64(x.lastLine))
 	b = le.AppendUint64(b, uint64(x.lastCol))
@@ -134,16 +130,16 @@ func encodeIndex(k cacheKey, x *index) []byte {
 		b = le.AppendUint32(b, uint32(len(d.Msg)))
 		b = append(b, d.Msg...)
 	}
-	for _, v := range x.offsets {
+	for _, v := range x.chunkOff {
 		b = le.AppendUint64(b, uint64(v))
 	}
-	for _, v := range x.sizes {
+	for _, v := range x.chunkLine {
+		b = le.AppendUint64(b, uint64(v))
+	}
+	for _, v := range x.rel {
 		b = le.AppendUint32(b, v)
 	}
-	for _, v := range x.lines {
-		b = le.AppendUint64(b, uint64(v))
-	}
-	for _, v := range x.idLens {
+	for _, v := range x.sizes {
 		b = le.AppendUint32(b, v)
 	}
 	for _, v := range x.samples {
@@ -224,14 +220,10 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		return k, nil, fmt.Errorf("%w: bad flags", errCorrupt)
 	}
 	x.lineMode = lm == 1
-	n, nc, ns := d.u64(), d.u64(), d.u32()
-	per := uint64(8 + 4 + 8 + 4 + 4 + 4*uint64(hl))
-	if d.bad || ns > MaxStreams || n > uint64(len(d.b))/per || nc > n || (n > 0) != (nc > 0) {
+	n, nc := d.u64(), d.u64()
+	per := uint64(4 + 4 + 4 + 4*uint64(hl))
+	if d.bad || n > uint64(len(d.b))/per || nc > n || (n > 0) != (nc > 0) || nc > uint64(len(d.b))/24 {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
-	}
-	x.streamSamples = make([]int64, ns)
-	for i := range x.streamSamples {
-		x.streamSamples[i] = int64(d.u64())
 	}
 	x.skippedLines = int64(d.u64())
 	x.lastLine, x.lastCol = int64(d.u64()), int64(d.u64())
@@ -249,22 +241,22 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		d.b = d.b[m:]
 		x.dropped = append(x.dropped, e)
 	}
-	x.offsets = make([]int64, n)
+	x.chunkOff = make([]int64, nc)
+	x.chunkLine = make([]int64, nc)
+	x.rel = make([]uint32, n)
 	x.sizes = make([]uint32, n)
-	x.lines = make([]int64, n)
-	x.idLens = make([]uint32, n)
 	x.samples = make([]uint32, n)
-	for i := range x.offsets {
-		x.offsets[i] = int64(d.u64())
+	for i := range x.chunkOff {
+		x.chunkOff[i] = int64(d.u64())
+	}
+	for i := range x.chunkLine {
+		x.chunkLine[i] = int64(d.u64())
+	}
+	for i := range x.rel {
+		x.rel[i] = d.u32()
 	}
 	for i := range x.sizes {
 		x.sizes[i] = d.u32()
-	}
-	for i := range x.lines {
-		x.lines[i] = int64(d.u64())
-	}
-	for i := range x.idLens {
-		x.idLens[i] = d.u32()
 	}
 	for i := range x.samples {
 		x.samples[i] = d.u32()
@@ -292,21 +284,30 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 	return k, x, nil
 }
 
-// check verifies that x describes non-overlapping sequences inside a file of
-// the given size and a valid layout.
+// check verifies that x describes a valid layout of non-overlapping
+// sequences, in file order, inside a file of the given size, each chunk
+// starting at its first sequence.
 func (x *index) check(size int64) error {
-	var end int64
-	for i := range x.offsets {
-		if x.offsets[i] < end || x.sizes[i] == 0 || x.offsets[i]+int64(x.sizes[i]) > size || int64(x.idLens[i]) > int64(x.sizes[i]) {
-			return fmt.Errorf("sequence %d: bad extent", i)
-		}
-		if x.lineMode && x.idLens[i] != 0 {
-			return fmt.Errorf("sequence %d: id in line mode", i)
-		}
-		end = x.offsets[i] + int64(x.sizes[i])
-	}
 	if err := x.layout().Validate(); err != nil {
 		return err
+	}
+	nc := len(x.chunkStart) - 1
+	if len(x.chunkOff) != nc || len(x.chunkLine) != nc || len(x.rel) != len(x.samples) || len(x.sizes) != len(x.samples) {
+		return fmt.Errorf("table lengths differ")
+	}
+	var end, line int64
+	for c := 0; c < nc; c++ {
+		if x.chunkLine[c] < line || x.chunkOff[c] < end {
+			return fmt.Errorf("chunk %d: bad start", c)
+		}
+		line = x.chunkLine[c]
+		for i := x.chunkStart[c]; i < x.chunkStart[c+1]; i++ {
+			off := x.chunkOff[c] + int64(x.rel[i])
+			if off < end || x.sizes[i] == 0 || off+int64(x.sizes[i]) > size || i == x.chunkStart[c] && x.rel[i] != 0 {
+				return fmt.Errorf("sequence %d: bad extent", i)
+			}
+			end = off + int64(x.sizes[i])
+		}
 	}
 	return nil
 }

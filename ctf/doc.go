@@ -9,6 +9,9 @@
 // diagnostics, the error budget, the index cache format and every deliberate
 // difference from CNTK are documented in docs/formats-ctf.md.
 //
+// Reader.Fingerprint identifies the file (size, a hash of both ends) and the
+// settings that shape the layout, for the minibatch source's state.
+//
 // Invariants (tests cite them by number):
 //
 //  1. Config.Validate rejects: no streams, duplicate or malformed stream
@@ -23,13 +26,21 @@
 //  3. A sequence's sample count is its number of lines, or the number of its
 //     lines carrying the defines_mb_size stream; its label count is the
 //     number of lines carrying the label stream; Summary.Samples[s] is the
-//     number of lines of the indexed sequences carrying stream s. A sequence
+//     number of lines of the indexed sequences carrying stream s, the same
+//     whether it was gathered while parsing chunks or by Summary reading
+//     the chunks not parsed yet (the index pass looks only at ids and
+//     newlines, and at '|' when defines_mb_size or label is set). A sequence
 //     without a line of the defines_mb_size stream is left out of the layout
 //     and charged to the error budget; in line mode such lines are skipped
 //     and counted.
 //  4. Chunks: by bytes, a new chunk starts when the next sequence would make
 //     the chunk exceed ChunkBytes (a larger sequence is a chunk of its own);
 //     by count, every chunk but the last has ChunkSequences sequences.
+//     Either way a chunk also ends before a sequence starting 4 GiB or more
+//     after the chunk's first sequence (only possible with dropped
+//     sequences or skipped lines in between, or huge sequences): the index
+//     keeps 32-bit offsets within a chunk, so it holds 8 bytes per sequence
+//     besides the layout; line numbers and ids are recovered at parse time.
 //  5. Numbers follow [+-]digit+['.'digit*][(e|E)[+-]digit+] with no exponent
 //     after a bare '.'; the value is float32, correctly rounded (the same as
 //     strconv.ParseFloat(s, 32)).

@@ -84,11 +84,24 @@ func FuzzIndex(f *testing.F) {
 		for _, d := range x.dropped {
 			checkDiag(t, &d, data)
 		}
+		carried := make([]int64, len(cfg.Streams))
 		for c := 0; c+1 < len(x.chunkStart); c++ {
-			first, end := x.chunkStart[c], x.chunkStart[c+1]
-			base := x.offsets[first]
+			first := x.chunkStart[c]
 			p := newChunkParser(&cfg, "fuzz", x)
-			ch := p.parse(first, end, data[base:x.offsets[end-1]+int64(x.sizes[end-1])], base)
+			ch := p.parse(c, chunkBytes(x, c, data))
+			for s, n := range p.carried {
+				carried[s] += n
+			}
+			for i, id := range ch.IDs {
+				off := seqOffset(x, first+i)
+				want := string(data[off : off+int64(idLen(data[off:]))])
+				if x.lineMode {
+					want = strconv.Itoa(bytes.Count(data[:off], []byte{'\n'}))
+				}
+				if id != want {
+					t.Fatalf("sequence %d at offset %d: id %q, want %q", first+i, off, id, want)
+				}
+			}
 			for i, b := range ch.Bad {
 				if b != nil {
 					checkDiag(t, b, data)
@@ -113,6 +126,11 @@ func FuzzIndex(f *testing.F) {
 				}
 			}
 		}
+		// Invariant 3: the per-stream totals gathered while parsing equal
+		// an independent count over the indexed sequences' lines.
+		if want := carriedTotals(x, &cfg, data); !reflect.DeepEqual(carried, want) {
+			t.Fatalf("per-stream lines from parsing %v, want %v", carried, want)
+		}
 	})
 }
 
@@ -134,7 +152,7 @@ func FuzzParseRow(f *testing.F) {
 			t.Fatalf("index: %v", err)
 		}
 		p := newChunkParser(&cfg, "fuzz", x)
-		ch := p.parse(0, len(x.samples), data, 0)
+		ch := p.parse(0, chunkBytes(x, 0, data))
 		if ch.Bad[0] != nil || ch.Bad[len(ch.Bad)-1] != nil {
 			t.Fatalf("neighbour rows affected: %v", ch.Bad)
 		}

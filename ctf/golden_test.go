@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -17,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // in the order they are reported, pinned to a golden file. Regenerate only
 // with -update, after checking the difference.
 func TestGoldenInvalidInputsDiagnostics(t *testing.T) {
-	path := sharedData(t, "ctf/reader_tests/Data/invalid_inputs.txt")
+	path := shared.Need(t, "ctf/reader_tests/Data/invalid_inputs.txt")
 	var b strings.Builder
 	cfg := Config{Streams: []corpus.Stream{dense("A", 1), sparse("B", 10)}, MaxErrors: 100,
 		Warn: func(e Error) {

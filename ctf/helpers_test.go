@@ -1,7 +1,9 @@
 package ctf
 
 import (
+	"bytes"
 	"errors"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,31 +11,6 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 )
-
-// sharedData returns ../shared/data/<rel> resolved from the module root
-// (the directory holding go.mod), skipping the test when it is absent.
-func sharedData(t testing.TB, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent (%v); it lives beside the project in ../shared/data", rel, err)
-	}
-	return p
-}
 
 // writeTemp writes content to a fresh file and returns its path.
 func writeTemp(t testing.TB, content string) string {
@@ -89,4 +66,35 @@ func sparse(name string, dim int) corpus.Stream {
 
 func buildIndexString(s string, cfg Config) (*index, error) {
 	return buildIndex(strings.NewReader(s), &cfg, "mem")
+}
+
+// seqOffset is the file offset of sequence i.
+func seqOffset(x *index, i int) int64 {
+	c := x.layout().ChunkOf(i)
+	return x.chunkOff[c] + int64(x.rel[i])
+}
+
+// chunkBytes returns chunk c's bytes out of the whole file data.
+func chunkBytes(x *index, c int, data []byte) []byte {
+	off, n := x.span(c)
+	return data[off : off+n]
+}
+
+// carriedTotals counts, per stream, the lines of the indexed sequences that
+// carry it, with carriedReference (not the SWAR matcher).
+func carriedTotals(x *index, cfg *Config, data []byte) []int64 {
+	var names []string
+	for _, s := range cfg.Streams {
+		names = append(names, s.Name)
+	}
+	out := make([]int64, len(names))
+	for i := range x.samples {
+		off := seqOffset(x, i)
+		for _, line := range bytes.Split(bytes.TrimSuffix(data[off:off+int64(x.sizes[i])], []byte{'\n'}), []byte{'\n'}) {
+			for m := carriedReference(names, line); m != 0; m &= m - 1 {
+				out[bits.TrailingZeros64(m)]++
+			}
+		}
+	}
+	return out
 }

@@ -11,21 +11,21 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 )
 
-// index is the result of the indexing pass: per-sequence positions and
-// counts, stored as flat slices (no per-sequence allocation; ids are byte
-// ranges of the file, not strings).
+// index is the result of the indexing pass, kept compact: per chunk, the
+// file offset and line number of its first sequence; per sequence, its
+// offset from that chunk offset and its size (4 + 4 bytes) besides the
+// layout's sample and label counts. Line numbers and ids are recovered when a
+// chunk is parsed (by counting newlines from the chunk start and reading the
+// leading digits), so they are not stored.
 type index struct {
-	lineMode bool
-	offsets  []int64  // byte offset of each sequence's first line
-	sizes    []uint32 // bytes, including the last line's '\n'
-	lines    []int64  // 0-based line number of each sequence's first line
-	idLens   []uint32 // id length at offsets[i] (0 in line mode)
-	samples  []uint32
-	labels   []uint32 // nil when the label count equals the sample count
-	// streamSamples[s] is the number of lines of the indexed sequences that
-	// carry stream s (lines skipped or sequences dropped are not counted).
-	streamSamples []int64
-	chunkStart    []int
+	lineMode   bool
+	chunkOff   []int64  // file offset of each chunk's first sequence
+	chunkLine  []int64  // 0-based line number of that sequence's first line
+	rel        []uint32 // each sequence's offset from its chunk's chunkOff
+	sizes      []uint32 // bytes, including the last line's '\n'
+	samples    []uint32
+	labels     []uint32 // nil when the label count equals the sample count
+	chunkStart []int
 	// dropped are sequences left out of the layout (no sample of the
 	// defines_mb_size stream); skippedLines are line-mode lines without it.
 	dropped      []Error
@@ -41,57 +41,88 @@ func (x *index) layout() *corpus.Layout {
 	return &corpus.Layout{ChunkStart: x.chunkStart, Samples: x.samples, Labels: x.labels}
 }
 
-// indexer builds an index from a stream of bytes.
-type indexer struct {
-	cfg      *Config
-	file     string
+// span returns the file offset and the byte length of chunk c, from its
+// first sequence's start to its last sequence's end (dropped sequences and
+// skipped lines in between included).
+func (x *index) span(c int) (off, n int64) {
+	last := x.chunkStart[c+1] - 1
+	return x.chunkOff[c], int64(x.rel[last]) + int64(x.sizes[last])
+}
+
+// memBytes is the memory held by the index and its layout (capacities, so
+// append's spare room counts).
+func (x *index) memBytes() int64 {
+	return int64(cap(x.chunkOff))*8 + int64(cap(x.chunkLine))*8 + int64(cap(x.chunkStart))*8 +
+		int64(cap(x.rel))*4 + int64(cap(x.sizes))*4 + int64(cap(x.samples))*4 + int64(cap(x.labels))*4
+}
+
+// maxChunkSpan is the largest offset of a sequence from its chunk's first
+// sequence (offsets within a chunk are 32-bit); tests lower it.
+var maxChunkSpan int64 = math.MaxUint32
+
+// matcher recognizes the configured stream names after a '|'.
+type matcher struct {
 	names    [][]byte
 	first    [256]bool // first bytes of the names
 	word     []uint64  // names of < 8 bytes as little-endian words
 	wordMask []uint64  // their masks (0 for longer names)
-	mb, lab  int       // stream indices, -1 when unset
-	x        *index
-	curID    []byte
-	inSeq    bool
-	seqOff   int64
-	seqLine  int64
-	seqIDLen int
-	seqSamp  uint32
-	seqLab   uint32
-	chunkB   int64
-	chunkN   int
-	maxChunk int64
-	curEnd   int64
-	// seqStreams counts the current sequence's lines per stream.
-	seqStreams []int64
+}
+
+func newMatcher(streams []corpus.Stream) *matcher {
+	m := &matcher{}
+	for _, s := range streams {
+		m.names = append(m.names, []byte(s.Name))
+		m.first[s.Name[0]] = true
+		var w, k uint64
+		if len(s.Name) < 8 {
+			for j := len(s.Name) - 1; j >= 0; j-- {
+				w = w<<8 | uint64(s.Name[j])
+				k = k<<8 | 0xff
+			}
+		}
+		m.word = append(m.word, w)
+		m.wordMask = append(m.wordMask, k)
+	}
+	return m
+}
+
+// indexer builds an index from a stream of bytes.
+type indexer struct {
+	// matcher knows only the defines_mb_size and label streams (the only
+	// names the index looks at); mbBit and labBit are their bits in its
+	// masks (0 when unset).
+	*matcher
+	mbBit, labBit uint64
+	cfg           *Config
+	file          string
+	x             *index
+	curID         []byte
+	inSeq         bool
+	seqOff        int64
+	seqLine       int64
+	seqSamp       uint32
+	seqLab        uint32
+	chunkB        int64
+	chunkN        int
+	maxChunk      int64
+	curEnd        int64
 	// lineByLine disables the scanLines fast path (tests compare both).
 	lineByLine bool
 }
 
 func newIndexer(cfg *Config, file string) *indexer {
-	ix := &indexer{cfg: cfg, file: file, mb: -1, lab: -1, x: &index{}}
-	for _, s := range cfg.Streams {
-		ix.names = append(ix.names, []byte(s.Name))
-		ix.first[s.Name[0]] = true
-		var w, m uint64
-		if len(s.Name) < 8 {
-			for k := len(s.Name) - 1; k >= 0; k-- {
-				w = w<<8 | uint64(s.Name[k])
-				m = m<<8 | 0xff
-			}
-		}
-		ix.word = append(ix.word, w)
-		ix.wordMask = append(ix.wordMask, m)
-	}
-	ix.x.streamSamples = make([]int64, len(cfg.Streams))
-	ix.seqStreams = make([]int64, len(cfg.Streams))
+	ix := &indexer{cfg: cfg, file: file, x: &index{}}
+	var sel []corpus.Stream
 	if cfg.DefinesMBSize != "" {
-		ix.mb = cfg.streamIndex(cfg.DefinesMBSize)
+		ix.mbBit = 1 << uint(len(sel))
+		sel = append(sel, cfg.Streams[cfg.streamIndex(cfg.DefinesMBSize)])
 	}
 	if cfg.Label != "" && cfg.Label != cfg.DefinesMBSize {
-		ix.lab = cfg.streamIndex(cfg.Label)
+		ix.labBit = 1 << uint(len(sel))
+		sel = append(sel, cfg.Streams[cfg.streamIndex(cfg.Label)])
 		ix.x.labels = []uint32{}
 	}
+	ix.matcher = newMatcher(sel)
 	ix.x.chunkStart = []int{0}
 	ix.maxChunk = cfg.chunkBytes()
 	return ix
@@ -208,7 +239,7 @@ func isNameEnd(c byte) bool { return c <= ' ' || c == '|' }
 // each one directly against the configured names (a name matches when
 // followed by a delimiter, '|' or the end of the line), so comments and
 // unknown names cost almost nothing.
-func (ix *indexer) carried(line []byte) uint64 {
+func (m *matcher) carried(line []byte) uint64 {
 	var mask uint64
 	n := len(line)
 	i := 0
@@ -217,12 +248,12 @@ func (ix *indexer) carried(line []byte) uint64 {
 		for bars != 0 {
 			p := i + bits.TrailingZeros64(bars)>>3 + 1
 			bars &= bars - 1
-			mask |= ix.nameAt(line, p)
+			mask |= m.nameAt(line, p)
 		}
 	}
 	for ; i < n; i++ {
 		if line[i] == '|' {
-			mask |= ix.nameAt(line, i+1)
+			mask |= m.nameAt(line, i+1)
 		}
 	}
 	return mask
@@ -241,22 +272,22 @@ func zeroBytes(x uint64) uint64 { return ^(((x & low7) + low7) | x | low7) }
 // nameAt returns the mask bit of the configured stream whose name starts at
 // line[p] and is complete there, or 0. Names of up to 7 bytes are compared
 // as one masked 64-bit word together with the byte that must end them.
-func (ix *indexer) nameAt(line []byte, p int) uint64 {
-	if p >= len(line) || !ix.first[line[p]] {
+func (m *matcher) nameAt(line []byte, p int) uint64 {
+	if p >= len(line) || !m.first[line[p]] {
 		return 0 // comment, end of line or unknown name
 	}
 	rest := line[p:]
 	if len(rest) >= 8 {
 		w := binary.LittleEndian.Uint64(rest)
-		for s := range ix.names {
-			if ix.wordMask[s] != 0 && w&ix.wordMask[s] == ix.word[s] {
-				if isNameEnd(byte(w >> (8 * uint(len(ix.names[s]))))) {
+		for s := range m.names {
+			if m.wordMask[s] != 0 && w&m.wordMask[s] == m.word[s] {
+				if isNameEnd(byte(w >> (8 * uint(len(m.names[s]))))) {
 					return 1 << uint(s)
 				}
 			}
 		}
 	}
-	for s, nm := range ix.names {
+	for s, nm := range m.names {
 		if len(nm) < 8 && len(rest) >= 8 {
 			continue // decided above
 		}
@@ -268,9 +299,53 @@ func (ix *indexer) nameAt(line []byte, p int) uint64 {
 }
 
 // scanLines indexes the lines of data[start:], which ends with '\n'
-// (data[0] is at file offset base). It finds '|' and '\n' eight bytes at a
-// time, so each line costs one pass over its bytes.
+// (data[0] is at file offset base), all at once. The '|' bytes matter only
+// when a defines_mb_size or label stream is set (per-stream totals are
+// counted later, see Reader.Summary); otherwise only newlines and ids are
+// looked at.
 func (ix *indexer) scanLines(data []byte, start int, base int64, lineNo *int64) error {
+	if ix.mbBit == 0 && ix.labBit == 0 {
+		return ix.scanPlain(data, start, base, lineNo)
+	}
+	return ix.scanBars(data, start, base, lineNo)
+}
+
+// scanPlain is scanLines without stream names: every line is a sample.
+// Lines that continue the current sequence (the common case) are handled
+// inline; the rest go through lineMask.
+func (ix *indexer) scanPlain(data []byte, start int, base int64, lineNo *int64) error {
+	p, end := start, len(data)
+	ln := *lineNo
+	defer func() { *lineNo = ln }()
+	id := ix.curID
+	for p < end {
+		q := p + bytes.IndexByte(data[p:end], '\n')
+		d := p
+		for d < q && isDigit(data[d]) {
+			d++
+		}
+		if !ix.inSeq || ix.x.lineMode || d > p && string(data[p:d]) != string(id) {
+			if err := ix.lineMask(data[p:q], base+int64(p), ln, int64(q+1-p), 0); err != nil {
+				return err
+			}
+			id = ix.curID
+		} else {
+			ix.seqSamp++
+			e := base + int64(q+1)
+			if e-ix.seqOff > math.MaxUint32 {
+				return ix.tooLarge(base+int64(p), ln)
+			}
+			ix.curEnd = e
+		}
+		p = q + 1
+		ln++
+	}
+	return nil
+}
+
+// scanBars is scanLines with stream names: it finds '|' and '\n' eight
+// bytes at a time, so each line costs one pass over its bytes.
+func (ix *indexer) scanBars(data []byte, start int, base int64, lineNo *int64) error {
 	lineStart := start
 	var mask uint64
 	end := len(data)
@@ -313,14 +388,15 @@ func (ix *indexer) line(line []byte, off, lineNo, size int64) error {
 	return ix.lineMask(line, off, lineNo, size, ix.carried(line))
 }
 
-// lineMask indexes one line whose streams are mask.
+// lineMask indexes one line; mask tells whether it carries the
+// defines_mb_size and label streams (mbBit, labBit).
 func (ix *indexer) lineMask(line []byte, off, lineNo, size int64, mask uint64) error {
 	lab := uint32(0)
-	if ix.lab >= 0 && mask&(1<<uint(ix.lab)) != 0 {
+	if mask&ix.labBit != 0 {
 		lab = 1
 	}
 	samp := uint32(1)
-	if ix.mb >= 0 && mask&(1<<uint(ix.mb)) == 0 {
+	if ix.mbBit != 0 && mask&ix.mbBit == 0 {
 		samp = 0
 	}
 	if ix.x.lineMode {
@@ -331,9 +407,8 @@ func (ix *indexer) lineMask(line []byte, off, lineNo, size int64, mask uint64) e
 		if err := ix.endSeq(); err != nil {
 			return err
 		}
-		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, 0
+		ix.inSeq, ix.seqOff, ix.seqLine = true, off, lineNo
 		ix.seqSamp, ix.seqLab = 1, lab
-		ix.count(mask)
 		return ix.grow(size, off, lineNo)
 	}
 	d := 0
@@ -345,9 +420,8 @@ func (ix *indexer) lineMask(line []byte, off, lineNo, size int64, mask uint64) e
 			return err
 		}
 		ix.curID = append(ix.curID[:0], line[:d]...)
-		ix.inSeq, ix.seqOff, ix.seqLine, ix.seqIDLen = true, off, lineNo, d
+		ix.inSeq, ix.seqOff, ix.seqLine = true, off, lineNo
 		ix.seqSamp, ix.seqLab = samp, lab
-		ix.count(mask)
 		return ix.grow(size, off, lineNo)
 	}
 	if !ix.inSeq {
@@ -356,26 +430,22 @@ func (ix *indexer) lineMask(line []byte, off, lineNo, size int64, mask uint64) e
 	}
 	ix.seqSamp += samp
 	ix.seqLab += lab
-	ix.count(mask)
 	return ix.grow(size, off, lineNo)
-}
-
-// count adds a line's streams to the current sequence's per-stream counts.
-func (ix *indexer) count(mask uint64) {
-	for m := mask; m != 0; m &= m - 1 {
-		ix.seqStreams[bits.TrailingZeros64(m)]++
-	}
 }
 
 // grow adds a line's bytes to the current sequence.
 func (ix *indexer) grow(size, off, lineNo int64) error {
 	end := off + size
 	if end-ix.seqOff > math.MaxUint32 {
-		return &Error{File: ix.file, Line: lineNo + 1, Col: 1, Offset: off,
-			Msg: "sequence longer than 4 GiB", Err: ErrTooLarge}
+		return ix.tooLarge(off, lineNo)
 	}
 	ix.curEnd = end
 	return nil
+}
+
+func (ix *indexer) tooLarge(off, lineNo int64) error {
+	return &Error{File: ix.file, Line: lineNo + 1, Col: 1, Offset: off,
+		Msg: "sequence longer than 4 GiB", Err: ErrTooLarge}
 }
 
 func (ix *indexer) endSeq() error {
@@ -385,31 +455,31 @@ func (ix *indexer) endSeq() error {
 	ix.inSeq = false
 	x := ix.x
 	size := ix.curEnd - ix.seqOff
-	counts := ix.seqStreams
-	defer clear(counts)
 	if ix.seqSamp == 0 {
 		x.dropped = append(x.dropped, Error{File: ix.file, Line: ix.seqLine + 1, Col: 1, Offset: ix.seqOff,
 			Msg: fmt.Sprintf("sequence %q has no line with stream %q (defines_mb_size); expected at least one", ix.curID, ix.cfg.DefinesMBSize),
 			Err: ErrNoMBSizeStream})
 		return nil
 	}
-	// Chunking: a new chunk when this sequence would overflow the current one.
+	// Chunking: a new chunk when this sequence would overflow the current
+	// one, or lie 4 GiB or more past the chunk's start (offsets within a
+	// chunk are 32-bit).
 	if ix.chunkN > 0 {
 		if ix.cfg.ChunkSequences > 0 && ix.chunkN >= ix.cfg.ChunkSequences ||
-			ix.cfg.ChunkSequences == 0 && ix.chunkB+size > ix.maxChunk {
+			ix.cfg.ChunkSequences == 0 && ix.chunkB+size > ix.maxChunk ||
+			ix.seqOff-x.chunkOff[len(x.chunkOff)-1] > maxChunkSpan {
 			x.chunkStart = append(x.chunkStart, len(x.samples))
 			ix.chunkB, ix.chunkN = 0, 0
 		}
 	}
+	if ix.chunkN == 0 {
+		x.chunkOff = append(x.chunkOff, ix.seqOff)
+		x.chunkLine = append(x.chunkLine, ix.seqLine)
+	}
 	ix.chunkB += size
 	ix.chunkN++
-	for s, n := range counts {
-		x.streamSamples[s] += n
-	}
-	x.offsets = append(x.offsets, ix.seqOff)
+	x.rel = append(x.rel, uint32(ix.seqOff-x.chunkOff[len(x.chunkOff)-1]))
 	x.sizes = append(x.sizes, uint32(size))
-	x.lines = append(x.lines, ix.seqLine)
-	x.idLens = append(x.idLens, uint32(ix.seqIDLen))
 	x.samples = append(x.samples, ix.seqSamp)
 	if x.labels != nil {
 		x.labels = append(x.labels, ix.seqLab)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 func ids(t *testing.T, r *Reader) []string {
@@ -210,7 +211,7 @@ func carriedReference(names []string, line []byte) uint64 {
 func TestCarriedMatchesReference(t *testing.T) {
 	names := []string{"S0", "S1", "S", "features", "x"}
 	cfg := Config{Streams: []corpus.Stream{dense("S0", 1), dense("S1", 1), dense("S", 1), dense("features", 1), dense("x", 1)}}
-	ix := newIndexer(&cfg, "t")
+	m := newMatcher(cfg.Streams)
 	rng := rand.New(rand.NewPCG(3, 4))
 	alphabet := []string{"|", "S", "0", "1", " ", "\t", "#", "x", "features", "|S0", "|x ", ":", "\r", "|#"}
 	for i := 0; i < 100000; i++ {
@@ -218,7 +219,7 @@ func TestCarriedMatchesReference(t *testing.T) {
 		for k := rng.IntN(20); k > 0; k-- {
 			b = append(b, alphabet[rng.IntN(len(alphabet))]...)
 		}
-		if got, want := ix.carried(b), carriedReference(names, b); got != want {
+		if got, want := m.carried(b), carriedReference(names, b); got != want {
 			t.Fatalf("%q: mask %b, want %b", b, got, want)
 		}
 	}
@@ -229,7 +230,7 @@ func TestCarriedMatchesReference(t *testing.T) {
 // buffer).
 func TestFastPathMatchesLineByLine(t *testing.T) {
 	for _, f := range []string{"ctf/atis/atis.test.ctf", "ctf/cmudict/cmudict-0.7b.test.ctf", "ctf/reader_tests/Data/invalid_inputs.txt"} {
-		data, err := os.ReadFile(sharedData(t, f))
+		data, err := os.ReadFile(shared.Need(t, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,5 +247,69 @@ func TestFastPathMatchesLineByLine(t *testing.T) {
 		if !reflect.DeepEqual(fast, ref.x) {
 			t.Errorf("%s: indexes differ", f)
 		}
+	}
+}
+
+// The index keeps at most 8 bytes per sequence besides the layout's sample
+// and label counts (per-sequence line numbers and ids are recovered at
+// parse time): every per-sequence table is counted here by reflection, so a
+// new one shows up.
+func TestIndexCompact(t *testing.T) {
+	data, err := os.ReadFile(shared.Need(t, "ctf/atis/atis.test.ctf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Streams: []corpus.Stream{sparse("S0", 943), sparse("S1", 26), sparse("S2", 129)}, Label: "S2", ChunkBytes: 64 << 10}
+	x, err := buildIndex(bytes.NewReader(data), &cfg, "atis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(x.samples)
+	v := reflect.ValueOf(x).Elem()
+	per := 0
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		name := v.Type().Field(i).Name
+		if f.Kind() != reflect.Slice || f.Len() != n || name == "samples" || name == "labels" {
+			continue
+		}
+		per += int(f.Type().Elem().Size())
+	}
+	if per > 8 || per == 0 {
+		t.Errorf("%d bytes per sequence besides the layout, want 1-8", per)
+	}
+	if c := len(x.chunkStart) - 1; c*50 > n {
+		t.Fatalf("test needs many sequences per chunk: %d chunks, %d sequences", c, n)
+	}
+	if b := float64(x.memBytes()) / float64(n); b > 32 {
+		t.Errorf("%.1f bytes per sequence in all, want <= 32 (16 + append's spare room)", b)
+	}
+}
+
+// Invariant 4: a chunk also ends before a sequence that starts more than
+// maxChunkSpan bytes after the chunk's first sequence (dropped sequences in
+// between make the span larger than the chunk's bytes); line numbers and
+// ids are still right.
+func TestChunkSpanLimit(t *testing.T) {
+	defer func(v int64) { maxChunkSpan = v }(maxChunkSpan)
+	maxChunkSpan = 40
+	// Sequences 2, 4 and 6 lack stream b and are dropped: 3 to 5 bytes of
+	// chunk, 24 bytes of span each.
+	in := "1 |a 1 |b 1\n2 |a 2\n2 |a 2\n3 |a 3 |b 3\n4 |a 4\n4 |a 4\n5 |a 5 |b 5\n6 |a 6\n6 |a 6\n7 |a 7 |b 7 |c\n"
+	var warns []Error
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}, DefinesMBSize: "b", MaxErrors: 10, ChunkSequences: 100}
+	r := openString(t, in, cfg, &warns)
+	if got := r.Layout().ChunkStart; !reflect.DeepEqual(got, []int{0, 2, 4}) {
+		t.Errorf("chunk starts %v, want [0 2 4] (a new chunk past 40 bytes of span)", got)
+	}
+	if err := r.x.check(int64(len(in))); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, r); !reflect.DeepEqual(got, []string{"1", "3", "5", "7"}) {
+		t.Errorf("ids %q", got)
+	}
+	last := warns[len(warns)-1]
+	if !errors.Is(last.Err, ErrUnknownStream) || last.Line != 10 || last.Col != 13 {
+		t.Errorf("last warning %+v, want the unknown stream at line 10 col 13", last)
 	}
 }

@@ -3,6 +3,7 @@ package ctf
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"strconv"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -23,20 +24,31 @@ type chunkParser struct {
 	unknown map[string]bool // unknown names already warned about in this chunk
 	errs    []*Error        // diagnostics of the current sequence
 	more    map[int][]Error // ordinal -> diagnostics after the first
+	// seqLine is the 0-based line number of the current sequence's first
+	// line (counted from the chunk's first line).
+	seqLine int64
+	// rowMask has a bit for each stream parsed on the current row; carried
+	// counts the rows carrying each stream (Summary.Samples), using match
+	// on rows that fail to parse.
+	rowMask uint64
+	carried []int64
+	match   *matcher
 }
 
 func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 	p := &chunkParser{cfg: cfg, file: file, x: x,
-		counts: make([]int32, len(cfg.Streams)), seenRow: make([]int, len(cfg.Streams))}
+		counts: make([]int32, len(cfg.Streams)), seenRow: make([]int, len(cfg.Streams)),
+		carried: make([]int64, len(cfg.Streams))}
 	for _, s := range cfg.Streams {
 		p.names = append(p.names, []byte(s.Name))
 	}
 	return p
 }
 
-// parse parses the sequences [first, end) whose bytes are data, data[0]
-// being at file offset base.
-func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chunk {
+// parse parses chunk c, whose bytes (see index.span) are data.
+func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
+	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
+	base := p.x.chunkOff[c]
 	n := end - first
 	ch := &corpus.Chunk{First: first, IDs: make([]string, n), Bad: make([]error, n),
 		Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
@@ -57,15 +69,19 @@ func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chu
 		}
 	}
 	p.ch = ch
+	p.seqLine = p.x.chunkLine[c]
+	var at uint32 // where p.seqLine was counted to
 	for i := first; i < end; i++ {
-		off := p.x.offsets[i]
-		seq := data[off-base : off-base+int64(p.x.sizes[i])]
+		rel := p.x.rel[i]
+		p.seqLine += int64(bytes.Count(data[at:rel], nl))
+		at = rel
+		seq := data[rel : int64(rel)+int64(p.x.sizes[i])]
 		if p.x.lineMode {
-			ch.IDs[i-first] = strconv.FormatInt(p.x.lines[i], 10)
+			ch.IDs[i-first] = strconv.FormatInt(p.seqLine, 10)
 		} else {
-			ch.IDs[i-first] = string(seq[:p.x.idLens[i]])
+			ch.IDs[i-first] = string(seq[:idLen(seq)])
 		}
-		if err := p.sequence(i, seq, off); err != nil {
+		if err := p.sequence(i, seq, base+int64(rel)); err != nil {
 			ch.Bad[i-first] = err
 		}
 		for s := range ch.Streams {
@@ -74,6 +90,17 @@ func (p *chunkParser) parse(first, end int, data []byte, base int64) *corpus.Chu
 		}
 	}
 	return ch
+}
+
+var nl = []byte{'\n'}
+
+// idLen returns the length of the id (leading digits) of a sequence.
+func idLen(seq []byte) int {
+	d := 0
+	for d < len(seq) && isDigit(seq[d]) {
+		d++
+	}
+	return d
 }
 
 // sequence parses one sequence; on error its data is rolled back and counts
@@ -113,7 +140,7 @@ func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
 }
 
 func (p *chunkParser) rows(i int, seq []byte, off int64) {
-	lineNo := p.x.lines[i]
+	lineNo := p.seqLine
 	rows := 0
 	pos := 0
 	for pos < len(seq) {
@@ -128,6 +155,13 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 		}
 		if err := p.parseRow(line, off+int64(pos), lineNo); err != nil {
 			p.errs = append(p.errs, err)
+			if p.match == nil {
+				p.match = newMatcher(p.cfg.Streams)
+			}
+			p.rowMask = p.match.carried(line)
+		}
+		for m := p.rowMask; m != 0; m &= m - 1 {
+			p.carried[bits.TrailingZeros64(m)]++
 		}
 		rows++
 		pos = next
@@ -138,11 +172,11 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 	}
 	// Sequence-level checks, only when every row parsed (else they would
 	// repeat the row errors).
-	at := &Error{File: p.file, Line: p.x.lines[i] + 1, Col: 1, Offset: off}
+	at := &Error{File: p.file, Line: p.seqLine + 1, Col: 1, Offset: off}
 	id := p.seqName(i, seq)
 	for s, st := range p.cfg.Streams {
 		if p.counts[s] == 0 {
-			at.Msg = fmt.Sprintf("stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, id, p.x.lines[i]+1, lineNo)
+			at.Msg = fmt.Sprintf("stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, id, p.seqLine+1, lineNo)
 			at.Err = ErrEmptyStream
 			p.errs = append(p.errs, at)
 			return
@@ -161,7 +195,7 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 		longest = max(longest, p.counts[s])
 	}
 	if longest != int32(rows) {
-		at.Msg = fmt.Sprintf("sequence %s has %d rows (lines %d-%d) but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, p.x.lines[i]+1, lineNo, longest)
+		at.Msg = fmt.Sprintf("sequence %s has %d rows (lines %d-%d) but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, p.seqLine+1, lineNo, longest)
 		at.Err = ErrSampleCount
 		p.errs = append(p.errs, at)
 	}
@@ -169,9 +203,9 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 
 func (p *chunkParser) seqName(i int, seq []byte) string {
 	if p.x.lineMode {
-		return fmt.Sprintf("(line %d)", p.x.lines[i])
+		return fmt.Sprintf("(line %d)", p.seqLine)
 	}
-	return fmt.Sprintf("(id %s)", seq[:p.x.idLens[i]])
+	return fmt.Sprintf("(id %s)", seq[:idLen(seq)])
 }
 
 // isDelim reports whether c separates values: space, tab or any other
@@ -197,6 +231,7 @@ func quote(line []byte, i int) string {
 // parseRow parses one line: [id] then samples "|name values" and comments.
 func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 	p.row++
+	p.rowMask = 0
 	n := len(line)
 	i := 0
 	for i < n && isDigit(line[i]) {
@@ -259,6 +294,7 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 			return p.errAt(line, lineOff, lineNo, bar, ErrDuplicateInput, "stream %q appears a second time on this row; expected at most one sample per stream and row", p.cfg.Streams[s].Name)
 		}
 		p.seenRow[s] = p.row
+		p.rowMask |= 1 << uint(s)
 		got = true
 		var err *Error
 		if p.cfg.Streams[s].Sparse {

@@ -1,7 +1,9 @@
 package ctf
 
 import (
+	"bytes"
 	"fmt"
+	"math/bits"
 	"os"
 	"sync"
 
@@ -25,6 +27,10 @@ type Reader struct {
 	skipped   map[string]int   // bad sequences by kind
 	warnings  map[string]int   // warnings by kind
 	fromCache bool
+	// carried[c] counts, per stream, the lines of chunk c carrying it (nil
+	// until the chunk is parsed or counted).
+	carried [][]int64
+	fp      map[string]string // see Fingerprint
 	// bufs recycles one chunk read buffer (fresh memory costs page
 	// faults on every read): a Chunk never points into the bytes it was
 	// parsed from (ids are copied), so the buffer is free after parsing.
@@ -52,8 +58,13 @@ func Open(path string, cfg Config) (*Reader, error) {
 		f.Close()
 		return nil, err
 	}
+	if err := r.fingerprint(); err != nil {
+		f.Close()
+		return nil, err
+	}
 	r.layout = r.x.layout()
 	r.loaded = make([]bool, r.layout.NumChunks())
+	r.carried = make([][]int64, r.layout.NumChunks())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.x.skippedLines > 0 {
@@ -145,33 +156,20 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 	if failed != nil {
 		return nil, failed
 	}
-	first, end := r.layout.Chunk(c)
-	base := r.x.offsets[first]
-	last := end - 1
-	n := r.x.offsets[last] + int64(r.x.sizes[last]) - base
-	var data []byte
-	select {
-	case data = <-r.bufs:
-	default:
+	first, _ := r.layout.Chunk(c)
+	data, err := r.readChunk(c)
+	if err != nil {
+		return nil, err
 	}
-	if int64(cap(data)) < n {
-		data = make([]byte, n)
-	}
-	data = data[:n]
-	defer func() {
-		select {
-		case r.bufs <- data:
-		default:
-		}
-	}()
-	if _, err := r.f.ReadAt(data, base); err != nil {
-		return nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
-	}
+	defer r.release(data)
 	p := newChunkParser(&r.cfg, r.path, r.x)
-	ch := p.parse(first, end, data, base)
+	ch := p.parse(c, data)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.carried[c] == nil {
+		r.carried[c] = p.carried
+	}
 	if r.failed != nil {
 		return nil, r.failed
 	}
@@ -200,11 +198,102 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 	return ch, nil
 }
 
+// readChunk reads chunk c's bytes into a recycled buffer (see release).
+func (r *Reader) readChunk(c int) ([]byte, error) {
+	off, n := r.x.span(c)
+	var data []byte
+	select {
+	case data = <-r.bufs:
+	default:
+	}
+	if int64(cap(data)) < n {
+		data = make([]byte, n)
+	}
+	data = data[:n]
+	if _, err := r.f.ReadAt(data, off); err != nil {
+		r.release(data)
+		return nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+	}
+	return data, nil
+}
+
+func (r *Reader) release(data []byte) {
+	select {
+	case r.bufs <- data:
+	default:
+	}
+}
+
+// countCarried counts, per stream, the lines of chunk c's sequences that
+// carry it, the way the indexer recognizes stream names (a '|', the name,
+// then a delimiter, '|' or the end of the line).
+func (r *Reader) countCarried(c int) ([]int64, error) {
+	data, err := r.readChunk(c)
+	if err != nil {
+		return nil, err
+	}
+	defer r.release(data)
+	m := newMatcher(r.cfg.Streams)
+	counts := make([]int64, len(r.cfg.Streams))
+	first, end := r.layout.Chunk(c)
+	for i := first; i < end; i++ {
+		seq := data[r.x.rel[i] : int64(r.x.rel[i])+int64(r.x.sizes[i])]
+		for len(seq) > 0 {
+			line := seq
+			if k := bytes.IndexByte(seq, '\n'); k >= 0 {
+				line, seq = seq[:k], seq[k+1:]
+			} else {
+				seq = nil
+			}
+			for b := m.carried(line); b != 0; b &= b - 1 {
+				counts[bits.TrailingZeros64(b)]++
+			}
+		}
+	}
+	return counts, nil
+}
+
+// streamSamples returns the per-stream line totals, counting the chunks that
+// have not been parsed yet (outside the lock: it reads the file).
+func (r *Reader) streamSamples() ([]int64, error) {
+	r.mu.Lock()
+	var missing []int
+	for c, v := range r.carried {
+		if v == nil {
+			missing = append(missing, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range missing {
+		v, err := r.countCarried(c)
+		if err != nil {
+			return nil, err
+		}
+		r.mu.Lock()
+		if r.carried[c] == nil {
+			r.carried[c] = v
+		}
+		r.mu.Unlock()
+	}
+	total := make([]int64, len(r.cfg.Streams))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.carried {
+		for s, n := range v {
+			total[s] += n
+		}
+	}
+	return total, nil
+}
+
 // Summary reports what reading has met so far.
 type Summary struct {
 	Sequences int
 	Chunks    int
-	// Samples[s] is the number of lines carrying stream s (index pass).
+	// Samples[s] is the number of lines of the indexed sequences carrying
+	// stream s. It is gathered while chunks are parsed; Summary reads the
+	// chunks not parsed yet to complete it (nil if that read fails, with a
+	// warning through Config.Warn).
 	Samples []int64
 	// BadSequences is the number of distinct bad sequences met (each
 	// counted once), including those dropped by the index.
@@ -222,10 +311,14 @@ type Summary struct {
 
 // Summary returns a snapshot of the counts.
 func (r *Reader) Summary() Summary {
+	samples, err := r.streamSamples()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if err != nil {
+		r.warn(Error{File: r.path, Msg: "per-stream totals: " + err.Error(), Err: err})
+	}
 	s := Summary{Sequences: r.layout.NumSequences(), Chunks: r.layout.NumChunks(),
-		Samples:      append([]int64(nil), r.x.streamSamples...),
+		Samples:      samples,
 		BadSequences: r.bad, Skipped: map[string]int{}, Warnings: map[string]int{},
 		LineMode: r.x.lineMode, FromCache: r.fromCache}
 	for k, v := range r.skipped {

@@ -3,11 +3,14 @@ package ctf
 import (
 	"errors"
 	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // badCorpus has n one-line sequences; those in bad have a malformed number.
@@ -117,5 +120,49 @@ func TestConcurrentLoadChunk(t *testing.T) {
 	}
 	if _, err := r.LoadChunk(r.Layout().NumChunks()); err == nil {
 		t.Error("chunk out of range accepted")
+	}
+}
+
+// Invariant 3: Summary.Samples is the same whether it was gathered while
+// parsing (every chunk loaded), by reading the chunks (none loaded) or both
+// (some loaded), bad rows included, and equals an independent count.
+func TestSummarySamplesLazy(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		cfg  Config
+	}{
+		{"ctf/atis/atis.test.ctf", Config{Streams: []corpus.Stream{sparse("S0", 943), sparse("S1", 26), sparse("S2", 129)}, ChunkBytes: 32 << 10}},
+		{"ctf/atis/atis.test.ctf", Config{Streams: []corpus.Stream{sparse("S0", 943), sparse("S2", 129)}, DefinesMBSize: "S0", Label: "S2", ChunkBytes: 32 << 10}},
+		{"ctf/reader_tests/Data/invalid_inputs.txt", Config{Streams: []corpus.Stream{dense("A", 1), sparse("B", 10)}, MaxErrors: 1000, ChunkSequences: 3}},
+	} {
+		path := shared.Need(t, tc.file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [3][]int64
+		for k := range got {
+			r, err := Open(path, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := 0; c < r.Layout().NumChunks(); c++ {
+				if k == 2 || k == 1 && c%2 == 0 {
+					if _, err := r.LoadChunk(c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			got[k] = r.Summary().Samples
+			r.Close()
+		}
+		r, _ := Open(path, tc.cfg)
+		want := carriedTotals(r.x, &r.cfg, data)
+		r.Close()
+		for k, g := range got {
+			if !reflect.DeepEqual(g, want) {
+				t.Errorf("%s %v: %d: per-stream lines %v, want %v", tc.file, tc.cfg.Streams, k, g, want)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // Real corpora index and parse with the counts of ../shared/data/README.md
@@ -27,7 +28,7 @@ func TestRealData(t *testing.T) {
 		{"ctf/cmudict/cmudict-0.7b.test.ctf", cmu, 12855, 122209, []int64{121904, 107479}},
 		{"ctf/seqcls/Train.ctf", []corpus.Stream{sparse("x", 2000), dense("y", 5)}, 1247, 5433, []int64{5433, 1247}},
 	} {
-		path := sharedData(t, tc.file)
+		path := shared.Need(t, tc.file)
 		r, err := Open(path, Config{Streams: tc.streams, ChunkBytes: 256 << 10})
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +60,7 @@ func TestRealData(t *testing.T) {
 		r.Close()
 	}
 	// Label and defines_mb_size counts on ATIS: one intent per sequence.
-	r, err := Open(sharedData(t, "ctf/atis/atis.test.ctf"), Config{Streams: atis, DefinesMBSize: "S1", Label: "S2"})
+	r, err := Open(shared.Need(t, "ctf/atis/atis.test.ctf"), Config{Streams: atis, DefinesMBSize: "S1", Label: "S2"})
 	if err != nil {
 		t.Fatal(err)
 	}
