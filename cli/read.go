@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +72,7 @@ type readFlags struct {
 	maxErrors      int
 	format         string
 	quiet          bool
+	memoryLimit    string
 	set            map[string]bool
 }
 
@@ -97,6 +101,7 @@ func runRead(env *Env, args []string) error {
 	fs.IntVar(&f.maxErrors, "max-errors", 0, "bad sequences that may be skipped before reading fails")
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft heap limit for the Go runtime: auto (index + window + 64MiB), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -140,6 +145,11 @@ func runRead(env *Env, args []string) error {
 			return err
 		}
 	}
+	restore, err := applyMemoryLimit(&f, r, src, ctfCfg.ChunkBytes)
+	if err != nil {
+		return err
+	}
+	defer restore()
 	diag.flush() // what indexing reported
 	runErr := readLoop(env, &f, src, r, diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
@@ -229,6 +239,9 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 		if start, err = strconv.ParseUint(f.start, 10, 64); err != nil {
 			return cc, sc, 0, usagef("--start %q: want a nominal position (a sample count >= 0)", f.start)
 		}
+	}
+	if _, _, err := parseMemoryLimit(f.memoryLimit); err != nil {
+		return cc, sc, 0, usagef("--memory-limit %q: %v", f.memoryLimit, err)
 	}
 	switch f.format {
 	case "jsonl", "text", "summary":
@@ -532,3 +545,78 @@ func newFileCorpus(r *ctf.Reader, cfg *ctf.Config) (*fileCorpus, error) {
 }
 
 func (c *fileCorpus) Fingerprint() map[string]string { return c.fp }
+
+// readHeadroom is the allowance, beyond the index and the window, that the
+// read's memory bound grants (docs/source.md, "Memory").
+const readHeadroom = 64 << 20
+
+// parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte
+// count with an optional KiB, MiB or GiB suffix.
+func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
+	switch v {
+	case "auto":
+		return 0, true, nil
+	case "off", "0":
+		return 0, false, nil
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > (1<<62)/mult {
+		return 0, false, errors.New("want auto, off, or a positive size such as 512MiB")
+	}
+	return n * mult, false, nil
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit for the read and
+// returns a function restoring the previous one. With "auto" the limit is
+// the heap held once the corpus is indexed, plus the bytes of the chunks the
+// source keeps (ResidentChunks times the chunk size), plus 64 MiB; without
+// it, the collector lets the heap grow to about twice the live data
+// (GOGC=100) and the peak exceeds that bound. A GOMEMLIMIT in the
+// environment wins over "auto".
+func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkBytes int64) (func(), error) {
+	limit, auto, err := parseMemoryLimit(f.memoryLimit)
+	if err != nil {
+		return nil, usagef("--memory-limit %q: %v", f.memoryLimit, err)
+	}
+	if auto {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return func() {}, nil
+		}
+		limit = autoMemoryLimit(r, src, chunkBytes)
+	}
+	if limit == 0 {
+		return func() {}, nil
+	}
+	old := debug.SetMemoryLimit(limit)
+	if readLimitHook != nil {
+		readLimitHook()
+	}
+	return func() { debug.SetMemoryLimit(old) }, nil
+}
+
+// readLimitHook, when set by a test, runs once the read's limit is in force.
+var readLimitHook func()
+
+// autoMemoryLimit is index heap + window bytes + 64 MiB. The window's chunk
+// size is the configured chunk size, or the file's average chunk when the
+// chunks are counted in sequences (or run larger than configured).
+func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	per := chunkBytes
+	if info, err := os.Stat(r.Path()); err == nil {
+		per = max(per, info.Size()/int64(max(r.Layout().NumChunks(), 1)))
+	}
+	return int64(ms.HeapInuse) + int64(src.ResidentChunks())*per + readHeadroom
+}

@@ -9,10 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // tinyCTF writes the contract checker's corpus: 30 sequences (ids 100..129)
@@ -256,6 +259,7 @@ func TestReadUsageErrors(t *testing.T) {
 		"--start and --state-in":      append(s, "--start", "3", "--state-in", "x.json"),
 		"--chunk-bytes and --chunk-s": append(s, "--chunk-bytes", "9", "--chunk-sequences", "2"),
 		"--epochs 0":                  append(s, "--epochs", "0"),
+		"--memory-limit":              append(s, "--memory-limit", "lots"),
 	}
 	for want, args := range cases {
 		code, _, errOut := run(t, args...)
@@ -265,37 +269,12 @@ func TestReadUsageErrors(t *testing.T) {
 	}
 }
 
-// readSharedData returns ../shared/data/rel beside the module root (found
-// by walking up to go.mod), or skips the test when it is absent.
-func readSharedData(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent: skipping", p)
-	}
-	return p
-}
-
 // TestReadATIS: one sweep of ATIS (4,978 sequences, 66,547 lines) with the
 // default window randomizer and small chunks lists every ordinal once, the
 // intent stream S1 has one sample per sequence, and two ranks split every
 // step.
 func TestReadATIS(t *testing.T) {
-	p := readSharedData(t, "ctf/atis/atis.train.ctf")
+	p := shared.Need(t, "ctf", "atis", "atis.train.ctf")
 	args := []string{p, "--stream", "S0:943:sparse", "--stream", "S1:26:sparse", "--stream", "S2:129:sparse",
 		"--mb", "2000", "--chunk-bytes", "200000", "--window-chunks", "4"}
 	recs, _ := mustRead(t, args...)
@@ -321,6 +300,46 @@ func TestReadATIS(t *testing.T) {
 		n := len(r1[i].Sequences)
 		if n == 0 || n >= len(recs[i].Sequences) || !reflect.DeepEqual(r1[i].Sequences, recs[i].Sequences[len(recs[i].Sequences)-n:]) {
 			t.Fatalf("step %d: rank 1 has %d of %d sequences, not the tail", i, n, len(recs[i].Sequences))
+		}
+	}
+}
+
+// TestReadMemoryLimit: --memory-limit parses auto, off and sizes, sets the
+// runtime's soft limit for the read (auto: index heap + window + 64 MiB) and
+// puts the previous limit back afterwards.
+func TestReadMemoryLimit(t *testing.T) {
+	for v, want := range map[string]int64{"off": 0, "0": 0, "123": 123, "2KiB": 2048, "3MiB": 3 << 20, "1GiB": 1 << 30} {
+		got, auto, err := parseMemoryLimit(v)
+		if err != nil || auto || got != want {
+			t.Errorf("parseMemoryLimit(%q) = %d, %v, %v; want %d", v, got, auto, err, want)
+		}
+	}
+	if _, auto, err := parseMemoryLimit("auto"); !auto || err != nil {
+		t.Errorf("auto: %v, %v", auto, err)
+	}
+	for _, v := range []string{"", "-1", "1TiB", "MiB", "1.5GiB", "9999999999GiB"} {
+		if _, _, err := parseMemoryLimit(v); err == nil {
+			t.Errorf("parseMemoryLimit(%q) accepted", v)
+		}
+	}
+	before := debug.SetMemoryLimit(-1)
+	p := tinyCTF(t)
+	mustRead(t, p, "--stream", "x:2", "--stream", "y:1", "--memory-limit", "7MiB")
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Fatalf("limit after the read %d, want the previous %d", got, before)
+	}
+	// While reading, the limit in force is the one asked for.
+	var during int64
+	readLimitHook = func() { during = debug.SetMemoryLimit(-1) }
+	defer func() { readLimitHook = nil }()
+	mustRead(t, p, "--stream", "x:2", "--stream", "y:1", "--memory-limit", "7MiB")
+	if during != 7<<20 {
+		t.Fatalf("limit during the read %d, want %d", during, 7<<20)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		mustRead(t, p, "--stream", "x:2", "--stream", "y:1")
+		if during <= readHeadroom || during >= 1<<40 {
+			t.Fatalf("auto limit %d: want index heap + window + 64 MiB", during)
 		}
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -257,12 +259,13 @@ func BenchmarkCTFRead(b *testing.B) {
 			}
 		}
 	})
-	for _, kind := range []string{"none", "window"} {
+	for _, kind := range []string{"none", "window", "none-memlimit", "window-memlimit"} {
 		b.Run("source-"+kind, func(b *testing.B) {
 			r := open(b)
 			defer r.Close()
+			limited := strings.HasSuffix(kind, "-memlimit")
 			s, err := New(r, Config{EpochSize: EpochInf, Prefetch: true,
-				Randomize: randomize.Config{Kind: kind, WindowChunks: windowChunks}})
+				Randomize: randomize.Config{Kind: strings.TrimSuffix(kind, "-memlimit"), WindowChunks: windowChunks}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -273,7 +276,14 @@ func BenchmarkCTFRead(b *testing.B) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			baseInuse := ms.HeapInuse
-			var peakInuse, peakSys uint64
+			window := int64(s.ResidentChunks()) * chunkBytes
+			if limited {
+				// What batchprep read does by default (cli/read.go).
+				old := debug.SetMemoryLimit(int64(baseInuse) + window + 64<<20)
+				defer debug.SetMemoryLimit(old)
+			}
+			baseRSS := rssBytes()
+			var peakInuse, peakSys, peakRSS uint64
 			b.SetBytes(size)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -282,20 +292,38 @@ func BenchmarkCTFRead(b *testing.B) {
 					if _, err := s.NextK(4096); err != nil {
 						b.Fatal(err)
 					}
-					if n%256 == 0 {
+					if n%64 == 0 {
 						runtime.ReadMemStats(&ms)
 						peakInuse, peakSys = max(peakInuse, ms.HeapInuse), max(peakSys, ms.HeapSys)
+						peakRSS = max(peakRSS, rssBytes())
 					}
 				}
 			}
 			b.StopTimer()
-			window := float64(s.rnd.MaxResidentChunks()+1) * float64(chunkBytes)
-			b.ReportMetric(float64(baseInuse)/(1<<20), "index-HeapInuse-MiB")
-			b.ReportMetric(float64(peakInuse)/(1<<20), "peak-HeapInuse-MiB")
-			b.ReportMetric(float64(peakSys)/(1<<20), "peak-HeapSys-MiB")
-			b.ReportMetric(window/(1<<20)+64, "bound-MiB")
+			const MiB = 1 << 20
+			b.ReportMetric(float64(baseInuse)/MiB, "index-HeapInuse-MiB")
+			b.ReportMetric(float64(peakInuse)/MiB, "peak-HeapInuse-MiB")
+			b.ReportMetric(float64(peakInuse-baseInuse)/MiB, "read-HeapInuse-MiB")
+			b.ReportMetric(float64(peakSys)/MiB, "peak-HeapSys-MiB")
+			b.ReportMetric(float64(baseRSS)/MiB, "index-RSS-MiB")
+			b.ReportMetric(float64(peakRSS)/MiB, "peak-RSS-MiB")
+			b.ReportMetric(float64(window)/MiB+64, "bound-MiB")
 		})
 	}
+}
+
+// rssBytes is the process's resident set size (Linux; 0 elsewhere).
+func rssBytes() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
 }
 
 // TestMain removes the generated benchmark corpus.

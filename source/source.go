@@ -112,6 +112,12 @@ func (s *Source) ChunkLoads() int {
 	return s.cache.loads
 }
 
+// ResidentChunks is the most parsed chunks the Source keeps alive at once:
+// its cache's capacity (Randomizer.MaxResidentChunks()+1, invariant 9). A
+// prefetch takes one of these places; the chunks an assembly pins never
+// number more. Times the corpus's chunk size, it is the window's memory.
+func (s *Source) ResidentChunks() int { return s.cache.cap }
+
 // epochAt is the epoch of a minibatch starting at pos with labels label
 // samples before it (invariant 4).
 func (s *Source) epochAt(pos, labels uint64) int {
