@@ -1,38 +1,12 @@
 package source
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/internal/shared"
 )
-
-// sharedData returns the path of a file under ../shared/data (beside the
-// module root, found by walking up to go.mod), or skips the test.
-func sharedData(t *testing.T, rel string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	p := filepath.Join(dir, "..", "shared", "data", rel)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared data %s absent (%v): skipping", p, err)
-	}
-	return p
-}
 
 // TestATISSweeps reads ATIS (4,978 sequences, 66,547 lines, three sparse
 // streams) through the CTF reader with every randomizer, small chunks and
@@ -40,7 +14,7 @@ func sharedData(t *testing.T, rel string) string {
 // ids, the ranks' union is the single-worker minibatch, and the intent
 // stream S1 (first line only) has one sample per sequence.
 func TestATISSweeps(t *testing.T) {
-	p := sharedData(t, "ctf/atis/atis.train.ctf")
+	p := shared.Need(t, "ctf", "atis", "atis.train.ctf")
 	streams := []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}
 	r, err := ctf.Open(p, ctf.Config{Streams: streams, ChunkBytes: 64 << 10})
 	if err != nil {
