@@ -8,6 +8,7 @@ package cli
 // the expected minibatches follow from the rules alone.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -20,6 +21,50 @@ import (
 	"strings"
 	"testing"
 )
+
+// auditRec is one `read` JSONL record (SPEC A6); unknown fields are errors.
+type auditRec struct {
+	Step       uint64         `json:"step"`
+	Epoch      int            `json:"epoch"`
+	Sweep      uint64         `json:"sweep"`
+	Start      uint64         `json:"start"`
+	End        uint64         `json:"end"`
+	EndOfSweep bool           `json:"end_of_sweep"`
+	EndOfEpoch bool           `json:"end_of_epoch"`
+	Sequences  []int          `json:"sequences"`
+	IDs        []string       `json:"ids"`
+	Samples    map[string]int `json:"samples"`
+	Skipped    []int          `json:"skipped"`
+}
+
+func auditRun(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = Main(args, strings.NewReader(""), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func auditMustRead(t *testing.T, args ...string) ([]auditRec, string) {
+	t.Helper()
+	code, out, errOut := auditRun(t, append([]string{"read"}, args...)...)
+	if code != 0 {
+		t.Fatalf("read %v: exit %d: %s", args, code, errOut)
+	}
+	var recs []auditRec
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.DisallowUnknownFields()
+		var r auditRec
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("read %v: stdout line %d %q: %v", args, i+1, line, err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, errOut
+}
 
 // auditCorpus is a generated CTF corpus: stream x (dense 1) on every line,
 // stream y (dense 1) on the first line of a sequence and on some others.
@@ -98,7 +143,7 @@ func (c auditReadCfg) args(path string) []string {
 // model computes the global minibatches SPEC A3 prescribes for the `none`
 // randomizer, starting at sequence g0 (a global sequence index on the
 // timeline) with step numbers from step0.
-func (c auditReadCfg) model(corp auditCorpus, g0 int, step0 uint64, limit int) []readRec {
+func (c auditReadCfg) model(corp auditCorpus, g0 int, step0 uint64, limit int) []auditRec {
 	n := len(corp.lines)
 	samples := func(i int) int {
 		if c.mbStream {
@@ -121,7 +166,7 @@ func (c auditReadCfg) model(corp auditCorpus, g0 int, step0 uint64, limit int) [
 		}
 		return
 	}
-	var out []readRec
+	var out []auditRec
 	g := g0
 	step := step0
 	for len(out) < limit {
@@ -137,7 +182,7 @@ func (c auditReadCfg) model(corp auditCorpus, g0 int, step0 uint64, limit int) [
 			break
 		}
 		K := c.sizes[min(epoch, len(c.sizes)-1)]
-		r := readRec{Step: step, Epoch: epoch, Sweep: uint64(g / n), Start: uint64(P), Samples: map[string]int{"x": 0, "y": 0}}
+		r := auditRec{Step: step, Epoch: epoch, Sweep: uint64(g / n), Start: uint64(P), Samples: map[string]int{"x": 0, "y": 0}}
 		total, cum := 0, C
 		for {
 			i := g % n
@@ -170,7 +215,7 @@ func (c auditReadCfg) model(corp auditCorpus, g0 int, step0 uint64, limit int) [
 
 // split returns rank r's part of a global minibatch under the SPEC A4
 // reading: contiguous groups in order, rank 0 first.
-func auditCheckSplit(t *testing.T, global readRec, parts []readRec, corp auditCorpus, mbStream bool) {
+func auditCheckSplit(t *testing.T, global auditRec, parts []auditRec, corp auditCorpus, mbStream bool) {
 	t.Helper()
 	var union []int
 	var sums []int
@@ -254,7 +299,7 @@ func TestAuditReadMatchesSpecModel(t *testing.T) {
 			limit = c.maxMB
 		}
 		want := c.model(corp, 0, 0, limit)
-		got, _ := mustRead(t, c.args(corp.path)...)
+		got, _ := auditMustRead(t, c.args(corp.path)...)
 		for i := range got {
 			got[i].Skipped = nil
 		}
@@ -262,15 +307,15 @@ func TestAuditReadMatchesSpecModel(t *testing.T) {
 			t.Fatalf("trial %d %+v lines %v ys %v:\n got %+v\nwant %+v", trial, c, corp.lines, corp.ys, got, want)
 		}
 		if c.workers > 1 {
-			parts := make([][]readRec, c.workers)
+			parts := make([][]auditRec, c.workers)
 			for r := range parts {
-				parts[r], _ = mustRead(t, append(c.args(corp.path), "--workers", strconv.Itoa(c.workers), "--rank", strconv.Itoa(r))...)
+				parts[r], _ = auditMustRead(t, append(c.args(corp.path), "--workers", strconv.Itoa(c.workers), "--rank", strconv.Itoa(r))...)
 				if len(parts[r]) != len(want) {
 					t.Fatalf("trial %d rank %d: %d steps, single worker %d", trial, r, len(parts[r]), len(want))
 				}
 			}
 			for s := range want {
-				var ps []readRec
+				var ps []auditRec
 				for r := range parts {
 					ps = append(ps, parts[r][s])
 				}
@@ -297,9 +342,9 @@ func TestAuditReadResumeAndStart(t *testing.T) {
 		full := c.model(corp, 0, 0, 1<<30)
 		stop := 1 + rng.IntN(len(full))
 		state := filepath.Join(t.TempDir(), "state.json")
-		first, _ := mustRead(t, append(c.args(corp.path), "--max-minibatches", strconv.Itoa(stop), "--state-out", state)...)
-		rest, _ := mustRead(t, append(c.args(corp.path), "--state-in", state)...)
-		if got := append(first, rest...); !reflect.DeepEqual(stripSkipped(got), full) {
+		first, _ := auditMustRead(t, append(c.args(corp.path), "--max-minibatches", strconv.Itoa(stop), "--state-out", state)...)
+		rest, _ := auditMustRead(t, append(c.args(corp.path), "--state-in", state)...)
+		if got := append(first, rest...); !reflect.DeepEqual(auditStripSkipped(got), full) {
 			t.Fatalf("trial %d: stop %d: resumed run differs:\n got %+v\nwant %+v", trial, stop, got, full)
 		}
 		// --start at a random position, maybe inside a sequence
@@ -314,14 +359,14 @@ func TestAuditReadResumeAndStart(t *testing.T) {
 			g++
 		}
 		want := c.model(corp, g, 0, 1<<30)
-		got, _ := mustRead(t, append(c.args(corp.path), "--start", strconv.Itoa(P))...)
-		if !reflect.DeepEqual(stripSkipped(got), want) {
+		got, _ := auditMustRead(t, append(c.args(corp.path), "--start", strconv.Itoa(P))...)
+		if !reflect.DeepEqual(auditStripSkipped(got), want) {
 			t.Fatalf("trial %d: --start %d (boundary %d):\n got %+v\nwant %+v", trial, P, pos, got, want)
 		}
 	}
 }
 
-func stripSkipped(r []readRec) []readRec {
+func auditStripSkipped(r []auditRec) []auditRec {
 	for i := range r {
 		r[i].Skipped = nil
 	}
@@ -339,7 +384,7 @@ func TestAuditReadCNTKVector(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := mustRead(t, p, "--stream", "x:1", "--randomize", "cntk", "--chunk-sequences", "2",
+	recs, _ := auditMustRead(t, p, "--stream", "x:1", "--randomize", "cntk", "--chunk-sequences", "2",
 		"--window-samples", "1000", "--seed", "0", "--mb", "3", "--epochs", "2", "--format", "jsonl")
 	var sweeps [2][]int
 	for _, r := range recs {
@@ -362,7 +407,7 @@ func TestAuditReadRandomizedOrders(t *testing.T) {
 	for _, rnd := range []string{"window", "cntk"} {
 		var orders [][]int
 		for _, k := range []string{"1", "5", "13", "1000"} {
-			recs, _ := mustRead(t, corp.path, "--stream", "x:1", "--stream", "y:1", "--randomize", rnd,
+			recs, _ := auditMustRead(t, corp.path, "--stream", "x:1", "--stream", "y:1", "--randomize", rnd,
 				"--chunk-sequences", "3", "--window-chunks", "4", "--seed", "9", "--mb", k, "--epochs", "3")
 			var all []int
 			sweeps := map[uint64][]int{}
@@ -404,7 +449,7 @@ func TestAuditReadStdoutIsJSONOnly(t *testing.T) {
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errOut := run(t, "read", p, "--stream", "x:1", "--max-errors", "1", "--format", "jsonl")
+	code, out, errOut := auditRun(t, "read", p, "--stream", "x:1", "--max-errors", "1", "--format", "jsonl")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -419,7 +464,7 @@ func TestAuditReadStdoutIsJSONOnly(t *testing.T) {
 			t.Errorf("stderr lacks a diagnostic at %s: %s", want, errOut)
 		}
 	}
-	code, out, _ = run(t, "read", p, "--stream", "x:1", "--max-errors", "1", "--format", "summary")
+	code, out, _ = auditRun(t, "read", p, "--stream", "x:1", "--max-errors", "1", "--format", "summary")
 	if code != 0 {
 		t.Fatalf("summary exit %d", code)
 	}
@@ -441,7 +486,7 @@ func TestAuditReadBadStates(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "s.json")
 	base := []string{corp.path, "--stream", "x:1", "--stream", "y:1", "--mb", "2", "--seed", "3", "--chunk-sequences", "2"}
-	mustRead(t, append(base, "--max-minibatches", "2", "--state-out", state)...)
+	auditMustRead(t, append(base, "--max-minibatches", "2", "--state-out", state)...)
 	data, err := os.ReadFile(state)
 	if err != nil {
 		t.Fatal(err)
@@ -451,14 +496,14 @@ func TestAuditReadBadStates(t *testing.T) {
 		if err := os.WriteFile(p, data[:cut], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := run(t, append([]string{"read"}, append(base, "--state-in", p)...)...)
+		code, out, errOut := auditRun(t, append([]string{"read"}, append(base, "--state-in", p)...)...)
 		if code != 1 || out != "" || !strings.Contains(errOut, p) {
 			t.Errorf("state cut at %d: exit %d, stdout %q, stderr %q", cut, code, out, errOut)
 		}
 	}
 	other := []string{corp.path, "--stream", "x:1", "--stream", "y:1", "--mb", "2", "--seed", "4", "--chunk-sequences", "3",
 		"--randomize", "cntk", "--state-in", state}
-	code, out, errOut := run(t, append([]string{"read"}, other...)...)
+	code, out, errOut := auditRun(t, append([]string{"read"}, other...)...)
 	if code != 1 || out != "" {
 		t.Fatalf("mismatched state: exit %d, stdout %q", code, out)
 	}
@@ -475,7 +520,7 @@ func TestAuditDefinesMBSizeTwice(t *testing.T) {
 	t.Skip("BUG: `read --defines-mb-size f --defines-mb-size l` silently uses the last one (exit 0); SPEC A1.2 says two such streams are a configuration error")
 	rng := rand.New(rand.NewPCG(1, 1))
 	corp := newAuditCorpus(t, rng, 4)
-	code, _, errOut := run(t, "read", corp.path, "--stream", "x:1", "--stream", "y:1",
+	code, _, errOut := auditRun(t, "read", corp.path, "--stream", "x:1", "--stream", "y:1",
 		"--defines-mb-size", "x", "--defines-mb-size", "y", "--format", "summary")
 	if code == 0 {
 		t.Errorf("two --defines-mb-size streams accepted; stderr %q", errOut)
@@ -486,7 +531,7 @@ func TestAuditDefinesMBSizeTwice(t *testing.T) {
 func TestAuditHelpPrintedOnce(t *testing.T) {
 	t.Skip("BUG: `batchprep import --help`, `plan --help`, `read --help` print the whole usage twice on stdout (flag.FlagSet.Parse already calls Usage on -help, and cli.parseArgs calls fs.Usage() again); repro: batchprep read --help | grep -c Usage")
 	for _, name := range commandNames() {
-		_, out, _ := run(t, name, "--help")
+		_, out, _ := auditRun(t, name, "--help")
 		if n := strings.Count(out, "Usage: batchprep "+name); n != 1 {
 			t.Errorf("%s --help prints its usage %d times", name, n)
 		}
@@ -584,14 +629,14 @@ func TestAuditImportPlanRules(t *testing.T) {
 			relOf = append(relOf, auditGraph(t, rng, f, n, 30, rels))
 			files = append(files, f)
 		}
-		if code, _, errOut := run(t, append([]string{"import", "--config", cfg, "--rel-col", "1", "--weight-col", "3", "--quiet"}, files...)...); code != 0 {
+		if code, _, errOut := auditRun(t, append([]string{"import", "--config", cfg, "--rel-col", "1", "--weight-col", "3", "--quiet"}, files...)...); code != 0 {
 			t.Fatalf("trial %d: import exit %d: %s", trial, code, errOut)
 		}
 		if dynamic {
 			// dynamic relation ids come from the data: map names to ids through the batches below
 			relOf = nil
 		}
-		code, out, errOut := run(t, "plan", "--config", cfg, "--quiet")
+		code, out, errOut := auditRun(t, "plan", "--config", cfg, "--quiet")
 		if code != 0 {
 			t.Fatalf("trial %d: plan exit %d: %s", trial, code, errOut)
 		}
@@ -606,11 +651,11 @@ func TestAuditImportPlanRules(t *testing.T) {
 		}
 		stop := 1 + rng.IntN(nb)
 		state := filepath.Join(dir, "plan.state")
-		code, first, errOut := run(t, "plan", "--config", cfg, "--quiet", "--max-batches", strconv.Itoa(stop), "--state-out", state)
+		code, first, errOut := auditRun(t, "plan", "--config", cfg, "--quiet", "--max-batches", strconv.Itoa(stop), "--state-out", state)
 		if code != 0 {
 			t.Fatalf("%s: plan --max-batches: exit %d %s", what, code, errOut)
 		}
-		code, rest, errOut := run(t, "plan", "--config", cfg, "--quiet", "--state-in", state)
+		code, rest, errOut := auditRun(t, "plan", "--config", cfg, "--quiet", "--state-in", state)
 		if code != 0 {
 			t.Fatalf("%s: plan --state-in: exit %d %s", what, code, errOut)
 		}
