@@ -930,3 +930,58 @@ func auditCheckOrder(t *testing.T, what string, k any, bl []*auditBucket) {
 		}
 	}
 }
+
+// SPEC A6 defaults: `--mb 256`, `--epoch-size full`, `--epochs 1`,
+// `--randomize window`, `--window-chunks 128` (for both randomizers),
+// `--chunk-bytes` 32 MiB, seed 0. For each, a run without the flag equals a
+// run with the default given explicitly (output and saved state), and a run
+// with another value differs (so the comparison can see the flag).
+func TestAuditReadDefaults(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "many.ctf")
+	var b strings.Builder
+	for i := 0; i < 700; i++ {
+		fmt.Fprintf(&b, "%d |x %d\n", i, i)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	runState := func(args ...string) string {
+		t.Helper()
+		st := filepath.Join(dir, "st.json")
+		os.Remove(st)
+		code, out, errOut := auditRun(t, append([]string{"read", p, "--stream", "x:1", "--quiet", "--state-out", st}, args...)...)
+		if code != 0 {
+			t.Fatalf("read %v: exit %d: %s", args, code, errOut)
+		}
+		data, err := os.ReadFile(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out + "\n" + string(data)
+	}
+	cases := []struct {
+		base          []string
+		flag, def, no string
+	}{
+		{[]string{"--max-minibatches", "2"}, "--mb", "256", "255"},
+		{[]string{"--max-minibatches", "1"}, "--epoch-size", "full", "700"},
+		{nil, "--epochs", "1", "2"},
+		{[]string{"--max-minibatches", "1", "--chunk-sequences", "1"}, "--randomize", "window", "cntk"},
+		{[]string{"--max-minibatches", "1", "--chunk-sequences", "1"}, "--window-chunks", "128", "127"},
+		{[]string{"--max-minibatches", "1", "--chunk-sequences", "1", "--randomize", "cntk"}, "--window-chunks", "128", "127"},
+		{[]string{"--max-minibatches", "1"}, "--chunk-bytes", "33554432", "33554431"},
+		{[]string{"--max-minibatches", "1"}, "--seed", "0", "1"},
+	}
+	for _, c := range cases {
+		implicit := runState(c.base...)
+		explicit := runState(append(append([]string(nil), c.base...), c.flag, c.def)...)
+		other := runState(append(append([]string(nil), c.base...), c.flag, c.no)...)
+		if implicit != explicit {
+			t.Errorf("%s: the default is not %s", c.flag, c.def)
+		}
+		if implicit == other {
+			t.Errorf("%s: %s and %s give the same run; the check cannot see this flag", c.flag, c.def, c.no)
+		}
+	}
+}
