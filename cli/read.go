@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -122,11 +120,9 @@ func runRead(env *Env, args []string) error {
 		return err
 	}
 	defer r.Close()
-	fc, err := newFileCorpus(r, &ctfCfg)
-	if err != nil {
-		return err
-	}
-	src, err := source.New(fc, srcCfg)
+	// The reader is a source.Fingerprinter: the state's fingerprint names the
+	// file (size, hash of both ends) and the settings that shape the index.
+	src, err := source.New(r, srcCfg)
 	if err != nil {
 		return err
 	}
@@ -496,55 +492,6 @@ func kindCounts(m map[string]int) string {
 	}
 	return b.String()
 }
-
-// fileCorpus adds a file identity to a ctf.Reader for the state fingerprint:
-// the file's size, a SHA-256 of its first and last 64 KiB, and the reader
-// settings that shape the index. The modification time is left out so that
-// a copied corpus still resumes; the layout hash (added by the source)
-// covers every sequence's sample counts.
-type fileCorpus struct {
-	*ctf.Reader
-	fp map[string]string
-}
-
-func newFileCorpus(r *ctf.Reader, cfg *ctf.Config) (*fileCorpus, error) {
-	fp := map[string]string{}
-	f, err := os.Open(r.Path())
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	const edge = 64 << 10
-	h := sha256.New()
-	head := make([]byte, min(edge, info.Size()))
-	if _, err := io.ReadFull(f, head); err != nil {
-		return nil, fmt.Errorf("read: %s: %w", r.Path(), err)
-	}
-	h.Write(head)
-	if info.Size() > edge {
-		tail := make([]byte, min(edge, info.Size()-edge))
-		if _, err := f.ReadAt(tail, info.Size()-int64(len(tail))); err != nil {
-			return nil, fmt.Errorf("read: %s: %w", r.Path(), err)
-		}
-		h.Write(tail)
-	}
-	fp["file_size"] = strconv.FormatInt(info.Size(), 10)
-	fp["file_edges_sha256"] = hex.EncodeToString(h.Sum(nil))[:32]
-	fp["defines_mb_size"] = cfg.DefinesMBSize
-	fp["label"] = cfg.Label
-	if cfg.ChunkSequences > 0 {
-		fp["chunking"] = strconv.Itoa(cfg.ChunkSequences) + " sequences"
-	} else {
-		fp["chunking"] = strconv.FormatInt(cfg.ChunkBytes, 10) + " bytes"
-	}
-	return &fileCorpus{Reader: r, fp: fp}, nil
-}
-
-func (c *fileCorpus) Fingerprint() map[string]string { return c.fp }
 
 // readHeadroom is the allowance, beyond the index and the window, that the
 // read's memory bound grants (docs/source.md, "Memory").

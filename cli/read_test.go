@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -340,6 +342,58 @@ func TestReadMemoryLimit(t *testing.T) {
 		mustRead(t, p, "--stream", "x:2", "--stream", "y:1")
 		if during <= readHeadroom || during >= 1<<40 {
 			t.Fatalf("auto limit %d: want index heap + window + 64 MiB", during)
+		}
+	}
+}
+
+// TestReadStateFingerprintCompatible: since the reader fingerprints itself
+// (ctf.Reader.Fingerprint), the state's corpus entries must still be the
+// ones round-1 `batchprep read` wrote (size, SHA-256 of the first and last
+// 64 KiB, mb-size and label streams, chunking), so old state files resume.
+// The expected values are computed here from the file's bytes.
+func TestReadStateFingerprintCompatible(t *testing.T) {
+	dir := t.TempDir()
+	for _, lines := range []int{40, 20000} { // below and above 128 KiB
+		var b strings.Builder
+		for i := 0; i < lines; i++ {
+			fmt.Fprintf(&b, "%d |x %d 0.5\n", i/3, i)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("c%d.ctf", lines))
+		data := []byte(b.String())
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		const edge = 64 << 10
+		h := sha256.New()
+		h.Write(data[:min(edge, len(data))])
+		if len(data) > edge {
+			h.Write(data[len(data)-min(edge, len(data)-edge):])
+		}
+		want := map[string]string{
+			"corpus.file_size":         fmt.Sprint(len(data)),
+			"corpus.file_edges_sha256": hex.EncodeToString(h.Sum(nil))[:32],
+			"corpus.defines_mb_size":   "",
+			"corpus.label":             "",
+			"corpus.chunking":          "5 sequences",
+		}
+		st := filepath.Join(dir, "state.json")
+		mustRead(t, p, "--stream", "x:2", "--chunk-sequences", "5", "--max-minibatches", "1", "--state-out", st)
+		raw, err := os.ReadFile(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var state struct{ Fingerprint map[string]string }
+		if err := json.Unmarshal(raw, &state); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for k, v := range state.Fingerprint {
+			if strings.HasPrefix(k, "corpus.") {
+				got[k] = v
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d lines: corpus fingerprint %v, want %v", lines, got, want)
 		}
 	}
 }
