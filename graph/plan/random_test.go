@@ -183,3 +183,36 @@ func TestPBGBatchingCases(t *testing.T) {
 		t.Fatalf("dynamic: %+v", d)
 	}
 }
+
+// Invariant 7: countSegment (the fast counting pass of the blocked shuffle)
+// counts exactly what assignSegment's reference counting pass counts, for
+// every mask, with and without holdout marks, on segments ending inside a
+// bitmap word, and leaves both streams at the same point.
+func TestCountSegmentMatchesAssign(t *testing.T) {
+	for seed := uint64(0); seed < 40; seed++ {
+		r := mix.Rand(seed, 77)
+		n := 1 + r.IntN(5000)
+		var marks []uint32
+		if seed%3 != 0 {
+			marks = make([]uint32, (n+31)/32)
+			k := r.IntN(n + 1)
+			sampleHoldout(marks, n, k, mix.Rand(seed, 78))
+		}
+		lo := 32 * r.IntN((n+31)/32)
+		hi := n
+		if seed%2 == 0 && lo+32 < n {
+			hi = lo + 32*(1+r.IntN((n-lo)/32))
+		}
+		mask := uint64(1)<<r.IntN(9) - 1
+		var want, got [maxBlocks]int
+		r1, r2 := mix.Rand(seed, 79), mix.Rand(seed, 79)
+		assignSegment(nil, &want, marks, lo, hi, r1, mask, nil)
+		countSegment(&got, marks, lo, hi, r2, mask)
+		if want != got {
+			t.Fatalf("seed %d (n %d, [%d,%d), mask %#x): counts differ", seed, n, lo, hi, mask)
+		}
+		if r1.Uint64() != r2.Uint64() {
+			t.Fatalf("seed %d: streams left at different points", seed)
+		}
+	}
+}

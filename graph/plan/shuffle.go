@@ -87,7 +87,7 @@ func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, pa
 	}
 	mask := uint64(k - 1)
 	parallelFor(segs, parallel, func(s int) {
-		assignSegment(nil, &counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask, nil)
+		countSegment(&counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask)
 	})
 	var starts [maxBlocks + 1]int
 	off := 0
@@ -108,11 +108,47 @@ func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, pa
 	})
 }
 
+// countSegment counts in cnt how many of the unmarked positions of [lo, hi)
+// (lo a multiple of 32; hi a multiple of 32 or the end of the bitmap's
+// positions) assignSegment will send to each block: it makes the same
+// draws in the same order, the i-th unmarked position taking the i-th byte,
+// but needs only how many positions are unmarked, not which.
+func countSegment(cnt *[maxBlocks]int, marks []uint32, lo, hi int, rng *rand.Rand, mask uint64) {
+	c := hi - lo
+	if marks != nil {
+		for _, w := range marks[lo>>5 : (hi+31)>>5] {
+			c -= bits.OnesCount32(w)
+		}
+	}
+	var c0, c1 [maxBlocks]int32 // two tables halve the store-to-load chains
+	for ; c >= 8; c -= 8 {
+		w := rng.Uint64()
+		c0[w&mask]++
+		c1[w>>8&mask]++
+		c0[w>>16&mask]++
+		c1[w>>24&mask]++
+		c0[w>>32&mask]++
+		c1[w>>40&mask]++
+		c0[w>>48&mask]++
+		c1[w>>56&mask]++
+	}
+	if c > 0 {
+		w := rng.Uint64()
+		for ; c > 0; c-- {
+			c0[w&mask]++
+			w >>= 8
+		}
+	}
+	for b := range cnt {
+		cnt[b] += int(c0[b]) + int(c1[b])
+	}
+}
+
 // assignSegment draws a block for every unmarked position of [lo, hi), one
-// 8-bit draw each (eight per 64-bit value). With dst nil it counts the
-// positions per block in cnt; otherwise cnt holds each block's next slot in
-// dst and the positions (packed with pk when set) are written there. Both
-// calls for a segment consume the same draws in the same order.
+// 8-bit draw each (eight per 64-bit value, low byte first), and writes the
+// positions (packed with pk when set) to dst at each block's next slot,
+// cnt. countSegment counts the same draws. With dst nil it only counts (the
+// reference countSegment is tested against).
 func assignSegment(dst []uint32, cnt *[maxBlocks]int, marks []uint32, lo, hi int, rng *rand.Rand, mask uint64, pk *packing) {
 	var word uint64
 	left := 0
