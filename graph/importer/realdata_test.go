@@ -10,37 +10,13 @@ import (
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/internal/shared"
 )
-
-// sharedData returns ../shared/data resolved from the module root (the
-// directory holding go.mod), or skips the test.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared data not found at %s: %v", d, err)
-	}
-	return d
-}
 
 // Real graphs import with 1, 4 and 16 partitions, keeping exactly the edge
 // counts of shared/data/README.md, every ordinal once.
 func TestRealGraphs(t *testing.T) {
-	data := sharedData(t)
+	data := shared.Need(t)
 	cases := []struct {
 		file  string
 		edges int64
@@ -144,14 +120,9 @@ func TestRealGraphs(t *testing.T) {
 // FB15k-237's train, valid and test files as three edge sets of one import:
 // one entity dictionary, each set with its own exact count.
 func TestRealEdgeSets(t *testing.T) {
-	data := sharedData(t)
 	var files []string
 	for _, f := range []string{"train", "valid", "test"} {
-		p := filepath.Join(data, "kg", "fb15k-237", f+".txt")
-		if _, err := os.Stat(p); err != nil {
-			t.Skipf("FB15k-237 not found: %v", err)
-		}
-		files = append(files, p)
+		files = append(files, shared.Need(t, "kg", "fb15k-237", f+".txt"))
 	}
 	dir := t.TempDir()
 	doc := fmt.Sprintf("entity_path = %q\nedge_paths = [%q, %q, %q]\ncheckpoint_path = \"c\"\ndynamic_relations = true\n[entities.n]\nnum_partitions = 4\n[[relations]]\nname = \"edge\"\nlhs = \"n\"\nrhs = \"n\"\n",

@@ -13,42 +13,18 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/importer"
+	"github.com/batchprep/batchprep/internal/shared"
 )
-
-// sharedData returns ../shared/data resolved from the module root (the
-// directory holding go.mod), or skips the test.
-func sharedData(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("module root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("shared data not found at %s: %v", d, err)
-	}
-	return d
-}
 
 // The plan over a real imported store (the Nations knowledge graph: 1,592
 // edges, 55 relations, 4 partitions): every epoch lists each ordinal
 // 0..1591 once, trained or held out, and a stop-and-resume in the middle of
 // a bucket gives the same rest.
 func TestRealStore(t *testing.T) {
-	src := filepath.Join(sharedData(t), "kg", "nations", "train.txt")
+	src := shared.Need(t, "kg", "nations", "train.txt")
 	f, err := os.Open(src)
 	if err != nil {
-		t.Skipf("nations not found: %v", err)
+		t.Fatal(err)
 	}
 	rels := map[string]bool{}
 	sc := bufio.NewScanner(f)
