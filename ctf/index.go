@@ -93,6 +93,7 @@ type indexer struct {
 	// masks (0 when unset).
 	*matcher
 	mbBit, labBit uint64
+	finders       []finder // the same streams, for scanLines
 	cfg           *Config
 	file          string
 	x             *index
@@ -123,6 +124,9 @@ func newIndexer(cfg *Config, file string) *indexer {
 		ix.x.labels = []uint32{}
 	}
 	ix.matcher = newMatcher(sel)
+	for k, st := range sel {
+		ix.finders = append(ix.finders, newFinder(st.Name, 1<<uint(k)))
+	}
 	ix.x.chunkStart = []int{0}
 	ix.maxChunk = cfg.chunkBytes()
 	return ix
@@ -261,7 +265,6 @@ func (m *matcher) carried(line []byte) uint64 {
 
 const (
 	barBytes = 0x7c7c7c7c7c7c7c7c // '|' in every byte
-	nlBytes  = 0x0a0a0a0a0a0a0a0a // '\n' in every byte
 	low7     = 0x7f7f7f7f7f7f7f7f
 )
 
@@ -299,38 +302,48 @@ func (m *matcher) nameAt(line []byte, p int) uint64 {
 }
 
 // scanLines indexes the lines of data[start:], which ends with '\n'
-// (data[0] is at file offset base), all at once. The '|' bytes matter only
-// when a defines_mb_size or label stream is set (per-stream totals are
-// counted later, see Reader.Summary); otherwise only newlines and ids are
-// looked at.
-func (ix *indexer) scanLines(data []byte, start int, base int64, lineNo *int64) error {
-	if ix.mbBit == 0 && ix.labBit == 0 {
-		return ix.scanPlain(data, start, base, lineNo)
-	}
-	return ix.scanBars(data, start, base, lineNo)
-}
-
-// scanPlain is scanLines without stream names: every line is a sample.
-// Lines that continue the current sequence (the common case) are handled
+// (data[0] is at file offset base), all at once. It looks only at newlines,
+// ids and, when defines_mb_size or label is set, at the next occurrence of
+// "|name" of those streams (found with bytes.Index over the whole buffer,
+// not line by line); per-stream totals are counted later (Reader.Summary).
+// Lines that continue the current sequence, the common case, are handled
 // inline; the rest go through lineMask.
-func (ix *indexer) scanPlain(data []byte, start int, base int64, lineNo *int64) error {
+func (ix *indexer) scanLines(data []byte, start int, base int64, lineNo *int64) error {
 	p, end := start, len(data)
 	ln := *lineNo
 	defer func() { *lineNo = ln }()
+	for k := range ix.finders {
+		ix.finders[k].next = -1
+	}
 	id := ix.curID
 	for p < end {
 		q := p + bytes.IndexByte(data[p:end], '\n')
+		var mask uint64
+		for k := range ix.finders {
+			f := &ix.finders[k]
+			if f.next < p {
+				f.next = f.find(data, p)
+			}
+			if f.next < q {
+				mask |= f.bit
+			}
+		}
 		d := p
 		for d < q && isDigit(data[d]) {
 			d++
 		}
 		if !ix.inSeq || ix.x.lineMode || d > p && string(data[p:d]) != string(id) {
-			if err := ix.lineMask(data[p:q], base+int64(p), ln, int64(q+1-p), 0); err != nil {
+			if err := ix.lineMask(data[p:q], base+int64(p), ln, int64(q+1-p), mask); err != nil {
 				return err
 			}
 			id = ix.curID
 		} else {
-			ix.seqSamp++
+			if ix.mbBit == 0 || mask&ix.mbBit != 0 {
+				ix.seqSamp++
+			}
+			if mask&ix.labBit != 0 {
+				ix.seqLab++
+			}
 			e := base + int64(q+1)
 			if e-ix.seqOff > math.MaxUint32 {
 				return ix.tooLarge(base+int64(p), ln)
@@ -343,45 +356,56 @@ func (ix *indexer) scanPlain(data []byte, start int, base int64, lineNo *int64) 
 	return nil
 }
 
-// scanBars is scanLines with stream names: it finds '|' and '\n' eight
-// bytes at a time, so each line costs one pass over its bytes.
-func (ix *indexer) scanBars(data []byte, start int, base int64, lineNo *int64) error {
-	lineStart := start
-	var mask uint64
-	end := len(data)
-	i := start
-	for ; i+8 <= end; i += 8 {
-		w := binary.LittleEndian.Uint64(data[i:])
-		hits := zeroBytes(w^barBytes) | zeroBytes(w^nlBytes)
-		for hits != 0 {
-			p := i + bits.TrailingZeros64(hits)>>3
-			hits &= hits - 1
-			if data[p] == '|' {
-				if q := p + 1; q < end && ix.first[data[q]] {
-					mask |= ix.nameAt(data, q)
-				}
-				continue
+// finder finds "|name" followed by a delimiter, '|' or the end of the line.
+type finder struct {
+	pat        []byte // "|name"
+	b0, b1, b2 uint64 // its first three bytes in every byte of a word (b2: 0 when len(pat) is 2)
+	bit        uint64
+	next       int // position of the next match at or after the current line
+}
+
+func newFinder(name string, bit uint64) finder {
+	f := finder{pat: []byte("|" + name), bit: bit}
+	const ones = 0x0101010101010101
+	f.b0, f.b1 = ones*uint64(f.pat[0]), ones*uint64(f.pat[1])
+	if len(f.pat) > 2 {
+		f.b2 = ones * uint64(f.pat[2])
+	}
+	return f
+}
+
+// find returns the position of the first match at or after from in data,
+// or len(data). It tests eight positions at a time for the pattern's first
+// two or three bytes (SWAR), so a '|' before another name costs nothing.
+func (f *finder) find(data []byte, from int) int {
+	n := len(data)
+	three := len(f.pat) > 2
+	le := binary.LittleEndian
+	i := from
+	for ; i+10 <= n; i += 8 {
+		h := zeroBytes(le.Uint64(data[i:])^f.b0) & zeroBytes(le.Uint64(data[i+1:])^f.b1)
+		if three {
+			h &= zeroBytes(le.Uint64(data[i+2:]) ^ f.b2)
+		}
+		for h != 0 {
+			at := i + bits.TrailingZeros64(h)>>3
+			h &= h - 1
+			if f.matchAt(data, at) {
+				return at
 			}
-			if err := ix.lineMask(data[lineStart:p], base+int64(lineStart), *lineNo, int64(p+1-lineStart), mask); err != nil {
-				return err
-			}
-			*lineNo++
-			lineStart, mask = p+1, 0
 		}
 	}
-	for ; i < end; i++ {
-		switch data[i] {
-		case '|':
-			mask |= ix.nameAt(data, i+1)
-		case '\n':
-			if err := ix.lineMask(data[lineStart:i], base+int64(lineStart), *lineNo, int64(i+1-lineStart), mask); err != nil {
-				return err
-			}
-			*lineNo++
-			lineStart, mask = i+1, 0
+	for ; i < n; i++ {
+		if data[i] == '|' && f.matchAt(data, i) {
+			return i
 		}
 	}
-	return nil
+	return n
+}
+
+func (f *finder) matchAt(data []byte, at int) bool {
+	after := at + len(f.pat)
+	return after <= len(data) && string(data[at:after]) == string(f.pat) && (after == len(data) || isNameEnd(data[after]))
 }
 
 func (ix *indexer) line(line []byte, off, lineNo, size int64) error {

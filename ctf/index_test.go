@@ -313,3 +313,35 @@ func TestChunkSpanLimit(t *testing.T) {
 		t.Errorf("last warning %+v, want the unknown stream at line 10 col 13", last)
 	}
 }
+
+// The SWAR finder of "|name" agrees with a byte-by-byte search, for names
+// of one, two and many bytes, at every start position.
+func TestFinderMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"|", "S", "2", "S2", "|S2", "|S", " ", "\t", "\n", "#", "a", "|a", "|features", "features", "\r", ":"}
+	for _, name := range []string{"a", "S2", "features"} {
+		f := newFinder(name, 1)
+		for n := 0; n < 3000; n++ {
+			var b []byte
+			for k := rng.IntN(30); k > 0; k-- {
+				b = append(b, alphabet[rng.IntN(len(alphabet))]...)
+			}
+			for from := 0; from <= len(b); from++ {
+				want := len(b)
+				for i := from; i < len(b); i++ {
+					e := i + 1
+					for e < len(b) && !isNameEnd(b[e]) {
+						e++
+					}
+					if b[i] == '|' && string(b[i+1:e]) == name {
+						want = i
+						break
+					}
+				}
+				if got := f.find(b, from); got != want {
+					t.Fatalf("%q in %q from %d: %d, want %d", name, b, from, got, want)
+				}
+			}
+		}
+	}
+}
