@@ -21,8 +21,8 @@ func auditChi2(counts map[string]float64, cells int, expect float64) float64 {
 
 // SPEC B2.2 "random: all buckets, uniformly shuffled": every one of the
 // 4! = 24 orders of a 2x2 graph is equally likely. Chi-square with 23
-// degrees of freedom over 24,000 fixed seeds; 56.89 has an upper tail of 1.1e-4,
-// so a correct shuffle fails for a given seed set with probability 1.1e-4
+// degrees of freedom over 24,000 fixed seeds; 56.89 has an upper tail of
+// 1.1e-4, so a correct shuffle fails for a given seed set with probability 1.1e-4
 // (the seeds are fixed: the test is deterministic).
 func TestAuditRandomOrderUniform(t *testing.T) {
 	const n = 24000
@@ -48,8 +48,8 @@ func TestAuditRandomOrderUniform(t *testing.T) {
 
 // SPEC B2.2 "affinity: start at a random bucket": the first bucket of an
 // affinity order is uniform over the 9 buckets of a 3x3 graph. Chi-square
-// with 8 degrees of freedom over 18,000 fixed seeds; 31.83 has an upper tail of 1.0e-4
-// quantile.
+// with 8 degrees of freedom over 18,000 fixed seeds; 31.83 has an upper
+// tail of 1.0e-4.
 func TestAuditAffinityStartUniform(t *testing.T) {
 	const n = 18000
 	counts := map[string]float64{}
