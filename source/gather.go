@@ -40,8 +40,16 @@ func newChunkFinder(l *corpus.Layout) chunkFinder {
 }
 
 // find returns the chunk holding ordinal q (0 <= q < number of sequences).
+// The common case, q in its bucket's first chunk, is inlined.
 func (f *chunkFinder) find(q int) int {
 	b := q >> f.shift
+	if c := int(f.table[b]); f.start[c+1] > q {
+		return c
+	}
+	return f.findFrom(q, b)
+}
+
+func (f *chunkFinder) findFrom(q, b int) int {
 	lo, hi := int(f.table[b]), int(f.table[b+1])
 	if hi-lo > 4 {
 		for hi-lo > 0 { // first chunk in [lo, hi] whose end is past q
@@ -121,10 +129,28 @@ func (g *gather) flush(m *Minibatch) {
 	m.Sequences = grow(m.Sequences, len(refs))
 	m.IDs = grow(m.IDs, len(refs))
 	seqs, ids := m.Sequences[n0:], m.IDs[n0:]
-	for j, r := range refs {
-		ch := pins[r.p].ch
-		seqs[j] = ch.First + int(r.i)
-		ids[j] = ch.IDs[r.i]
+	sd := g.firstUnitDense(m)
+	if sd >= 0 {
+		// Fetch the ids and the rows of one dense stream in the same loop,
+		// so that both cache misses of a sequence are in flight together.
+		g.pinRows(sd)
+		rows, dim := g.rows, int32(m.Streams[sd].Dim)
+		var sum float32
+		for j, r := range refs {
+			ch := pins[r.p].ch
+			seqs[j] = ch.First + int(r.i)
+			ids[j] = ch.IDs[r.i]
+			if d := rows[r.p]; int(r.i*dim) < len(d) {
+				sum += d[r.i*dim]
+			}
+		}
+		g.sink = sum
+	} else {
+		for j, r := range refs {
+			ch := pins[r.p].ch
+			seqs[j] = ch.First + int(r.i)
+			ids[j] = ch.IDs[r.i]
+		}
 	}
 	if cap(g.lo) < len(refs) {
 		g.lo = make([]int32, len(refs))
@@ -144,7 +170,11 @@ func (g *gather) flush(m *Minibatch) {
 				ss[j+1] = at + int32(j) + 1
 			}
 			if !b.Sparse {
-				g.touchDense(b, s)
+				if s != sd {
+					g.touchDense(b, s)
+				} else {
+					g.pinRows(s)
+				}
 				g.copyDenseUnit(b)
 				continue
 			}
@@ -175,10 +205,7 @@ func (g *gather) flush(m *Minibatch) {
 // follows then finds the rows in cache. It is a software prefetch.
 func (g *gather) touchDense(b *StreamBatch, s int) {
 	dim := int32(b.Dim)
-	g.rows = g.rows[:0]
-	for k := range g.pins {
-		g.rows = append(g.rows, g.pins[k].ch.Streams[s].Dense)
-	}
+	g.pinRows(s)
 	rows, los := g.rows, g.lo
 	var sum float32
 	for j, r := range g.refs {
@@ -188,6 +215,25 @@ func (g *gather) touchDense(b *StreamBatch, s int) {
 		}
 	}
 	g.sink = sum
+}
+
+// pinRows sets g.rows to each pin's dense values of stream s.
+func (g *gather) pinRows(s int) {
+	g.rows = g.rows[:0]
+	for k := range g.pins {
+		g.rows = append(g.rows, g.pins[k].ch.Streams[s].Dense)
+	}
+}
+
+// firstUnitDense returns the first dense stream with one sample per
+// sequence in every pin, or -1.
+func (g *gather) firstUnitDense(m *Minibatch) int {
+	for s := range min(len(m.Streams), 64) {
+		if !m.Streams[s].Sparse && g.unit&(1<<s) != 0 {
+			return s
+		}
+	}
+	return -1
 }
 
 // copyDense copies the rows of every ref of stream s (touchDense has filled

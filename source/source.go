@@ -175,12 +175,14 @@ type upcoming struct {
 // sweep.
 func (s *Source) peek(k int) *upcoming {
 	if s.aheadAt == len(s.ahead) {
-		s.drawAhead(min(max(k, 64), 1024))
+		s.drawAhead(k)
 	}
 	return &s.ahead[s.aheadAt]
 }
 
-func (s *Source) drawAhead(n int) {
+// drawAhead draws about k sequences (at least 64, at most 1024).
+func (s *Source) drawAhead(k int) {
+	n := min(max(k, 64), 1024)
 	q := s.ahead[:0]
 	for len(q) < n {
 		ord, ok := s.cur.Next()
