@@ -985,3 +985,25 @@ func TestAuditReadDefaults(t *testing.T) {
 		}
 	}
 }
+
+// SPEC A4: all ranks hold the same position, so the state each rank saves
+// is the same file, and it resumes any rank of any W.
+func TestAuditRanksSaveOneState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	corp := newAuditCorpus(t, rng, 11)
+	dir := t.TempDir()
+	var states []string
+	for r := 0; r < 3; r++ {
+		st := filepath.Join(dir, fmt.Sprintf("r%d.json", r))
+		auditMustRead(t, corp.path, "--stream", "x:1", "--stream", "y:1", "--mb", "4", "--workers", "3",
+			"--rank", strconv.Itoa(r), "--max-minibatches", "3", "--state-out", st)
+		data, err := os.ReadFile(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, string(data))
+	}
+	if states[0] != states[1] || states[1] != states[2] {
+		t.Fatalf("ranks saved different states:\n%s\n%s\n%s", states[0], states[1], states[2])
+	}
+}
