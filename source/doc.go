@@ -59,7 +59,10 @@
 //     whose fingerprint differs and names every differing field with both
 //     values. Schedule, CutAtSweep, Workers and Rank are not covered.
 //  9. Memory and scheduling. Parsed chunks live in an LRU cache of
-//     Randomizer.MaxResidentChunks()+1 chunks. Prefetching, eviction and
+//     Randomizer.MaxResidentChunks()+1 chunks (ResidentChunks). Assembling
+//     a minibatch pins at most that many chunks at once and none between
+//     calls, so no parsed chunk outlives its cache entry by more than one
+//     call. Prefetching, eviction, reading ahead in the cursor and
 //     goroutine timing never change what is delivered.
 //  10. Bad sequences. A sequence the corpus could not parse keeps its
 //     positions on the timeline (the timeline is laid out from the index);
