@@ -61,6 +61,7 @@ type Iter struct {
 	scratch  []uint32 // holdout bitmap, then the rows grouped by relation
 	rows     []uint32 // what batch offsets index: scratch, or perm in dynamic mode
 	m        int      // training edges in the current bucket
+	shuffle  blockShuffle
 	workers  []workerState
 	rec      Record
 }
@@ -191,16 +192,17 @@ func (it *Iter) enter() error {
 	begin, end := ChunkRange(n, p.chunks, pos.Chunk)
 	cn := end - begin
 	it.reserve(cn)
-	// The holdout depends only on the chunk's size and coordinates: it is
-	// drawn while the chunk loads (on large chunks) into buffers the load
-	// does not touch.
+	// The holdout and the shuffle's first pass (the whole shuffle in
+	// dynamic mode) depend only on the chunk's size and coordinates: on
+	// large chunks they run while the chunk loads, in buffers the load does
+	// not touch.
 	it.perm, it.scratch = it.perm[:cn], it.scratch[:cn]
 	it.m = cn - HoldoutCount(cn, p.opts.EvalFraction)
 	var held sync.WaitGroup
 	if cn >= concurrentHoldout {
-		held.Go(func() { it.holdout(b) })
+		held.Go(func() { it.beforeLoad(b) })
 	} else {
-		it.holdout(b)
+		it.beforeLoad(b)
 	}
 	it.edges.Reset()
 	err = p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges)
@@ -247,23 +249,30 @@ func (it *Iter) reserve(n int) {
 	}
 }
 
-// concurrentHoldout is the chunk size from which the holdout is drawn on
-// its own goroutine while the chunk loads.
+// concurrentHoldout is the chunk size from which the holdout and the
+// shuffle's first pass run on their own goroutine while the chunk loads.
 const concurrentHoldout = 1 << 16
 
-// holdout marks the held-out positions of the chunk at it.pos in the bitmap
-// at the start of it.scratch and lists them, ascending, in it.perm[it.m:]
-// (it.perm and it.scratch sliced to the chunk's size first).
-func (it *Iter) holdout(b graph.Bucket) {
-	n := len(it.perm)
-	if it.m == n {
-		return
+// beforeLoad does the work that needs no column of the chunk at it.pos
+// (it.perm and it.scratch sliced to the chunk's size first): it marks the
+// held-out positions in the bitmap at the start of it.scratch, lists them,
+// ascending, in it.perm[it.m:], and makes the shuffle's first pass; in
+// dynamic mode, the whole shuffle.
+func (it *Iter) beforeLoad(b graph.Bucket) {
+	n, pos, o := len(it.perm), it.pos, &it.p.opts
+	var marks []uint32
+	if it.m < n {
+		marks = it.scratch[:(n+31)/32]
+		clear(marks)
+		sampleHoldout(marks, n, n-it.m, mix.Rand(o.Seed, tagHoldout, uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)))
+		listMarked(it.perm[it.m:], marks, n)
 	}
-	pos := it.pos
-	marks := it.scratch[:(n+31)/32]
-	clear(marks)
-	sampleHoldout(marks, n, n-it.m, mix.Rand(it.p.opts.Seed, tagHoldout, uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)))
-	listMarked(it.perm[it.m:], marks, n)
+	c := coords{uint64(pos.Epoch), uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)}
+	it.shuffle.init(n, it.m, o.Seed, c)
+	it.shuffle.count(marks, parallelism())
+	if o.DynamicRelations {
+		it.shuffle.place(it.perm[:it.m], marks, parallelism(), nil)
+	}
 }
 
 // maxRelation returns the largest relation id of rel (0 when empty),
@@ -290,8 +299,8 @@ func maxRelation(rel []uint32) uint32 {
 	return m
 }
 
-// prepare computes the shuffle, the shares and every worker's batches for
-// the loaded chunk, whose holdout is drawn (it.holdout).
+// prepare completes the shuffle and computes the shares and every worker's
+// batches for the loaded chunk (after beforeLoad).
 func (it *Iter) prepare(b graph.Bucket) error {
 	pos, o := it.pos, &it.p.opts
 	n := it.edges.Len()
@@ -316,13 +325,11 @@ func (it *Iter) prepare(b graph.Bucket) error {
 		marks = it.scratch[:(n+31)/32]
 	}
 	var pk *packing
+	it.rows = it.perm
 	if !o.DynamicRelations {
 		pk = newPacking(it.edges.Rel, numRel)
-	}
-	shuffleTrain(it.perm[:it.m], marks, n, o.Seed, c, parallelism(), pk)
-	it.rows = it.scratch
-	if o.DynamicRelations {
-		it.rows = it.perm
+		it.shuffle.place(it.perm[:it.m], marks, parallelism(), pk)
+		it.rows = it.scratch
 	}
 	var wg sync.WaitGroup
 	for w := range it.workers {

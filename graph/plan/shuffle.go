@@ -73,38 +73,87 @@ func parallelFor(count, parallel int, f func(i int)) {
 // marked) to dst (len = their count) in uniformly random order. With pk
 // set, each value is packed with the position's relation (pk.pack).
 func shuffleTrain(dst []uint32, marks []uint32, n int, seed uint64, c coords, parallel int, pk *packing) {
-	m := len(dst)
-	k := numBlocks(m)
-	if k == 1 {
-		fill(dst, marks, n, pk)
-		fisherYates(dst, mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, 0))
+	var sh blockShuffle
+	sh.init(n, len(dst), seed, c)
+	sh.count(marks, parallel)
+	sh.place(dst, marks, parallel, pk)
+}
+
+// blockShuffle is one shuffle (shuffleTrain) split in two phases: count
+// needs only the holdout marks, so it can run while the chunk's columns
+// load; place needs the relation column when packing. The buffers are
+// reused from one shuffle to the next.
+type blockShuffle struct {
+	seed   uint64
+	c      coords
+	n, m   int
+	k      int // blocks
+	segs   int
+	counts [][maxBlocks]int // per segment: block sizes, then next slots
+	starts [maxBlocks + 1]int
+}
+
+// init sets up the shuffle of the m unmarked positions of [0, n).
+func (sh *blockShuffle) init(n, m int, seed uint64, c coords) {
+	sh.seed, sh.c, sh.n, sh.m = seed, c, n, m
+	sh.k = numBlocks(m)
+	sh.segs = 0
+	if sh.k > 1 {
+		sh.segs = (n + segmentLen - 1) / segmentLen
+	}
+	if cap(sh.counts) < sh.segs {
+		sh.counts = make([][maxBlocks]int, sh.segs)
+	}
+	sh.counts = sh.counts[:sh.segs]
+	clear(sh.counts)
+}
+
+func (sh *blockShuffle) segRand(s int) *rand.Rand {
+	c := sh.c
+	return mix.Rand(sh.seed, tagShuffle, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(s))
+}
+
+func (sh *blockShuffle) blockRand(b int) *rand.Rand {
+	c := sh.c
+	return mix.Rand(sh.seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(b))
+}
+
+// count draws every position's block (first pass) and computes where each
+// block starts.
+func (sh *blockShuffle) count(marks []uint32, parallel int) {
+	if sh.k == 1 {
 		return
 	}
-	segs := (n + segmentLen - 1) / segmentLen
-	counts := make([][maxBlocks]int, segs)
-	segRand := func(s int) *rand.Rand {
-		return mix.Rand(seed, tagShuffle, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(s))
-	}
-	mask := uint64(k - 1)
-	parallelFor(segs, parallel, func(s int) {
-		countSegment(&counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask)
+	n, mask := sh.n, uint64(sh.k-1)
+	parallelFor(sh.segs, parallel, func(s int) {
+		countSegment(&sh.counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), sh.segRand(s), mask)
 	})
-	var starts [maxBlocks + 1]int
 	off := 0
-	for b := 0; b < k; b++ {
-		starts[b] = off
-		for s := range counts {
-			c := counts[s][b]
-			counts[s][b] = off
+	for b := 0; b < sh.k; b++ {
+		sh.starts[b] = off
+		for s := range sh.counts {
+			c := sh.counts[s][b]
+			sh.counts[s][b] = off
 			off += c
 		}
 	}
-	starts[k] = off
-	parallelFor(segs, parallel, func(s int) {
-		assignSegment(dst, &counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), segRand(s), mask, pk)
+	sh.starts[sh.k] = off
+}
+
+// place writes every position to its block (second pass, the same draws)
+// and shuffles each block.
+func (sh *blockShuffle) place(dst, marks []uint32, parallel int, pk *packing) {
+	if sh.k == 1 {
+		fill(dst, marks, sh.n, pk)
+		fisherYates(dst, sh.blockRand(0))
+		return
+	}
+	n, mask := sh.n, uint64(sh.k-1)
+	parallelFor(sh.segs, parallel, func(s int) {
+		assignSegment(dst, &sh.counts[s], marks, s*segmentLen, min(n, (s+1)*segmentLen), sh.segRand(s), mask, pk)
 	})
-	parallelFor(k, parallel, func(b int) {
-		fisherYates(dst[starts[b]:starts[b+1]], mix.Rand(seed, tagShuffleBlk, c.epoch, c.set, c.chunk, c.lhs, c.rhs, uint64(b)))
+	parallelFor(sh.k, parallel, func(b int) {
+		fisherYates(dst[sh.starts[b]:sh.starts[b+1]], sh.blockRand(b))
 	})
 }
 
