@@ -266,6 +266,8 @@ func (m *matcher) carried(line []byte) uint64 {
 const (
 	barBytes = 0x7c7c7c7c7c7c7c7c // '|' in every byte
 	low7     = 0x7f7f7f7f7f7f7f7f
+	lowBits  = 0x0101010101010101
+	highBits = 0x8080808080808080
 )
 
 // zeroBytes returns a word with the high bit set in exactly the bytes of x
@@ -366,10 +368,9 @@ type finder struct {
 
 func newFinder(name string, bit uint64) finder {
 	f := finder{pat: []byte("|" + name), bit: bit}
-	const ones = 0x0101010101010101
-	f.b0, f.b1 = ones*uint64(f.pat[0]), ones*uint64(f.pat[1])
+	f.b0, f.b1 = lowBits*uint64(f.pat[0]), lowBits*uint64(f.pat[1])
 	if len(f.pat) > 2 {
-		f.b2 = ones * uint64(f.pat[2])
+		f.b2 = lowBits * uint64(f.pat[2])
 	}
 	return f
 }
@@ -377,16 +378,21 @@ func newFinder(name string, bit uint64) finder {
 // find returns the position of the first match at or after from in data,
 // or len(data). It tests eight positions at a time for the pattern's first
 // two or three bytes (SWAR), so a '|' before another name costs nothing.
+// Matches are checked in increasing position, so the first one is returned.
 func (f *finder) find(data []byte, from int) int {
 	n := len(data)
 	three := len(f.pat) > 2
 	le := binary.LittleEndian
 	i := from
 	for ; i+10 <= n; i += 8 {
-		h := zeroBytes(le.Uint64(data[i:])^f.b0) & zeroBytes(le.Uint64(data[i+1:])^f.b1)
+		// A zero byte of x is a position where the first bytes match. The
+		// cheap zero test below may also flag a byte above a true zero
+		// (borrow), which matchAt then rejects.
+		x := le.Uint64(data[i:]) ^ f.b0 | le.Uint64(data[i+1:]) ^ f.b1
 		if three {
-			h &= zeroBytes(le.Uint64(data[i+2:]) ^ f.b2)
+			x |= le.Uint64(data[i+2:]) ^ f.b2
 		}
+		h := (x - lowBits) &^ x & highBits
 		for h != 0 {
 			at := i + bits.TrailingZeros64(h)>>3
 			h &= h - 1
