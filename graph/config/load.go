@@ -110,6 +110,10 @@ func jsonError(data []byte, err error) error {
 	if errors.As(err, &te) {
 		return &Error{Msg: "json: the top level must be an object", Err: err}
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		line, col := lineCol(data, int64(len(data))+1)
+		return &Error{Msg: fmt.Sprintf("json: line %d, column %d: unexpected end of file (an object, array or string is not closed)", line, col), Err: err}
+	}
 	return &Error{Msg: "json: " + err.Error(), Err: err}
 }
 

@@ -219,6 +219,10 @@ func TestSyntaxErrorsHaveLineAndColumn(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "after the top-level object") {
 		t.Errorf("trailing json: %v", err)
 	}
+	_, err = Parse([]byte("{\"entities\": {\"n\": {\"num_partitions\": 1}},\n \"relations\": ["), "json")
+	if err == nil || !strings.Contains(err.Error(), "line 2, column 15") || !strings.Contains(err.Error(), "end of file") {
+		t.Errorf("truncated json: %v", err)
+	}
 	if _, err := Parse([]byte(`[1]`), "json"); err == nil {
 		t.Error("a JSON list loaded")
 	}
