@@ -115,6 +115,14 @@ func runPlan(env *Env, args []string) error {
 	default:
 		sink = &summarySink{w: out, start: time.Now()}
 	}
+	if *format != "jsonl" {
+		// The worker shares depend on the worker count, so say which was used.
+		src := "from the config"
+		if cfg.Workers == nil {
+			src = "workers unset: the number of CPUs; set it to reproduce this plan elsewhere"
+		}
+		fmt.Fprintf(out, "workers: %d (%s)\n", cfg.NumWorkers(), src)
+	}
 	prog := newProgress(env, "plan", "edges", total, *quiet)
 	tally := &planTally{p: p}
 	var batches int64
