@@ -352,6 +352,20 @@ const parallelRead = 1 << 16
 // it reads the whole bucket, otherwise by reading the file once first. On
 // an error dst is left as it was.
 func (s *Store) ReadEdges(set int, b graph.Bucket, begin, end int, dst *graph.Edges) error {
+	return s.readEdges(set, b, begin, end, dst, nil)
+}
+
+// ReadEdgesRelationFirst is ReadEdges that calls relReady (when not nil)
+// as soon as dst.Rel holds the range's relation ids, checked like every
+// column, while the other columns may still be loading: a caller can start
+// on the relations meanwhile. relReady must not touch dst's other columns;
+// it has returned when ReadEdgesRelationFirst returns. When the read fails
+// relReady may have run, and the error is returned as by ReadEdges.
+func (s *Store) ReadEdgesRelationFirst(set int, b graph.Bucket, begin, end int, dst *graph.Edges, relReady func()) error {
+	return s.readEdges(set, b, begin, end, dst, relReady)
+}
+
+func (s *Store) readEdges(set int, b graph.Bucket, begin, end int, dst *graph.Edges, relReady func()) error {
 	es, idx, err := s.bucket(set, b)
 	if err != nil {
 		return err
@@ -381,6 +395,9 @@ func (s *Store) ReadEdges(set int, b graph.Bucket, begin, end int, dst *graph.Ed
 	dst.Ordinal = growU64(dst.Ordinal, n)
 	cols := Columns(weights)
 	offs, _ := layout(bm.Edges, weights)
+	// The relation column first, so that relReady can run while the others
+	// load.
+	cols[0], cols[2] = cols[2], cols[0]
 	var errs [5]error
 	read := func(i int) {
 		c := cols[i]
@@ -403,6 +420,9 @@ func (s *Store) ReadEdges(set int, b graph.Bucket, begin, end int, dst *graph.Ed
 			err = checkSum(bm, c, sum)
 		}
 		errs[i] = err
+		if c == ColRel && err == nil && relReady != nil {
+			relReady()
+		}
 	}
 	if n >= parallelRead && runtime.GOMAXPROCS(0) > 1 {
 		var wg sync.WaitGroup

@@ -193,3 +193,52 @@ func TestReadEdgesAllocatesNoBuffer(t *testing.T) {
 		}
 	}
 }
+
+// Invariants 3 and 4: ReadEdgesRelationFirst reads what ReadEdges reads and
+// calls relReady once, before it returns, with dst.Rel complete (checked);
+// a damaged relation column never reaches relReady.
+func TestReadEdgesRelationFirst(t *testing.T) {
+	dir := t.TempDir()
+	c := testConfig(t, dir, 2, 1)
+	want, err := writeStoreN(t, c, 4, true, WriteOptions{NoSync: true}, 300000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, we := largestBucket(want)
+	b := graph.Bucket{Lhs: idx / 2, Rhs: idx % 2}
+	n := we.Len()
+	st, err := Open(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ { // verifying, then verified
+		for _, r := range [][2]int{{0, n}, {n / 3, n}, {0, 10}} {
+			var got graph.Edges
+			calls := 0
+			err := st.ReadEdgesRelationFirst(0, b, r[0], r[1], &got, func() {
+				calls++
+				if !reflect.DeepEqual(got.Rel, we.Rel[r[0]:r[1]]) {
+					t.Errorf("range %v: relations not complete in relReady", r)
+				}
+			})
+			if err != nil || calls != 1 {
+				t.Fatalf("range %v: %v, %d calls", r, err, calls)
+			}
+			if !reflect.DeepEqual(got.Ordinal, we.Ordinal[r[0]:r[1]]) || !reflect.DeepEqual(got.Weight, we.Weight[r[0]:r[1]]) {
+				t.Fatalf("range %v: columns differ", r)
+			}
+		}
+	}
+	st.Close()
+	victim := filepath.Join(c.EdgePaths[0], BucketFile(b.Lhs, b.Rhs))
+	data, _ := os.ReadFile(victim)
+	offs, _ := layout(int64(n), true)
+	data[offs[ColRel]+5] ^= 4
+	os.WriteFile(victim, data, 0o644)
+	st, _ = Open(c)
+	defer st.Close()
+	err = st.ReadEdgesRelationFirst(0, b, 0, n, &graph.Edges{}, func() { t.Error("relReady called on a damaged relation column") })
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("damaged relation column: %v", err)
+	}
+}

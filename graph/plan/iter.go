@@ -62,6 +62,7 @@ type Iter struct {
 	rows     []uint32 // what batch offsets index: scratch, or perm in dynamic mode
 	m        int      // training edges in the current bucket
 	shuffle  blockShuffle
+	rel      relPhase
 	workers  []workerState
 	rec      Record
 }
@@ -205,7 +206,19 @@ func (it *Iter) enter() error {
 		it.beforeLoad(b)
 	}
 	it.edges.Reset()
-	err = p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges)
+	it.rel = relPhase{}
+	if rf, ok := p.r.(RelationFirstReader); ok && !p.opts.DynamicRelations {
+		// The relation check and the shuffle's second pass run as soon as
+		// the relation column is in, while the other columns load.
+		err = rf.ReadEdgesRelationFirst(pos.EdgeSet, b, begin, end, &it.edges, func() {
+			held.Wait()
+			if len(it.edges.Rel) == cn { // else the length check below fails
+				it.relations()
+			}
+		})
+	} else {
+		err = p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges)
+	}
 	held.Wait()
 	if err != nil {
 		return fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
@@ -299,36 +312,70 @@ func maxRelation(rel []uint32) uint32 {
 	return m
 }
 
+// RelationFirstReader is implemented by readers that can hand over the
+// relation column before the others (edgestore.Store): the iterator then
+// checks the relations and completes the shuffle while the rest loads.
+// relReady runs at most once, before ReadEdgesRelationFirst returns, when
+// dst.Rel holds the range's relation ids.
+type RelationFirstReader interface {
+	ReadEdgesRelationFirst(s int, b graph.Bucket, begin, end int, dst *graph.Edges, relReady func()) error
+}
+
+// relPhase is the outcome of Iter.relations for the current chunk.
+type relPhase struct {
+	done   bool
+	bad    bool // a relation id >= Options.NumRelations
+	numRel int
+	pk     *packing
+}
+
+// relations checks the chunk's relation ids against the options and, in
+// relation mode, packs and places the shuffled rows (the shuffle's second
+// pass, after beforeLoad). It reads only the relation column.
+func (it *Iter) relations() {
+	o := &it.p.opts
+	n := len(it.edges.Rel)
+	rp := relPhase{done: true, numRel: o.NumRelations}
+	if !o.DynamicRelations {
+		maxRel := maxRelation(it.edges.Rel)
+		if rp.numRel > 0 && n > 0 && int(maxRel) >= rp.numRel {
+			rp.bad = true
+			it.rel = rp
+			return
+		}
+		if rp.numRel == 0 {
+			rp.numRel = int(maxRel) + 1
+		}
+		var marks []uint32
+		if it.m < n {
+			marks = it.scratch[:(n+31)/32]
+		}
+		rp.pk = newPacking(it.edges.Rel, rp.numRel)
+		it.shuffle.place(it.perm[:it.m], marks, parallelism(), rp.pk)
+	}
+	it.rel = rp
+}
+
 // prepare completes the shuffle and computes the shares and every worker's
 // batches for the loaded chunk (after beforeLoad).
 func (it *Iter) prepare(b graph.Bucket) error {
 	pos, o := it.pos, &it.p.opts
-	n := it.edges.Len()
-	numRel := o.NumRelations
-	if !o.DynamicRelations {
-		maxRel := maxRelation(it.edges.Rel)
-		if numRel > 0 && n > 0 && int(maxRel) >= numRel {
-			for i, r := range it.edges.Rel {
-				if int(r) >= numRel {
-					return fmt.Errorf("plan: edge set %d bucket (%d,%d) edge ordinal %d: relation %d, config has %d relations",
-						pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Ordinal[i], r, numRel)
-				}
+	if !it.rel.done {
+		it.relations()
+	}
+	if it.rel.bad {
+		for i, r := range it.edges.Rel {
+			if int(r) >= o.NumRelations {
+				return fmt.Errorf("plan: edge set %d bucket (%d,%d) edge ordinal %d: relation %d, config has %d relations",
+					pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Ordinal[i], r, o.NumRelations)
 			}
 		}
-		if numRel == 0 {
-			numRel = int(maxRel) + 1
-		}
+		return fmt.Errorf("plan: edge set %d bucket (%d,%d): relation ids changed while loading", pos.EdgeSet, b.Lhs, b.Rhs)
 	}
+	numRel, pk := it.rel.numRel, it.rel.pk
 	c := coords{uint64(pos.Epoch), uint64(pos.EdgeSet), uint64(pos.Chunk), uint64(b.Lhs), uint64(b.Rhs)}
-	var marks []uint32
-	if it.m < n {
-		marks = it.scratch[:(n+31)/32]
-	}
-	var pk *packing
 	it.rows = it.perm
 	if !o.DynamicRelations {
-		pk = newPacking(it.edges.Rel, numRel)
-		it.shuffle.place(it.perm[:it.m], marks, parallelism(), pk)
 		it.rows = it.scratch
 	}
 	var wg sync.WaitGroup
