@@ -49,5 +49,15 @@
 // rhs, rel: 4 bytes each, ordinal 8, weight 4 when present) and two uint32
 // index arrays (the permutation and a scratch array that first holds the
 // holdout bitmap, then the per-relation grouping): at most 32 bytes per edge
-// plus buffers that do not grow with n.
+// plus buffers that do not grow with n. Nothing is allocated per batch.
+//
+// Pipeline: while a large chunk loads, the holdout and the shuffle's
+// counting pass (the whole shuffle in dynamic mode) run beside the read,
+// since they depend on the chunk's size only; with a RelationFirstReader
+// (edgestore.Store) the relation check and the shuffle's second pass start
+// once the relation column is in, while the other columns load. Each step
+// writes buffers the others do not touch and draws from its own streams, so
+// the records do not depend on which finishes first (invariant 7). The next
+// chunk is not loaded ahead: its columns would need a second set of column
+// buffers (20 more bytes per edge), beyond the 32-byte budget.
 package plan
