@@ -347,3 +347,31 @@ func TestIterationOrderPBG(t *testing.T) {
 		t.Fatalf("end: %v %+v", it.Err(), it.State().Position)
 	}
 }
+
+// Memory (package doc): yielding batch records allocates nothing; the
+// per-edge buffers are sized once, for the largest chunk.
+func TestNoAllocationPerBatch(t *testing.T) {
+	g := testGraph(1, 1, 1, 3000, 3, true, 5)
+	o := testOptions()
+	o.BatchSize = 10
+	p := mustPlan(t, g, o)
+	it := mustIter(t, p, p.Start())
+	if !it.Next() || it.Record().Kind != BucketRecord || it.Record().Edges < 1000 {
+		t.Fatalf("want a first bucket of at least 1000 edges: %v", it.Err())
+	}
+	mem := it.MemoryBytes()
+	n := 0
+	a := testing.AllocsPerRun(50, func() {
+		if it.Next() && it.Record().Kind == BatchRecord {
+			n++
+		}
+	})
+	if a != 0 || n != 51 {
+		t.Errorf("%v allocations per batch record (%d of 51 calls were batches)", a, n)
+	}
+	for it.Next() {
+	}
+	if it.Err() != nil || it.MemoryBytes() != mem {
+		t.Errorf("%v; buffers went from %d to %d bytes after the first chunk", it.Err(), mem, it.MemoryBytes())
+	}
+}
