@@ -202,6 +202,7 @@ func benchParse(b *testing.B, c benchCorpus, chunkBytes int64) {
 	b.SetBytes(fileSize(b, p))
 	var peak uint64
 	var ms runtime.MemStats
+	cpu := startCPU(b)
 	for b.Loop() {
 		for ch := 0; ch < r.Layout().NumChunks(); ch++ {
 			if _, err := r.LoadChunk(ch); err != nil {
@@ -213,6 +214,7 @@ func benchParse(b *testing.B, c benchCorpus, chunkBytes int64) {
 			}
 		}
 	}
+	cpu.report(b, fileSize(b, p))
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(fileSize(b, p))/(1<<20), "file-MiB")
 }

@@ -22,6 +22,7 @@ import (
 //	lineMode u8, hasLabels u8, sequences u64, chunks u64,
 //	skippedLines i64, lastLine i64, lastCol i64,
 //	dropped u32, each {line i64, offset i64, msg len u32, msg},
+//	skipped u32, each {line i64, offset i64},
 //	chunkOff [chunks]i64, chunkLine [chunks]i64, rel [n]u32, sizes [n]u32,
 //	samples [n]u32, labels [n]u32 (when hasLabels), chunkStart [chunks+1]u64,
 //	CRC-32 (IEEE) of all the preceding bytes u32.
@@ -129,6 +130,11 @@ func encodeIndex(k cacheKey, x *index) []byte {
 		b = le.AppendUint64(b, uint64(d.Offset))
 		b = le.AppendUint32(b, uint32(len(d.Msg)))
 		b = append(b, d.Msg...)
+	}
+	b = le.AppendUint32(b, uint32(len(x.skipped)))
+	for _, p := range x.skipped {
+		b = le.AppendUint64(b, uint64(p.line))
+		b = le.AppendUint64(b, uint64(p.off))
 	}
 	for _, v := range x.chunkOff {
 		b = le.AppendUint64(b, uint64(v))
@@ -240,6 +246,17 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		e.Msg = string(d.b[:m])
 		d.b = d.b[m:]
 		x.dropped = append(x.dropped, e)
+	}
+	ns := d.u32()
+	if x.skippedLines < 0 || int64(ns) != min(x.skippedLines, maxSkippedNamed) {
+		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
+	}
+	for i := uint32(0); i < ns; i++ {
+		p := position{int64(d.u64()), int64(d.u64())}
+		if p.line < 0 || p.off < 0 || p.off >= k.size {
+			return k, nil, fmt.Errorf("%w: bad skipped line", errCorrupt)
+		}
+		x.skipped = append(x.skipped, p)
 	}
 	x.chunkOff = make([]int64, nc)
 	x.chunkLine = make([]int64, nc)

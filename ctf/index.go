@@ -30,7 +30,9 @@ type index struct {
 	// defines_mb_size stream); skippedLines are line-mode lines without it.
 	dropped      []Error
 	skippedLines int64
-	size         int64 // bytes indexed
+	// skipped locates the first maxSkippedNamed skipped lines.
+	skipped []position
+	size    int64 // bytes indexed
 	// lastLine and lastCol locate the end of an unterminated last line
 	// (lastLine 0: the file ends with a newline or is empty).
 	lastLine int64
@@ -55,6 +57,13 @@ func (x *index) memBytes() int64 {
 	return int64(cap(x.chunkOff))*8 + int64(cap(x.chunkLine))*8 + int64(cap(x.chunkStart))*8 +
 		int64(cap(x.rel))*4 + int64(cap(x.sizes))*4 + int64(cap(x.samples))*4 + int64(cap(x.labels))*4
 }
+
+// position is a line's 0-based number and file offset.
+type position struct{ line, off int64 }
+
+// maxSkippedNamed is how many skipped lines (line mode, defines_mb_size)
+// get a diagnostic of their own; the rest are reported as one count.
+const maxSkippedNamed = 100
 
 // maxChunkSpan is the largest offset of a sequence from its chunk's first
 // sequence (offsets within a chunk are 32-bit); tests lower it.
@@ -432,6 +441,9 @@ func (ix *indexer) lineMask(line []byte, off, lineNo, size int64, mask uint64) e
 	if ix.x.lineMode {
 		if samp == 0 {
 			ix.x.skippedLines++
+			if len(ix.x.skipped) < maxSkippedNamed {
+				ix.x.skipped = append(ix.x.skipped, position{lineNo, off})
+			}
 			return nil
 		}
 		if err := ix.endSeq(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -342,6 +343,48 @@ func TestFinderMatchesReference(t *testing.T) {
 					t.Fatalf("%q in %q from %d: %d, want %d", name, b, from, got, want)
 				}
 			}
+		}
+	}
+}
+
+// Invariant 3 and 7: in line mode with defines_mb_size each skipped line is
+// named by its own warning (line, column, offset), the first
+// maxSkippedNamed of them; the rest are one more warning with their count.
+// The cache keeps them.
+func TestSkippedLinesNamed(t *testing.T) {
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}, DefinesMBSize: "b"}
+	var warns []Error
+	openString(t, "|a 1 |b 1\n|a 2\n|a 3 |b 3\n|a 4\n", cfg, &warns)
+	var lines []int64
+	for _, w := range warns {
+		if errors.Is(w.Err, ErrSkippedLine) && w.Col == 1 {
+			lines = append(lines, w.Line)
+		}
+	}
+	if !reflect.DeepEqual(lines, []int64{2, 4}) || warns[0].Offset != 10 {
+		t.Errorf("skipped-line warnings %+v, want lines 2 and 4 (offset 10 and 28)", warns)
+	}
+
+	var b bytes.Buffer
+	for i := 0; i < maxSkippedNamed+50; i++ {
+		b.WriteString("|a 1 |b 1\n|a 2\n")
+	}
+	path := writeTemp(t, b.String())
+	cfg.CacheIndex = true
+	for pass := 0; pass < 2; pass++ { // build, then from the cache
+		warns = nil
+		cfg.Warn = func(e Error) { warns = append(warns, e) }
+		r, err := Open(path, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Summary().FromCache != (pass == 1) || r.Summary().Warnings["skipped-line"] != maxSkippedNamed+50 {
+			t.Errorf("pass %d: summary %+v", pass, r.Summary())
+		}
+		r.Close()
+		if len(warns) != maxSkippedNamed+1 || warns[maxSkippedNamed-1].Line != 2*maxSkippedNamed ||
+			!strings.Contains(warns[maxSkippedNamed].Msg, "50 more lines") {
+			t.Fatalf("pass %d: %d warnings, last two %v", pass, len(warns), warns[len(warns)-2:])
 		}
 	}
 }

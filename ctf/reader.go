@@ -69,7 +69,15 @@ func Open(path string, cfg Config) (*Reader, error) {
 	defer r.mu.Unlock()
 	if r.x.skippedLines > 0 {
 		r.warnings[Kind(ErrSkippedLine)] += int(r.x.skippedLines)
-		r.warn(Error{File: path, Msg: fmt.Sprintf("%d lines without stream %q were skipped (line mode, defines_mb_size)", r.x.skippedLines, cfg.DefinesMBSize), Err: ErrSkippedLine})
+		for _, p := range r.x.skipped {
+			r.warn(Error{File: path, Line: p.line + 1, Col: 1, Offset: p.off,
+				Msg: fmt.Sprintf("line without stream %q skipped (line mode, defines_mb_size); expected a sample of it on every line", cfg.DefinesMBSize), Err: ErrSkippedLine})
+		}
+		if more := r.x.skippedLines - int64(len(r.x.skipped)); more > 0 {
+			last := r.x.skipped[len(r.x.skipped)-1]
+			r.warn(Error{File: path, Line: last.line + 1, Col: 1, Offset: last.off,
+				Msg: fmt.Sprintf("%d more lines without stream %q after this one were skipped (line mode, defines_mb_size); only the first %d are named", more, cfg.DefinesMBSize, len(r.x.skipped)), Err: ErrSkippedLine})
+		}
 	}
 	if r.x.lastLine > 0 {
 		r.warnings[Kind(ErrNoNewline)]++
