@@ -27,10 +27,8 @@ type chunkParser struct {
 	// seqLine is the 0-based line number of the current sequence's first
 	// line (counted from the chunk's first line).
 	seqLine int64
-	// rowMask has a bit for each stream parsed on the current row; carried
-	// counts the rows carrying each stream (Summary.Samples), using match
-	// on rows that fail to parse.
-	rowMask uint64
+	// carried counts the rows carrying each stream (Summary.Samples): a good
+	// sequence's sample counts, or, for a bad one, match run on its lines.
 	carried []int64
 	match   *matcher
 }
@@ -103,6 +101,26 @@ func idLen(seq []byte) int {
 	return d
 }
 
+// countCarried adds the rows of a bad sequence carrying each stream, found
+// by name as the indexer would (a row that failed to parse may not have
+// reached all its streams).
+func (p *chunkParser) countCarried(seq []byte) {
+	if p.match == nil {
+		p.match = newMatcher(p.cfg.Streams)
+	}
+	for len(seq) > 0 {
+		line := seq
+		if k := bytes.IndexByte(seq, '\n'); k >= 0 {
+			line, seq = seq[:k], seq[k+1:]
+		} else {
+			seq = nil
+		}
+		for m := p.match.carried(line); m != 0; m &= m - 1 {
+			p.carried[bits.TrailingZeros64(m)]++
+		}
+	}
+}
+
 // sequence parses one sequence; on error its data is rolled back and counts
 // are zeroed, so the sequence is empty in every stream. It returns the first
 // diagnostic; every further one (the parser goes on with the next row after
@@ -118,8 +136,13 @@ func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
 	p.errs = p.errs[:0]
 	p.rows(i, seq, off)
 	if len(p.errs) == 0 {
+		// Every row parsed, so a stream's samples are the rows carrying it.
+		for s, n := range p.counts {
+			p.carried[s] += int64(n)
+		}
 		return nil
 	}
+	p.countCarried(seq)
 	for s := range p.ch.Streams {
 		d := &p.ch.Streams[s]
 		d.Dense = d.Dense[:marks[s].dense]
@@ -155,13 +178,6 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 		}
 		if err := p.parseRow(line, off+int64(pos), lineNo); err != nil {
 			p.errs = append(p.errs, err)
-			if p.match == nil {
-				p.match = newMatcher(p.cfg.Streams)
-			}
-			p.rowMask = p.match.carried(line)
-		}
-		for m := p.rowMask; m != 0; m &= m - 1 {
-			p.carried[bits.TrailingZeros64(m)]++
 		}
 		rows++
 		pos = next
@@ -231,7 +247,6 @@ func quote(line []byte, i int) string {
 // parseRow parses one line: [id] then samples "|name values" and comments.
 func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 	p.row++
-	p.rowMask = 0
 	n := len(line)
 	i := 0
 	for i < n && isDigit(line[i]) {
@@ -294,7 +309,6 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 			return p.errAt(line, lineOff, lineNo, bar, ErrDuplicateInput, "stream %q appears a second time on this row; expected at most one sample per stream and row", p.cfg.Streams[s].Name)
 		}
 		p.seenRow[s] = p.row
-		p.rowMask |= 1 << uint(s)
 		got = true
 		var err *Error
 		if p.cfg.Streams[s].Sparse {

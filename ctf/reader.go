@@ -1,9 +1,7 @@
 package ctf
 
 import (
-	"bytes"
 	"fmt"
-	"math/bits"
 	"os"
 	"sync"
 
@@ -241,24 +239,12 @@ func (r *Reader) countCarried(c int) ([]int64, error) {
 		return nil, err
 	}
 	defer r.release(data)
-	m := newMatcher(r.cfg.Streams)
-	counts := make([]int64, len(r.cfg.Streams))
+	p := newChunkParser(&r.cfg, r.path, r.x)
 	first, end := r.layout.Chunk(c)
 	for i := first; i < end; i++ {
-		seq := data[r.x.rel[i] : int64(r.x.rel[i])+int64(r.x.sizes[i])]
-		for len(seq) > 0 {
-			line := seq
-			if k := bytes.IndexByte(seq, '\n'); k >= 0 {
-				line, seq = seq[:k], seq[k+1:]
-			} else {
-				seq = nil
-			}
-			for b := m.carried(line); b != 0; b &= b - 1 {
-				counts[bits.TrailingZeros64(b)]++
-			}
-		}
+		p.countCarried(data[r.x.rel[i] : int64(r.x.rel[i])+int64(r.x.sizes[i])])
 	}
-	return counts, nil
+	return p.carried, nil
 }
 
 // streamSamples returns the per-stream line totals, counting the chunks that
