@@ -99,7 +99,7 @@ func runRead(env *Env, args []string) error {
 	fs.IntVar(&f.maxErrors, "max-errors", 0, "bad sequences that may be skipped before reading fails")
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft heap limit for the Go runtime: auto (index + window + 64MiB), off, or a size such as 512MiB")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft heap limit for the Go runtime: auto (window + 64MiB), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -493,10 +493,6 @@ func kindCounts(m map[string]int) string {
 	return b.String()
 }
 
-// readHeadroom is the allowance, beyond the index and the window, that the
-// read's memory bound grants (docs/source.md, "Memory").
-const readHeadroom = 64 << 20
-
 // parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte
 // count with an optional KiB, MiB or GiB suffix.
 func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
@@ -525,11 +521,12 @@ func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
 
 // applyMemoryLimit sets the Go runtime's soft memory limit for the read and
 // returns a function restoring the previous one. With "auto" the limit is
-// the heap held once the corpus is indexed, plus the bytes of the chunks the
-// source keeps (ResidentChunks times the chunk size), plus 64 MiB; without
-// it, the collector lets the heap grow to about twice the live data
-// (GOGC=100) and the peak exceeds that bound. A GOMEMLIMIT in the
-// environment wins over "auto".
+// the bound of docs/source.md: the bytes of the chunks the source keeps
+// (ResidentChunks times the chunk size) plus 64 MiB, raised when the index
+// alone nearly fills that (source.MemoryLimit); without a limit the
+// collector lets the heap grow to about twice the live data (GOGC=100) and
+// the peak exceeds the bound. A GOMEMLIMIT in the environment wins over
+// "auto".
 func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkBytes int64) (func(), error) {
 	limit, auto, err := parseMemoryLimit(f.memoryLimit)
 	if err != nil {
@@ -554,9 +551,10 @@ func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkByte
 // readLimitHook, when set by a test, runs once the read's limit is in force.
 var readLimitHook func()
 
-// autoMemoryLimit is index heap + window bytes + 64 MiB. The window's chunk
-// size is the configured chunk size, or the file's average chunk when the
-// chunks are counted in sequences (or run larger than configured).
+// autoMemoryLimit is source.MemoryLimit for this read: window bytes + 64 MiB
+// (raised when the index leaves too little room). The window's chunk size
+// is the configured chunk size, or the file's average chunk when the chunks
+// are counted in sequences (or run larger than configured).
 func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 {
 	runtime.GC()
 	var ms runtime.MemStats
@@ -565,5 +563,5 @@ func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 
 	if info, err := os.Stat(r.Path()); err == nil {
 		per = max(per, info.Size()/int64(max(r.Layout().NumChunks(), 1)))
 	}
-	return int64(ms.HeapInuse) + int64(src.ResidentChunks())*per + readHeadroom
+	return source.MemoryLimit(int64(ms.HeapInuse), int64(src.ResidentChunks())*per)
 }

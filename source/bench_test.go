@@ -279,7 +279,7 @@ func BenchmarkCTFRead(b *testing.B) {
 			window := int64(s.ResidentChunks()) * chunkBytes
 			if limited {
 				// What batchprep read does by default (cli/read.go).
-				old := debug.SetMemoryLimit(int64(baseInuse) + window + 64<<20)
+				old := debug.SetMemoryLimit(MemoryLimit(int64(baseInuse), window))
 				defer debug.SetMemoryLimit(old)
 			}
 			baseRSS := rssBytes()
