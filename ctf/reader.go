@@ -303,16 +303,27 @@ type Summary struct {
 	FromCache bool
 }
 
-// Summary returns a snapshot of the counts.
+// Summary returns a snapshot of the counts. Completing Samples may read the
+// chunks not parsed yet (see SummaryNoTotals for a snapshot that never
+// reads the file).
 func (r *Reader) Summary() Summary {
 	samples, err := r.streamSamples()
+	if err != nil {
+		r.mu.Lock()
+		r.warn(Error{File: r.path, Msg: "per-stream totals: " + err.Error(), Err: err})
+		r.mu.Unlock()
+	}
+	s := r.SummaryNoTotals()
+	s.Samples = samples
+	return s
+}
+
+// SummaryNoTotals is Summary without Samples (nil): it never reads the file,
+// for callers that want only the bad sequences and warnings.
+func (r *Reader) SummaryNoTotals() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err != nil {
-		r.warn(Error{File: r.path, Msg: "per-stream totals: " + err.Error(), Err: err})
-	}
 	s := Summary{Sequences: r.layout.NumSequences(), Chunks: r.layout.NumChunks(),
-		Samples:      samples,
 		BadSequences: r.bad, Skipped: map[string]int{}, Warnings: map[string]int{},
 		LineMode: r.x.lineMode, FromCache: r.fromCache}
 	for k, v := range r.skipped {

@@ -166,3 +166,28 @@ func TestSummarySamplesLazy(t *testing.T) {
 		}
 	}
 }
+
+// SummaryNoTotals is Summary without Samples and reads nothing: the chunks
+// not loaded stay uncounted until Summary counts them (a bad sequence's
+// lines included).
+func TestSummaryNoTotals(t *testing.T) {
+	var warns []Error
+	r := openString(t, "1 |a 1 |b 1\n2 |a x\n3 |a 1\n", Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}, MaxErrors: 5, ChunkSequences: 1}, &warns)
+	if _, err := r.LoadChunk(1); err != nil {
+		t.Fatal(err)
+	}
+	n := r.SummaryNoTotals()
+	if n.Samples != nil || n.BadSequences != 1 || n.Sequences != 3 || n.Chunks != 3 {
+		t.Errorf("SummaryNoTotals %+v", n)
+	}
+	for c, v := range r.carried {
+		if (v != nil) != (c == 1) {
+			t.Errorf("chunk %d counted %v: only the loaded chunk 1 should be", c, v)
+		}
+	}
+	full := r.Summary()
+	n.Samples = full.Samples
+	if !reflect.DeepEqual(full, n) || !reflect.DeepEqual(full.Samples, []int64{3, 1}) {
+		t.Errorf("Summary %+v, SummaryNoTotals %+v", full, n)
+	}
+}
