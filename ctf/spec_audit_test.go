@@ -143,7 +143,6 @@ func TestAuditDiagnosticPositions(t *testing.T) {
 // nothing dropped silently): in line mode with defines_mb_size, a skipped
 // line is reported, and the report says which line.
 func TestAuditSkippedLineNamesItsLine(t *testing.T) {
-	t.Skip("BUG: line mode + defines_mb_size: the lines without that stream are reported only as a count, in one diagnostic at line 0, column 0 (\"f.ctf:0:0 (offset 0): 1 lines without stream ... were skipped\"); repro: printf '|x 1\\n|x 2\\n|y 3\\n|x 4\\n' > lm.ctf; batchprep read lm.ctf --stream x:1 --stream y:1 --defines-mb-size x")
 	var warns []Error
 	r := auditOpen(t, "|a 1 |b 1\n|a 2\n|a 3 |b 3\n|a 4\n", Config{Streams: []corpus.Stream{{Name: "a", Dim: 1}, {Name: "b", Dim: 1}},
 		DefinesMBSize: "b"}, &warns)
