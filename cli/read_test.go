@@ -398,3 +398,45 @@ func TestReadStateFingerprintCompatible(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseMemoryLimit: the --memory-limit parser never panics, accepts only
+// auto, off/0 or a positive size, and a size it accepts is the number times
+// its unit.
+func FuzzParseMemoryLimit(f *testing.F) {
+	for _, s := range []string{"auto", "off", "0", "512MiB", "2GiB", "7KiB", "123", "-1", "1.5GiB", "MiB", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		n, auto, err := parseMemoryLimit(v)
+		if err != nil {
+			if n != 0 || auto {
+				t.Fatalf("%q: error %v with %d, %v", v, err, n, auto)
+			}
+			return
+		}
+		switch {
+		case v == "auto":
+			if !auto || n != 0 {
+				t.Fatalf("auto gave %d, %v", n, auto)
+			}
+		case v == "off" || v == "0":
+			if auto || n != 0 {
+				t.Fatalf("%q gave %d, %v", v, n, auto)
+			}
+		default:
+			if auto || n < 1 {
+				t.Fatalf("%q accepted as %d, %v", v, n, auto)
+			}
+			unit := int64(1)
+			num := v
+			for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+				if strings.HasSuffix(v, suffix) {
+					num, unit = strings.TrimSuffix(v, suffix), m
+				}
+			}
+			if fmt.Sprint(n/unit) != strings.TrimLeft(strings.TrimPrefix(num, "+"), "0") || n%unit != 0 {
+				t.Fatalf("%q parsed as %d", v, n)
+			}
+		}
+	})
+}
