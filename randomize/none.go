@@ -6,19 +6,28 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 )
 
-// none visits sequences in file order in every sweep.
+// none visits sequences in file order in every sweep. It keeps prefix sums
+// per chunk, not per sequence, so its memory is O(chunks); a seek scans at
+// most one chunk's sequences.
 type none struct {
 	l      *corpus.Layout
-	start  []uint64 // start[i] = sweep offset of sequence i; start[N] = M
-	labels []uint64 // labels[i] = label count of sequences 0..i-1; labels[N] = sweep total
+	start  []uint64 // start[c] = sweep offset of chunk c; start[C] = M
+	labels []uint64 // labels[c] = label count of chunks 0..c-1
 }
 
 func newNone(l *corpus.Layout) *none {
-	st := make([]uint64, len(l.Samples)+1)
-	lb := make([]uint64, len(l.Samples)+1)
-	for i, s := range l.Samples {
-		st[i+1] = st[i] + uint64(s)
-		lb[i+1] = lb[i] + uint64(l.LabelCount(i))
+	nc := l.NumChunks()
+	st := make([]uint64, nc+1)
+	lb := make([]uint64, nc+1)
+	for c := 0; c < nc; c++ {
+		first, end := l.Chunk(c)
+		var s, lab uint64
+		for i := first; i < end; i++ {
+			s += uint64(l.Samples[i])
+			lab += uint64(l.LabelCount(i))
+		}
+		st[c+1] = st[c] + s
+		lb[c+1] = lb[c] + lab
 	}
 	return &none{l: l, start: st, labels: lb}
 }
@@ -26,17 +35,33 @@ func newNone(l *corpus.Layout) *none {
 func (n *none) Sweep(uint64) Sweep     { return n }
 func (n *none) MaxResidentChunks() int { return 2 }
 
-// first returns the index of the first sequence starting at offset >= off.
-func (n *none) first(off uint64) int {
-	return sort.Search(len(n.start)-1, func(i int) bool { return n.start[i] >= off })
+// first returns the first sequence starting at sweep offset >= off, its
+// offset, and the label count of the sequences before it.
+func (n *none) first(off uint64) (seq int, at, labels uint64) {
+	nc := len(n.start) - 1
+	// The last chunk whose start is <= off.
+	c := sort.Search(nc, func(c int) bool { return n.start[c+1] > off })
+	if c == nc {
+		return n.l.NumSequences(), n.start[nc], n.labels[nc]
+	}
+	i, end := n.l.Chunk(c)
+	at, labels = n.start[c], n.labels[c]
+	for ; i < end && at < off; i++ {
+		at += uint64(n.l.Samples[i])
+		labels += uint64(n.l.LabelCount(i))
+	}
+	return i, at, labels
 }
 
 func (n *none) Seek(off uint64) (Cursor, uint64) {
-	i := n.first(off)
-	return &seqCursor{next: i, end: len(n.start) - 1}, n.start[i]
+	i, at, _ := n.first(off)
+	return &seqCursor{next: i, end: n.l.NumSequences()}, at
 }
 
-func (n *none) LabelsBefore(off uint64) uint64 { return n.labels[n.first(off)] }
+func (n *none) LabelsBefore(off uint64) uint64 {
+	_, _, lab := n.first(off)
+	return lab
+}
 
 type seqCursor struct{ next, end int }
 
