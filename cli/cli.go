@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -112,28 +113,37 @@ func runVersion(env *Env, args []string) error {
 }
 
 // newFlagSet makes a flag set whose --help prints the usage line, the
-// description and the flags to stdout.
+// description and the flags to stdout. A bad flag prints only the error (on
+// stderr, through exitCode), so stdout stays clean for machine readers.
 func newFlagSet(env *Env, name, argsUsage, description string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	fs.Usage = func() {} // the flag package calls it on every error; help is printed by parseArgs
+	usagePrinters.Store(fs, func() {
 		fmt.Fprintf(env.Stdout, "Usage: batchprep %s [flags] %s\n\n%s\n\nFlags:\n", name, argsUsage, strings.TrimSpace(description))
 		fs.SetOutput(env.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-	}
+	})
 	return fs
 }
+
+// usagePrinters maps each flag set made by newFlagSet to its help printer.
+var usagePrinters sync.Map
 
 // parseArgs parses flags that may come before, between or after positional
 // arguments ("read FILE --stream x:3" and "read --stream x:3 FILE" both
 // work); "--" ends flag parsing. It returns the positional arguments.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	defer usagePrinters.Delete(fs)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err // the flag package has printed the usage
+				if p, ok := usagePrinters.Load(fs); ok {
+					p.(func())()
+				}
+				return nil, err
 			}
 			return nil, &UsageError{err.Error()}
 		}

@@ -22,8 +22,11 @@ func TestExitCodes(t *testing.T) {
 	if code, _, errOut := run(t, "no-such-command"); code != 2 || !strings.Contains(errOut, "unknown command") {
 		t.Errorf("unknown command: code %d, stderr %q", code, errOut)
 	}
-	if code, _, errOut := run(t, "version", "--bogus"); code != 2 || !strings.Contains(errOut, "bogus") {
-		t.Errorf("bad flag: code %d, stderr %q", code, errOut)
+	for _, name := range commandNames() {
+		code, out, errOut := run(t, name, "--bogus")
+		if code != 2 || !strings.Contains(errOut, "bogus") || out != "" {
+			t.Errorf("%s --bogus: code %d, stdout %q (want empty), stderr %q", name, code, out, errOut)
+		}
 	}
 	if code, out, _ := run(t, "help"); code != 0 || !strings.Contains(out, "Commands:") {
 		t.Errorf("help: code %d", code)

@@ -78,8 +78,8 @@ func runRead(env *Env, args []string) error {
 	fs := newFlagSet(env, "read", "CORPUS.ctf --stream NAME:DIM[:sparse] ...", readDescription)
 	var f readFlags
 	fs.Var(&f.streams, "stream", "a stream NAME:DIM or NAME:DIM:sparse (repeatable, at least one)")
-	fs.StringVar(&f.definesMBSize, "defines-mb-size", "", "the stream whose samples count for minibatch sizes")
-	fs.StringVar(&f.label, "label", "", "the stream epoch sizes count (default: the minibatch-size count)")
+	fs.Var(onceString{&f.definesMBSize, "at most one stream may define the minibatch size"}, "defines-mb-size", "the stream whose samples count for minibatch sizes")
+	fs.Var(onceString{&f.label, "one stream is the label stream"}, "label", "the stream epoch sizes count (default: the minibatch-size count)")
 	fs.StringVar(&f.mb, "mb", "256", "minibatch-size schedule per epoch, e.g. 128*2:1024")
 	fs.StringVar(&f.epochSize, "epoch-size", "full", "epoch size: N label samples, full (one sweep) or inf")
 	fs.IntVar(&f.epochs, "epochs", 1, "stop after this many epochs, counted from position 0")
@@ -189,6 +189,9 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 	}
 	if f.maxErrors < 0 {
 		return cc, sc, 0, usagef("--max-errors %d: must be >= 0", f.maxErrors)
+	}
+	if err := cc.Validate(); err != nil {
+		return cc, sc, 0, usagef("%v", err) // a stream setup that cannot work is a usage error
 	}
 	var err error
 	if sc.Schedule, err = source.ParseSchedule(f.mb); err != nil {
@@ -564,4 +567,26 @@ func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 
 		per = max(per, info.Size()/int64(max(r.Layout().NumChunks(), 1)))
 	}
 	return source.MemoryLimit(int64(ms.HeapInuse), int64(src.ResidentChunks())*per)
+}
+
+// onceString is a string flag that may be given once: a second value is an
+// error rather than silently replacing the first.
+type onceString struct {
+	p   *string
+	why string
+}
+
+func (o onceString) String() string {
+	if o.p == nil {
+		return ""
+	}
+	return *o.p
+}
+
+func (o onceString) Set(v string) error {
+	if *o.p != "" {
+		return fmt.Errorf("given twice (%q and %q): %s", *o.p, v, o.why)
+	}
+	*o.p = v
+	return nil
 }

@@ -517,7 +517,6 @@ func TestAuditReadBadStates(t *testing.T) {
 // SPEC A1.2: at most one stream defines the minibatch size; naming two is
 // a configuration error.
 func TestAuditDefinesMBSizeTwice(t *testing.T) {
-	t.Skip("BUG: `read --defines-mb-size f --defines-mb-size l` silently uses the last one (exit 0); SPEC A1.2 says two such streams are a configuration error")
 	rng := rand.New(rand.NewPCG(1, 1))
 	corp := newAuditCorpus(t, rng, 4)
 	code, _, errOut := auditRun(t, "read", corp.path, "--stream", "x:1", "--stream", "y:1",
