@@ -23,5 +23,9 @@ func (e *corruptError) Error() string   { return e.msg + " (" + ErrCorrupt.Error
 func (e *corruptError) Is(t error) bool { return t == ErrCorrupt }
 
 func corrupt(path string, err error) error {
+	var ce *corruptError
+	if errors.As(err, &ce) {
+		return &Error{Path: path, Err: ce} // already marked: do not say it twice
+	}
 	return &Error{Path: path, Err: &corruptError{err.Error()}}
 }
