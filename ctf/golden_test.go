@@ -1,18 +1,14 @@
 package ctf
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/golden"
 	"github.com/batchprep/batchprep/internal/shared"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // The diagnostics of invalid_inputs.txt (CNTK's own catalogue of bad input),
 // in the order they are reported, pinned to a golden file. Regenerate only
@@ -34,17 +30,5 @@ func TestGoldenInvalidInputsDiagnostics(t *testing.T) {
 			fmt.Fprintf(&b, "sequence %s: bad=%v\n", ch.IDs[i], bad != nil)
 		}
 	}
-	golden := filepath.Join("testdata", "invalid_inputs.diagnostics.golden")
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("diagnostics differ from %s (do not edit it by hand; rerun with -update after review):\n%s", golden, b.String())
-	}
+	golden.Check(t, "invalid_inputs.diagnostics.golden", b.String())
 }

@@ -1,17 +1,13 @@
 package randomize
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current code")
 
 // goldenCase is one pinned order: a layout, a config, the sweeps to print.
 type goldenCase struct {
@@ -40,28 +36,10 @@ func goldenText(t *testing.T, header string, cases []goldenCase) string {
 	return b.String()
 }
 
-// checkGolden compares text with testdata/name, or rewrites the file with
-// -update.
+// checkGolden compares text with testdata/name (-update rewrites it).
 func checkGolden(t *testing.T, name, text string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("rewrote %s", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (generate it with go test -run %s -update)", err, t.Name())
-	}
-	if string(want) != text {
-		t.Fatalf("order differs from %s: an order every user depends on changed.\n got:\n%s\nwant:\n%s", path, text, want)
-	}
+	golden.Check(t, name, text)
 }
 
 const goldenHeader = "# Pinned orders: do not edit; regenerate only with go test -update, and only\n# for an intended, documented change of the order.\n"

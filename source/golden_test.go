@@ -1,16 +1,13 @@
 package source
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+	"github.com/batchprep/batchprep/internal/golden"
+)
 
 // TestGoldenMinibatches pins the exact minibatches (positions, epochs,
 // flags, each rank's sequences) of a fixed setup per randomizer, so that any
@@ -42,28 +39,6 @@ func TestGoldenMinibatches(t *testing.T) {
 					rank, mb.Step, mb.Epoch, mb.Sweep, mb.Start, mb.End, mb.EndOfSweep, mb.EndOfEpoch, mb.Sequences, sk)
 			}
 		}
-		path := filepath.Join("testdata", "minibatches_"+kind+".golden")
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if got := b.String(); got != string(want) {
-			gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-			for i := range min(len(gl), len(wl)) {
-				if gl[i] != wl[i] {
-					t.Fatalf("%s: line %d differs:\n got %s\nwant %s", path, i+1, gl[i], wl[i])
-				}
-			}
-			t.Fatalf("%s: %d lines, want %d", path, len(gl), len(wl))
-		}
+		golden.Check(t, "minibatches_"+kind+".golden", b.String())
 	}
 }

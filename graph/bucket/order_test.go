@@ -2,18 +2,14 @@ package bucket
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/internal/golden"
 	"github.com/batchprep/batchprep/internal/mix"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var shapes = [][2]int{{4, 4}, {3, 5}, {5, 3}, {6, 1}, {1, 6}, {1, 1}, {2, 1}, {16, 16}, {7, 2}}
 
@@ -86,19 +82,7 @@ func TestGolden(t *testing.T) {
 			sb.WriteString("\n")
 		}
 	}
-	path := filepath.Join("testdata", "orders.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if sb.String() != string(want) {
-		t.Fatalf("orders changed; got:\n%s\nwant:\n%s", sb.String(), want)
-	}
+	golden.Check(t, "orders.golden", sb.String())
 }
 
 // The first bucket of a random order is uniform: chi-square over 16 cells

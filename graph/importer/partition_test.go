@@ -3,19 +3,19 @@ package importer
 import (
 	"context"
 
-	"github.com/batchprep/batchprep/graph/edgestore"
 	"math/rand/v2"
 
-	"flag"
+	"github.com/batchprep/batchprep/graph/edgestore"
+
 	"fmt"
-	"github.com/batchprep/batchprep/internal/mix"
 	"math"
 	"os"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/batchprep/batchprep/internal/golden"
+	"github.com/batchprep/batchprep/internal/mix"
+)
 
 // Invariant 5: the partition ranges are PBG's.
 func TestPartStart(t *testing.T) {
@@ -54,20 +54,7 @@ func TestShuffleGolden(t *testing.T) {
 	}{{0, "node", 10}, {1, "node", 10}, {0, "user", 10}, {42, "node", 25}} {
 		fmt.Fprintf(&b, "seed=%d type=%s n=%d: %v\n", c.seed, c.typ, c.n, shuffledOrder(c.seed, c.typ, c.n))
 	}
-	const golden = "testdata/shuffle.golden"
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("shuffle changed:\n%s\nwant:\n%s", b.String(), want)
-	}
+	golden.Check(t, "shuffle.golden", b.String())
 }
 
 // The shuffle is uniform: over 24,000 seeds every permutation of 4
@@ -145,17 +132,5 @@ func TestImportPartitionsGolden(t *testing.T) {
 			fmt.Fprintf(&b, "%s/%d: %q\n", typ, p, names)
 		}
 	}
-	const golden = "testdata/partitions.golden"
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("partitions changed:\n%s\nwant:\n%s", b.String(), want)
-	}
+	golden.Check(t, "partitions.golden", b.String())
 }

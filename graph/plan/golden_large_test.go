@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/internal/golden"
 )
 
 // largeGraph is a 2x2 graph whose bucket (0,0) holds 1.1 M edges: at the
@@ -78,17 +77,5 @@ func TestGoldenLarge(t *testing.T) {
 		p := mustPlan(t, g, o)
 		fmt.Fprintf(&sb, "dynamic=%v %s\n", dyn, planDigest(t, mustIter(t, p, p.Start())))
 	}
-	path := filepath.Join("testdata", "plan-large.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if sb.String() != string(want) {
-		t.Fatalf("plan changed:\n%s\nwant:\n%s(-update rewrites testdata/plan-large.golden)", sb.String(), want)
-	}
+	golden.Check(t, "plan-large.golden", sb.String())
 }

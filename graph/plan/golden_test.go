@@ -1,14 +1,11 @@
 package plan
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/batchprep/batchprep/internal/golden"
+)
 
 // Invariant 7: pins the exact plan of a small graph for each bucket order
 // and both batching modes (regenerate with go test -run Golden -update
@@ -27,17 +24,5 @@ func TestGolden(t *testing.T) {
 			}
 		}
 	}
-	path := filepath.Join("testdata", "plan.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if sb.String() != string(want) {
-		t.Fatal("plan changed; compare with testdata/plan.golden (-update rewrites it)")
-	}
+	golden.Check(t, "plan.golden", sb.String())
 }
