@@ -92,15 +92,7 @@ func BenchmarkPrepare(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			it := mustIter(b, p, p.Start())
-			batches := 0
-			for it.Next() {
-				if it.Record().Kind == BatchRecord {
-					batches++
-				}
-			}
-			if it.Err() != nil || batches < b.N*benchEdges*9/10/1000 {
-				b.Fatal(it.Err(), batches)
-			}
+			drainBatches(b, it)
 			mem := it.MemoryBytes()
 			reportRates(b, benchEdges, cpu0)
 			largest := 0
@@ -138,4 +130,19 @@ func BenchmarkBaseline(b *testing.B) {
 		}
 		reportRates(b, benchEdges, cpu0)
 	})
+}
+
+// drainBatches runs it to the end and checks that the epochs held about the
+// expected number of batches (benchEdges edges, 5% held out, batch size 1000).
+func drainBatches(b *testing.B, it *Iter) {
+	b.Helper()
+	batches := 0
+	for it.Next() {
+		if it.Record().Kind == BatchRecord {
+			batches++
+		}
+	}
+	if it.Err() != nil || batches < b.N*benchEdges*9/10/1000 {
+		b.Fatal(it.Err(), batches)
+	}
 }

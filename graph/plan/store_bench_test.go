@@ -150,15 +150,7 @@ func BenchmarkPrepareStore(b *testing.B) {
 			b.ResetTimer()
 			cpu0 := cpuTime()
 			it := mustIter(b, p, p.Start())
-			batches := 0
-			for it.Next() {
-				if it.Record().Kind == BatchRecord {
-					batches++
-				}
-			}
-			if it.Err() != nil || batches < b.N*benchEdges*9/10/1000 {
-				b.Fatal(it.Err(), batches)
-			}
+			drainBatches(b, it)
 			reportRates(b, benchEdges, cpu0)
 			b.StopTimer()
 			top, alloc := peak.Stop(), heapAllocs()-alloc0
