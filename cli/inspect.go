@@ -84,6 +84,7 @@ func runInspect(env *Env, args []string) error {
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
 	lineMode := fs.Bool("line-mode", false, "force line mode (every line a sequence; ids ignored)")
+	cacheIndex := fs.Bool("cache-index", false, "keep the index in FILE.batchprep-index and reuse it while the file is unchanged")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func runInspect(env *Env, args []string) error {
 		return usagef("--format %q: want text or json", *format)
 	}
 	cfg := ctf.Config{DefinesMBSize: *mb, Label: *label, ChunkBytes: *chunkBytes, ChunkSequences: *chunkSeqs,
-		MaxErrors: *maxErrors, LineMode: *lineMode}
+		MaxErrors: *maxErrors, LineMode: *lineMode, CacheIndex: *cacheIndex}
 	for _, s := range streams {
 		st, err := ctf.ParseStreamFlag(s)
 		if err != nil {

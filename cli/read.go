@@ -51,6 +51,7 @@ const maxShownDiagnostics = 20
 type readFlags struct {
 	streams        stringList
 	definesMBSize  string
+	cacheIndex     bool
 	label          string
 	mb             string
 	epochSize      string
@@ -99,6 +100,7 @@ func runRead(env *Env, args []string) error {
 	fs.IntVar(&f.maxErrors, "max-errors", 0, "bad sequences that may be skipped before reading fails")
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
+	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft heap limit for the Go runtime: auto (window + 64MiB), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -173,6 +175,7 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 		cc.Streams = append(cc.Streams, st)
 	}
 	cc.DefinesMBSize, cc.Label, cc.MaxErrors = f.definesMBSize, f.label, f.maxErrors
+	cc.CacheIndex = f.cacheIndex
 	switch {
 	case f.set["chunk-bytes"] && f.set["chunk-sequences"]:
 		return cc, sc, 0, usagef("--chunk-bytes and --chunk-sequences exclude each other")

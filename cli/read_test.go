@@ -440,3 +440,33 @@ func FuzzParseMemoryLimit(f *testing.F) {
 		}
 	})
 }
+
+// --cache-index writes the index beside the corpus on the first read and
+// reuses it on the next; the minibatches are the same with and without it.
+func TestReadCacheIndex(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.ctf")
+	var sb strings.Builder
+	for i := 0; i < 40; i++ {
+		for j := 0; j <= i%3; j++ {
+			fmt.Fprintf(&sb, "%d |x %d\n", i, j)
+		}
+	}
+	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"read", p, "--stream", "x:1", "--mb", "5", "--chunk-sequences", "4", "--format", "jsonl", "--quiet"}
+	code, plain, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for i := 0; i < 2; i++ {
+		code, out, errOut := run(t, append(args, "--cache-index")...)
+		if code != 0 || out != plain {
+			t.Fatalf("run %d with --cache-index: exit %d, same output %v: %s", i, code, out == plain, errOut)
+		}
+		if _, err := os.Stat(p + ".batchprep-index"); err != nil {
+			t.Fatalf("run %d: no index cache: %v", i, err)
+		}
+	}
+}
