@@ -15,8 +15,10 @@ type Chunk struct {
 	// IDs holds each sequence's id as written in the file (line mode: the
 	// 0-based line number).
 	IDs []string
-	// Bad[i] is non-nil when sequence First+i could not be parsed; its data
-	// is then empty in every stream. The error carries file, line, column.
+	// Bad is nil when every sequence of the chunk parsed. Otherwise it has
+	// one entry per sequence, and Bad[i] is non-nil when sequence First+i
+	// could not be parsed; its data is then empty in every stream. The
+	// error carries file, line, column. BadAt reads it either way.
 	Bad []error
 	// Streams has one entry per configured stream, in configuration order.
 	Streams []StreamData
@@ -34,6 +36,14 @@ type StreamData struct {
 	RowStart []int32
 	Indices  []int32
 	Values   []float32
+}
+
+// BadAt returns the parse error of sequence i (chunk-relative), or nil.
+func (c *Chunk) BadAt(i int) error {
+	if c.Bad == nil {
+		return nil
+	}
+	return c.Bad[i]
 }
 
 // Len returns the number of sequences in the chunk.

@@ -180,7 +180,12 @@ func buildMemoryChunk(streams []Stream, seqs []MemorySequence, first, end int) *
 	for i := first; i < end; i++ {
 		sq := &seqs[i]
 		c.IDs = append(c.IDs, sq.ID)
-		c.Bad = append(c.Bad, sq.Err)
+		if sq.Err != nil && c.Bad == nil {
+			c.Bad = make([]error, i-first, end-first)
+		}
+		if c.Bad != nil {
+			c.Bad = append(c.Bad, sq.Err)
+		}
 		for s := range streams {
 			d := &c.Streams[s]
 			if sq.Err == nil {

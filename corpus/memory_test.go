@@ -51,8 +51,13 @@ func TestMemoryLayoutAndChunks(t *testing.T) {
 		t.Errorf("y: %+v", y)
 	}
 	c1, _ := m.LoadChunk(1)
-	if c1.Bad[0] != nil || c1.Bad[1] == nil || c1.SampleCount(0, 1) != 0 || c1.SampleCount(1, 0) != 3 {
+	if c1.BadAt(0) != nil || c1.BadAt(1) == nil || c1.SampleCount(0, 1) != 0 || c1.SampleCount(1, 0) != 3 {
 		t.Errorf("chunk 1: Bad %v counts x %d y %d", c1.Bad, c1.SampleCount(0, 1), c1.SampleCount(1, 0))
+	}
+	// Bad is nil for a chunk with no malformed sequence, and has one entry
+	// per sequence otherwise.
+	if c.Bad != nil || len(c1.Bad) != c1.Len() {
+		t.Errorf("Bad: chunk 0 %v, chunk 1 %d entries for %d sequences", c.Bad, len(c1.Bad), c1.Len())
 	}
 	if m.Loads(0) != 1 || m.Loads(1) != 1 || m.Loads(2) != 0 {
 		t.Errorf("loads %d %d %d", m.Loads(0), m.Loads(1), m.Loads(2))

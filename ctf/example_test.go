@@ -67,7 +67,7 @@ func Example_diagnostics() {
 	r, _ := ctf.Open(path, cfg)
 	defer r.Close()
 	ch, _ := r.LoadChunk(0)
-	fmt.Println("bad:", ch.Bad[0] == nil, ch.Bad[1] != nil, ch.Bad[2] == nil)
+	fmt.Println("bad:", ch.BadAt(0) == nil, ch.BadAt(1) != nil, ch.BadAt(2) == nil)
 	fmt.Println("skipped:", r.Summary().Skipped)
 	// Output:
 	// bad.ctf:3:3 [dense-short] stream "x": 1 of 2 values; zero-padded

@@ -153,7 +153,7 @@ func FuzzParseRow(f *testing.F) {
 		}
 		p := newChunkParser(&cfg, "fuzz", x)
 		ch := p.parse(0, chunkBytes(x, 0, data))
-		if ch.Bad[0] != nil || ch.Bad[len(ch.Bad)-1] != nil {
+		if ch.BadAt(0) != nil || ch.BadAt(ch.Len()-1) != nil {
 			t.Fatalf("neighbour rows affected: %v", ch.Bad)
 		}
 		for i, b := range ch.Bad {

@@ -48,7 +48,7 @@ func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
 	n := end - first
-	ch := &corpus.Chunk{First: first, IDs: make([]string, n), Bad: make([]error, n),
+	ch := &corpus.Chunk{First: first, IDs: make([]string, n),
 		Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
 	var totalSamples int
 	for i := first; i < end; i++ {
@@ -80,6 +80,9 @@ func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
 			ch.IDs[i-first] = string(seq[:idLen(seq)])
 		}
 		if err := p.sequence(i, seq, base+int64(rel)); err != nil {
+			if ch.Bad == nil {
+				ch.Bad = make([]error, n)
+			}
 			ch.Bad[i-first] = err
 		}
 		for s := range ch.Streams {

@@ -17,7 +17,7 @@ func TestParseValues(t *testing.T) {
 	var warns []Error
 	r := openString(t, in, Config{Streams: []corpus.Stream{dense("d", 3), sparse("s", 5)}}, &warns)
 	ch := loadAll(t, r)[0]
-	if ch.Bad[0] != nil || ch.Bad[1] != nil {
+	if ch.Bad != nil { // nil when every sequence parsed
 		t.Fatalf("bad: %v", ch.Bad)
 	}
 	d, s := ch.Streams[0], ch.Streams[1]
@@ -80,11 +80,11 @@ func TestParseErrors(t *testing.T) {
 		in := "0 |A 0 |B 0:0\n" + tc.line + "\n9 |A 9 |B 9:9\n"
 		r := openString(t, in, Config{Streams: streams, MaxErrors: 1}, nil)
 		ch := loadAll(t, r)[0]
-		if ch.Len() != 3 || ch.Bad[0] != nil || ch.Bad[2] != nil {
+		if ch.Len() != 3 || len(ch.Bad) != 3 || ch.BadAt(0) != nil || ch.BadAt(2) != nil {
 			t.Errorf("%q: neighbours affected: %v", tc.line, ch.Bad)
 			continue
 		}
-		e := asError(t, ch.Bad[1])
+		e := asError(t, ch.BadAt(1))
 		if !errors.Is(e, tc.err) || e.Col != tc.col || e.File == "" || !strings.Contains(e.Error(), "expected") {
 			t.Errorf("%q: got %v (col %d), want %v at col %d", tc.line, e, e.Col, tc.err, tc.col)
 		}
@@ -107,7 +107,7 @@ func TestParseDefinesMBSize(t *testing.T) {
 	in := "1 |a 1 |b 1\n1 |b 2\n1 |b 3\n"
 	r := openString(t, in, Config{Streams: []corpus.Stream{dense("a", 1), dense("b", 1)}, DefinesMBSize: "a"}, nil)
 	ch := loadAll(t, r)[0]
-	if ch.Bad[0] != nil || ch.SampleCount(0, 0) != 1 || ch.SampleCount(1, 0) != 3 || r.Layout().Samples[0] != 1 {
+	if ch.BadAt(0) != nil || ch.SampleCount(0, 0) != 1 || ch.SampleCount(1, 0) != 3 || r.Layout().Samples[0] != 1 {
 		t.Errorf("bad %v counts %d %d", ch.Bad, ch.SampleCount(0, 0), ch.SampleCount(1, 0))
 	}
 }

@@ -66,13 +66,13 @@ func TestAuditNumberGrammar(t *testing.T) {
 	x := ch.Streams[0]
 	for i, s := range toks {
 		ok := auditNumber.MatchString(s)
-		if got := ch.Bad[i] == nil; got != ok {
-			t.Errorf("%q: accepted %v, the grammar says %v (%v)", s, got, ok, ch.Bad[i])
+		if got := ch.BadAt(i) == nil; got != ok {
+			t.Errorf("%q: accepted %v, the grammar says %v (%v)", s, got, ok, ch.BadAt(i))
 			continue
 		}
 		if !ok {
-			if !errors.Is(ch.Bad[i], ErrNumber) && !errors.Is(ch.Bad[i], ErrSyntax) {
-				t.Errorf("%q: error %v is not a number or syntax error", s, ch.Bad[i])
+			if !errors.Is(ch.BadAt(i), ErrNumber) && !errors.Is(ch.BadAt(i), ErrSyntax) {
+				t.Errorf("%q: error %v is not a number or syntax error", s, ch.BadAt(i))
 			}
 			continue
 		}

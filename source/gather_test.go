@@ -111,8 +111,8 @@ func TestGatherMatchesReference(t *testing.T) {
 					t.Fatal(err)
 				}
 				i := ord - ch.First
-				if ch.Bad[i] != nil {
-					want.Skipped = append(want.Skipped, Skipped{Sequence: ord, Err: ch.Bad[i]})
+				if ch.BadAt(i) != nil {
+					want.Skipped = append(want.Skipped, Skipped{Sequence: ord, Err: ch.BadAt(i)})
 					continue
 				}
 				want.appendSequence(ch, i)
