@@ -283,3 +283,12 @@ func (c *orderCursor) Next() (int, bool) {
 	c.next++
 	return int(c.order[c.next-1]), true
 }
+
+func (c *orderCursor) NextN(dst []int) int {
+	n := min(len(dst), len(c.order)-c.next)
+	for i, q := range c.order[c.next : c.next+n] {
+		dst[i] = int(q)
+	}
+	c.next += n
+	return n
+}

@@ -72,6 +72,10 @@ func TestContractRandomLayouts(t *testing.T) {
 					t.Fatalf("%+v layout %v sweep %d: %v is not a permutation", cfg, l.ChunkStart, s, order)
 				}
 				checkSeekAgainstWalk(t, rz, l, s)
+				c, _ := rz.Sweep(s).Seek(0)
+				if byNext := drainNext(t, c, l.NumSequences()); !slices.Equal(byNext, order) {
+					t.Fatalf("%+v sweep %d: Next alone yields %v, mixed with NextN %v", cfg, s, byNext, order)
+				}
 			}
 			if rz.MaxResidentChunks() < 1 {
 				t.Fatalf("%+v: MaxResidentChunks %d (invariant 9)", cfg, rz.MaxResidentChunks())

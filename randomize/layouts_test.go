@@ -81,6 +81,39 @@ func mustNew(t testing.TB, cfg Config, l *corpus.Layout) Randomizer {
 func drain(t testing.TB, c Cursor, limit int) []int {
 	t.Helper()
 	var out []int
+	// Alternate NextN in batches of 1, 2, 3, ... with single Next calls, so
+	// that every order check also checks that NextN yields what Next does.
+	buf := make([]int, 0, 8)
+	for k := 1; ; k = k%7 + 1 {
+		n := c.NextN(buf[:k])
+		out = append(out, buf[:n]...)
+		if len(out) > limit {
+			t.Fatalf("cursor yields more than %d sequences", limit)
+		}
+		if n < k {
+			if q, ok := c.Next(); ok {
+				t.Fatalf("NextN wrote %d of %d, but Next then yields %d", n, k, q)
+			}
+			if m := c.NextN(buf[:k]); m != 0 {
+				t.Fatalf("NextN yields %d more after the end", m)
+			}
+			return out
+		}
+		q, ok := c.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, q)
+		if len(out) > limit {
+			t.Fatalf("cursor yields more than %d sequences", limit)
+		}
+	}
+}
+
+// drainNext walks c with Next only.
+func drainNext(t testing.TB, c Cursor, limit int) []int {
+	t.Helper()
+	var out []int
 	for {
 		q, ok := c.Next()
 		if !ok {

@@ -72,3 +72,12 @@ func (c *seqCursor) Next() (int, bool) {
 	c.next++
 	return c.next - 1, true
 }
+
+func (c *seqCursor) NextN(dst []int) int {
+	n := min(len(dst), c.end-c.next)
+	for i := range dst[:n] {
+		dst[i] = c.next + i
+	}
+	c.next += n
+	return n
+}

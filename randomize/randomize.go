@@ -58,6 +58,10 @@ type Cursor interface {
 	// Next returns the ordinal of the next sequence, or ok=false at the end
 	// of the sweep.
 	Next() (seq int, ok bool)
+	// NextN fills dst with the next ordinals and returns how many it wrote:
+	// len(dst), or fewer only when the sweep ends. It yields exactly what
+	// as many calls of Next would, with one call per batch.
+	NextN(dst []int) int
 }
 
 // New builds the randomizer named by cfg.Kind over layout l.

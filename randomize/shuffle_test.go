@@ -8,7 +8,7 @@ import (
 
 // uniform stays in range, including bounds where rejection is frequent.
 func TestUniformRange(t *testing.T) {
-	g := rand.New(rand.NewPCG(1, 2))
+	g := rand.NewPCG(1, 2)
 	for _, n := range []uint64{1, 2, 3, 7, 1 << 32, 1<<63 + 1, math.MaxUint64} {
 		for range 2000 {
 			if v := uniform(g, n); v >= n {
@@ -21,7 +21,7 @@ func TestUniformRange(t *testing.T) {
 // uniform with n = 2^63+1 rejects about half of the raw draws; a modulo
 // reduction would put 2/3 of the mass in the lower half instead of 1/2.
 func TestUniformNoModuloBias(t *testing.T) {
-	g := rand.New(rand.NewPCG(3, 4))
+	g := rand.NewPCG(3, 4)
 	n := uint64(1<<63 + 1)
 	const draws = 20000
 	low := 0
@@ -39,7 +39,7 @@ func TestUniformNoModuloBias(t *testing.T) {
 // Fisher-Yates gives every one of the 3! = 6 orders of 3 elements equally
 // often: chi-square with 5 degrees of freedom, failing at p < 1e-6.
 func TestFisherYatesSixOrders(t *testing.T) {
-	g := rand.New(rand.NewPCG(5, 6))
+	g := rand.NewPCG(5, 6)
 	counts := map[[3]int]float64{}
 	const trials = 60000
 	for range trials {

@@ -71,7 +71,7 @@ func (r *window) Sweep(s uint64) Sweep {
 	for i := range sw.chunkOrder {
 		sw.chunkOrder[i] = int32(i)
 	}
-	fisherYates(sw.chunkOrder, mix.Rand(r.seed, s))
+	fisherYates(sw.chunkOrder, mix.PCG(r.seed, s))
 	sw.sampleStart = make([]uint64, n+1)
 	sw.labelStart = make([]uint64, n+1)
 	for k, c := range sw.chunkOrder {
@@ -145,10 +145,10 @@ func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
 // windowCursor walks a sweep window by window, holding one window.
 type windowCursor struct {
 	sw   *windowSweep
-	win  int        // current window; numWindows when exhausted
-	seqs []int32    // the current window's ordinals; seqs[:next] are shuffled
-	next int        // index in seqs of the next sequence
-	g    *rand.Rand // the window's stream, positioned at step next
+	win  int       // current window; numWindows when exhausted
+	seqs []int32   // the current window's ordinals; seqs[:next] are shuffled
+	next int       // index in seqs of the next sequence
+	g    *rand.PCG // the window's stream, positioned at step next
 }
 
 // load makes window i current: its ordinals gathered in placed-chunk order,
@@ -172,7 +172,7 @@ func (c *windowCursor) load(i int) {
 			c.seqs = append(c.seqs, int32(q))
 		}
 	}
-	c.g = mix.Rand(sw.r.seed, sw.sweep, uint64(i))
+	c.g = mix.PCG(sw.r.seed, sw.sweep, uint64(i))
 }
 
 // step fixes and returns the sequence at position next of the window.
@@ -192,4 +192,30 @@ func (c *windowCursor) Next() (int, bool) {
 		c.load(c.win + 1)
 	}
 	return int(c.step()), true
+}
+
+func (c *windowCursor) NextN(dst []int) int {
+	n := 0
+	for n < len(dst) {
+		if c.next >= len(c.seqs) {
+			if c.win+1 >= c.sw.numWindows() {
+				c.win = c.sw.numWindows()
+				break
+			}
+			c.load(c.win + 1)
+			continue
+		}
+		// The rest of the window, or of dst, in one tight loop: the
+		// Fisher-Yates steps of fisherYatesStep inlined.
+		seqs, g := c.seqs, c.g
+		k := min(len(dst)-n, len(seqs)-c.next)
+		for i := c.next; i < c.next+k; i++ {
+			j := i + int(uniform(g, uint64(len(seqs)-i)))
+			seqs[i], seqs[j] = seqs[j], seqs[i]
+			dst[n] = int(seqs[i])
+			n++
+		}
+		c.next += k
+	}
+	return n
 }

@@ -34,6 +34,13 @@ func Seed(seed uint64, coords ...uint64) uint64 {
 // on seed and coords. Its bounded draws (IntN, Uint64N, Perm, Shuffle) are
 // unbiased.
 func Rand(seed uint64, coords ...uint64) *rand.Rand {
+	return rand.New(PCG(seed, coords...))
+}
+
+// PCG returns the source under Rand(seed, coords...): its Uint64 outputs are
+// Rand's, without the interface call per draw, for the hot loops that need
+// only raw 64-bit draws.
+func PCG(seed uint64, coords ...uint64) *rand.PCG {
 	h := Seed(seed, coords...)
-	return rand.New(rand.NewPCG(h, finalize(h^golden)))
+	return rand.NewPCG(h, finalize(h^golden))
 }
