@@ -1,6 +1,7 @@
 package source
 
 import (
+	"math"
 	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -26,6 +27,7 @@ type cacheEntry struct {
 	chunk      *corpus.Chunk
 	hasBad     bool   // some sequence of the chunk is malformed
 	unit       uint64 // bit s: every sequence has exactly one sample in stream s (s < 64)
+	warm       uint64 // the result of warm, kept so its loads are not dropped
 	err        error
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -74,8 +76,59 @@ func (cc *chunkCache) load(e *cacheEntry) {
 			}
 		}
 		e.unit = unitStreams(e.chunk)
+		e.warm = warm(e.chunk)
 	}
 	close(e.done)
+}
+
+// warmLimit is the largest chunk (in bytes of ids and stream data) that
+// load reads through once; see warm.
+const warmLimit = 4 << 20
+
+// warm reads one word of every cache line of a small chunk's ids and
+// stream arrays, front to back, and returns a value that depends on them
+// (so the loads are kept). A randomized order then gathers the chunk's
+// sequences from the processor's cache instead of paying one memory miss per
+// sequence: a sequential pass is prefetched by the hardware and costs a
+// fraction of the scattered misses it replaces, and the chunk is read this
+// way once per residency. A chunk just parsed is already in cache and the
+// pass is cheap; chunks larger than warmLimit would not stay in cache across
+// a window, so they are left alone.
+func warm(ch *corpus.Chunk) uint64 {
+	size := 16 * len(ch.IDs)
+	for s := range ch.Streams {
+		d := &ch.Streams[s]
+		size += 4 * (len(d.SeqStart) + len(d.Dense) + len(d.RowStart) + len(d.Indices) + len(d.Values))
+	}
+	if size > warmLimit {
+		return 0
+	}
+	var h uint64
+	for i := 0; i < len(ch.IDs); i += 4 { // 16-byte string headers
+		h += uint64(len(ch.IDs[i]))
+	}
+	for s := range ch.Streams {
+		d := &ch.Streams[s]
+		h += warmInt32(d.SeqStart) + warmInt32(d.RowStart) + warmInt32(d.Indices)
+		h += warmFloat32(d.Dense) + warmFloat32(d.Values)
+	}
+	return h
+}
+
+func warmInt32(a []int32) uint64 {
+	var h uint64
+	for i := 0; i < len(a); i += 16 {
+		h += uint64(a[i])
+	}
+	return h
+}
+
+func warmFloat32(a []float32) uint64 {
+	var h uint64
+	for i := 0; i < len(a); i += 16 {
+		h += uint64(math.Float32bits(a[i]))
+	}
+	return h
 }
 
 // unitStreams returns the streams (bit s for stream s < 64) in which every

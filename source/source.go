@@ -43,6 +43,7 @@ type walk struct {
 	cur      randomize.Cursor
 	curSweep uint64
 	ahead    []upcoming
+	ords     []int // drawAhead's scratch
 	aheadAt  int
 
 	err error // sticky: set when a chunk failed to load
@@ -183,15 +184,20 @@ func (s *Source) peek(k int) *upcoming {
 // drawAhead draws about k sequences (at least 64, at most 1024).
 func (s *Source) drawAhead(k int) {
 	n := min(max(k, 64), 1024)
+	if cap(s.ords) < n {
+		s.ords = make([]int, n)
+	}
 	q := s.ahead[:0]
 	for len(q) < n {
-		ord, ok := s.cur.Next()
-		if !ok {
+		ords := s.ords[:n-len(q)]
+		got := s.cur.NextN(ords)
+		for _, ord := range ords[:got] {
+			q = append(q, upcoming{ord: ord, sweep: s.curSweep})
+		}
+		if got < len(ords) {
 			s.curSweep++
 			s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
-			continue
 		}
-		q = append(q, upcoming{ord: ord, sweep: s.curSweep})
 	}
 	samples := s.layout.Samples
 	for i := range q {
@@ -309,7 +315,7 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 		}
 		pn := &g.pins[p]
 		i := ord - pn.ch.First
-		if pn.hasBad && pn.ch.Bad[i] != nil {
+		if pn.hasBad && pn.ch.Bad[i] != nil { // hasBad: Bad is not nil
 			// Listed in timeline order among themselves (invariant 10).
 			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: pn.ch.Bad[i]})
 			continue
