@@ -194,6 +194,41 @@ func (cc *chunkCache) prefetch(c int) {
 	}()
 }
 
+// want makes the distinct chunks cs (at most cap of them) resident: the
+// resident ones become the newest, then the others are inserted and load in
+// goroutines, all but the last, which loads on the caller's goroutine. The
+// chunks a minibatch is about to need thus parse in parallel instead of one
+// after the other when it enters a new window. Since the resident ones of cs
+// are the newest when the others are inserted, no chunk of cs is evicted.
+func (cc *chunkCache) want(cs []int) {
+	cc.mu.Lock()
+	for _, c := range cs {
+		if e := cc.slots[c]; e != nil {
+			cc.unlink(e)
+			cc.pushFront(e)
+		}
+	}
+	var last *cacheEntry
+	for _, c := range cs {
+		if cc.slots[c] != nil {
+			continue
+		}
+		e := cc.insert(c)
+		if last != nil {
+			cc.wg.Add(1)
+			go func(e *cacheEntry) {
+				defer cc.wg.Done()
+				cc.load(e)
+			}(last)
+		}
+		last = e
+	}
+	cc.mu.Unlock()
+	if last != nil {
+		cc.load(last)
+	}
+}
+
 // resident returns the number of chunks held.
 func (cc *chunkCache) resident() int {
 	cc.mu.Lock()

@@ -2,6 +2,7 @@ package source
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -59,6 +60,52 @@ func TestPrefetchDoesNotChangeResults(t *testing.T) {
 	}
 }
 
+// TestLoadAheadKeepsWhatItNeeds: with prefetch, a minibatch's chunks load in
+// parallel (chunkCache.want) without evicting one another, so a randomized
+// read in windows loads every chunk once per sweep, the same count as
+// without prefetch, and never holds more than the cache's capacity.
+func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	for trial := range 20 {
+		tc := makeCorpus(t, rng, corpusOpts{n: 300, chunkSeq: 1 + rng.IntN(6)})
+		nc := tc.Layout().NumChunks()
+		// Cut at sweep ends, so that the read stops exactly after the last
+		// sweep.
+		cfg := Config{EpochSize: EpochInf, Prefetch: true, CutAtSweep: true}
+		cfg.Randomize.Kind = "window"
+		cfg.Randomize.WindowChunks = 1 + rng.IntN(4)
+		s := mustNew(t, tc, cfg)
+		const sweeps = 3
+		M := tc.Layout().TotalSamples()
+		for s.Position() < sweeps*M {
+			k := 1 + rng.IntN(40)
+			if _, err := s.NextK(k); err != nil {
+				t.Fatal(err)
+			}
+			if n := s.cache.resident(); n > s.cache.cap {
+				t.Fatalf("trial %d: %d chunks resident, cap %d", trial, n, s.cache.cap)
+			}
+		}
+		s.Close() // waits for the prefetch goroutines
+		// The prefetch after the last minibatch loads the first chunk of the
+		// next sweep: each chunk at most sweeps+1 times, one extra load. A
+		// chunk in the last window of one sweep and the first of the next
+		// may stay resident across the sweep end, hence fewer loads.
+		total := 0
+		for c := range nc {
+			n := int(tc.Loads(c))
+			if n < 1 || n > sweeps+1 {
+				t.Fatalf("trial %d (window %d, %d chunks): chunk %d loaded %d times in %d sweeps",
+					trial, cfg.Randomize.WindowChunks, nc, c, n, sweeps)
+			}
+			total += n
+		}
+		if extra := total - sweeps*nc; extra > 1 {
+			t.Fatalf("trial %d: %d loads beyond one per chunk and sweep", trial, extra)
+		}
+	}
+}
+
 // flakyCorpus fails the first load of one chunk.
 type flakyCorpus struct {
 	corpus.Source
@@ -81,8 +128,14 @@ func (f *flakyCorpus) LoadChunk(c int) (*corpus.Chunk, error) {
 // Next with the cause, leaves State at the last good minibatch, and a
 // Restore of that state resumes exactly.
 func TestLoadErrorIsStickyAndRecoverable(t *testing.T) {
+	for _, prefetch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prefetch=%v", prefetch), func(t *testing.T) { testLoadError(t, prefetch) })
+	}
+}
+
+func testLoadError(t *testing.T, prefetch bool) {
 	tc := oneSampleCorpus(t, 20, 4)
-	cfg := Config{EpochSize: EpochInf, Schedule: ConstantSchedule(3)}
+	cfg := Config{EpochSize: EpochInf, Schedule: ConstantSchedule(3), Prefetch: prefetch}
 	cfg.Randomize.Kind = "none"
 	want := readN(t, mustNew(t, tc, cfg), 6)
 	s := mustNew(t, &flakyCorpus{Source: tc, failOn: 2}, cfg)

@@ -30,7 +30,9 @@ type Config struct {
 	// this one, 0 <= Rank < Workers. Neither is part of the state.
 	Workers, Rank int
 	// Prefetch loads the next chunk the timeline needs in a goroutine while
-	// the caller works on the current minibatch. It never changes results.
+	// the caller works on the current minibatch, and loads the chunks a
+	// minibatch needs that are not resident in parallel (a new window's
+	// chunks parse on several cores at once). It never changes results.
 	Prefetch bool
 	// OnEpochEnd, when set, is called by Next after a minibatch that ends an
 	// epoch, with that epoch's index and the state after the minibatch (the

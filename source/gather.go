@@ -78,6 +78,7 @@ func (f *chunkFinder) findFrom(q, b int) int {
 // the other.
 type gather struct {
 	slot []int32     // per chunk: its index in pins, or -1
+	seen []uint32    // per chunk: the Source's stamp when loadAhead last listed it
 	pins []pin       // the chunks the segment uses, in first-use order
 	refs []ref       // the segment's delivered sequences, in timeline order
 	unit uint64      // bit s: every pin has one sample per sequence in stream s
@@ -100,7 +101,7 @@ type ref struct {
 }
 
 func newGather(numChunks int) gather {
-	g := gather{slot: make([]int32, numChunks)}
+	g := gather{slot: make([]int32, numChunks), seen: make([]uint32, numChunks)}
 	for i := range g.slot {
 		g.slot[i] = -1
 	}

@@ -29,6 +29,8 @@ type Source struct {
 	prefix []uint64 // sample-count prefix sums of global
 	finder chunkFinder
 	gather gather
+	need   []int // loadAhead's chunks
+	stamp  uint32
 }
 
 // walk is the mutable timeline state of a Source.
@@ -291,6 +293,9 @@ func (s *Source) next(k int) (*Minibatch, error) {
 // chunks alive than the cache would.
 func (s *Source) assemble(mb *Minibatch, ords []int) error {
 	g := &s.gather
+	if s.cfg.Prefetch {
+		s.loadAhead(ords)
+	}
 	limit := s.cache.cap
 	for _, ord := range ords {
 		c := s.finder.find(ord)
@@ -324,6 +329,31 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 	}
 	g.flush(mb)
 	return nil
+}
+
+// loadAhead loads the chunks that ords need first, as many distinct ones as
+// the cache holds, in parallel (chunkCache.want).
+func (s *Source) loadAhead(ords []int) {
+	g := &s.gather
+	s.stamp++
+	if s.stamp == 0 { // wrapped: forget every old mark
+		clear(g.seen)
+		s.stamp = 1
+	}
+	need := s.need[:0]
+	for _, ord := range ords {
+		c := s.finder.find(ord)
+		if g.seen[c] == s.stamp {
+			continue
+		}
+		if len(need) == s.cache.cap {
+			break
+		}
+		g.seen[c] = s.stamp
+		need = append(need, c)
+	}
+	s.need = need
+	s.cache.want(need)
 }
 
 // countsLabels tells whether epochs are sized in label samples, the only
