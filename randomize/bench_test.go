@@ -68,7 +68,8 @@ func BenchmarkSeek(b *testing.B) {
 }
 
 // BenchmarkWalk walks whole sweeps (a new sweep every iteration, so cntk
-// pays for computing each) and reports sequences per second. The baseline
+// pays for computing each) and reports sequences per second, one Next call
+// per sequence and (NextN-1024) in batches as the source draws them. The baseline
 // is a plain loop over a slice of the same length (walk-baseline).
 func BenchmarkWalk(b *testing.B) {
 	l := benchLayout()
@@ -93,6 +94,20 @@ func BenchmarkWalk(b *testing.B) {
 				c, _ := rz.Sweep(s).Seek(0)
 				for q, ok := c.Next(); ok; q, ok = c.Next() {
 					sum += q
+				}
+				s++
+			}
+			b.ReportMetric(float64(N)*float64(b.N)/b.Elapsed().Seconds(), "seq/s")
+			_ = sum
+		})
+		b.Run(benchName(cfg)+"/NextN-1024", func(b *testing.B) {
+			s := uint64(0)
+			buf := make([]int, 1024)
+			var sum int
+			for b.Loop() {
+				c, _ := rz.Sweep(s).Seek(0)
+				for n := c.NextN(buf); n > 0; n = c.NextN(buf) {
+					sum += buf[n-1]
 				}
 				s++
 			}

@@ -209,13 +209,32 @@ var (
 )
 
 // benchCTF generates the CTF file once per process (64 MiB, or 1 GiB with
-// BATCHPREP_BIG=1) in a temporary directory that TestMain removes.
+// BATCHPREP_BIG=1) in a temporary directory that TestMain removes. With
+// BATCHPREP_BENCH_DIR set, the file is kept in that directory and reused by
+// later runs (generating 1 GiB takes minutes; the content is fixed by the
+// generator's seed and the size).
 func benchCTF(b *testing.B) (string, int64) {
 	size := int64(64 << 20)
 	if os.Getenv("BATCHPREP_BIG") == "1" {
 		size = 1 << 30
 	}
 	ctfOnce.Do(func() {
+		if d := os.Getenv("BATCHPREP_BENCH_DIR"); d != "" {
+			p := filepath.Join(d, fmt.Sprintf("bench-%d.ctf", size))
+			if _, err := os.Stat(p); err == nil {
+				ctfPath = p
+				return
+			}
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			tmp := writeBenchCTF(b, d, size)
+			if err := os.Rename(tmp, p); err != nil {
+				b.Fatal(err)
+			}
+			ctfPath = p
+			return
+		}
 		d, err := os.MkdirTemp("", "batchprep-bench-")
 		if err != nil {
 			b.Fatal(err)
