@@ -2,7 +2,9 @@ package source
 
 import (
 	"math"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -195,11 +197,15 @@ func (cc *chunkCache) prefetch(c int) {
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident: the
-// resident ones become the newest, then the others are inserted and load in
-// goroutines, all but the last, which loads on the caller's goroutine. The
+// resident ones become the newest, then the others are inserted and loaded
+// by up to GOMAXPROCS workers, the caller's goroutine being one of them. The
 // chunks a minibatch is about to need thus parse in parallel instead of one
-// after the other when it enters a new window. Since the resident ones of cs
-// are the newest when the others are inserted, no chunk of cs is evicted.
+// after the other when it enters a new window, with no more loads in flight
+// than there are processors (each holds a read buffer of a chunk's size, so a
+// 128-chunk window must not start 128 at once). want returns when no chunk
+// is left to start; get waits for the ones still loading. Since the resident
+// ones of cs are the newest when the others are inserted, no chunk of cs is
+// evicted.
 func (cc *chunkCache) want(cs []int) {
 	cc.mu.Lock()
 	for _, c := range cs {
@@ -208,25 +214,34 @@ func (cc *chunkCache) want(cs []int) {
 			cc.pushFront(e)
 		}
 	}
-	var last *cacheEntry
+	var todo []*cacheEntry
 	for _, c := range cs {
-		if cc.slots[c] != nil {
-			continue
+		if cc.slots[c] == nil {
+			todo = append(todo, cc.insert(c))
 		}
-		e := cc.insert(c)
-		if last != nil {
-			cc.wg.Add(1)
-			go func(e *cacheEntry) {
-				defer cc.wg.Done()
-				cc.load(e)
-			}(last)
-		}
-		last = e
 	}
 	cc.mu.Unlock()
-	if last != nil {
-		cc.load(last)
+	if len(todo) == 0 {
+		return
 	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(todo) {
+				return
+			}
+			cc.load(todo[i])
+		}
+	}
+	for range min(len(todo), runtime.GOMAXPROCS(0)) - 1 {
+		cc.wg.Add(1)
+		go func() {
+			defer cc.wg.Done()
+			work()
+		}()
+	}
+	work()
 }
 
 // resident returns the number of chunks held.

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -103,6 +105,52 @@ func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 		if extra := total - sweeps*nc; extra > 1 {
 			t.Fatalf("trial %d: %d loads beyond one per chunk and sweep", trial, extra)
 		}
+	}
+}
+
+// countingCorpus records the most LoadChunk calls in flight at once.
+type countingCorpus struct {
+	corpus.Source
+	mu            sync.Mutex
+	inFlight, max int
+}
+
+func (c *countingCorpus) LoadChunk(i int) (*corpus.Chunk, error) {
+	c.mu.Lock()
+	c.inFlight++
+	c.max = max(c.max, c.inFlight)
+	c.mu.Unlock()
+	time.Sleep(200 * time.Microsecond) // let concurrent loads overlap
+	defer func() {
+		c.mu.Lock()
+		c.inFlight--
+		c.mu.Unlock()
+	}()
+	return c.Source.LoadChunk(i)
+}
+
+// TestLoadAheadBoundedParallelism: entering a window of many chunks loads
+// them with at most GOMAXPROCS workers (plus the next-chunk prefetch), not
+// one goroutine per chunk: each load in flight holds a chunk-sized buffer.
+func TestLoadAheadBoundedParallelism(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tc := oneSampleCorpus(t, 400, 4) // 100 chunks
+	cc := &countingCorpus{Source: tc}
+	cfg := Config{EpochSize: EpochInf, Prefetch: true}
+	cfg.Randomize.Kind = "window"
+	cfg.Randomize.WindowChunks = 32
+	s := mustNew(t, cc, cfg)
+	for s.Position() < 2*tc.Layout().TotalSamples() {
+		if _, err := s.NextK(200); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if cc.max > 3 {
+		t.Fatalf("%d chunk loads in flight at once with GOMAXPROCS 2", cc.max)
+	}
+	if cc.max < 2 {
+		t.Fatalf("chunk loads never overlapped (at most %d in flight)", cc.max)
 	}
 }
 
