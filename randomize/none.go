@@ -53,6 +53,11 @@ func (n *none) first(off uint64) (seq int, at, labels uint64) {
 	return i, at, labels
 }
 
+// ChunkAfter implements ChunkLookahead: file order enters chunk c+1 next.
+func (n *none) ChunkAfter(c int) (int, bool) {
+	return c + 1, c+1 < len(n.start)-1
+}
+
 func (n *none) Seek(off uint64) (Cursor, uint64) {
 	i, at, _ := n.first(off)
 	return &seqCursor{next: i, end: n.l.NumSequences()}, at

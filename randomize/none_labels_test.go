@@ -35,3 +35,18 @@ func TestNoneLabelsBefore(t *testing.T) {
 		}
 	}
 }
+
+// ChunkLookahead for none: file order enters chunk c+1 next.
+func TestNoneChunkAfter(t *testing.T) {
+	l := uniformLayout(5, 3, 1)
+	sw, ok := mustNew(t, Config{Kind: "none"}, l).Sweep(7).(ChunkLookahead)
+	if !ok {
+		t.Fatal("none's sweep does not implement ChunkLookahead")
+	}
+	for c := range 5 {
+		next, ok := sw.ChunkAfter(c)
+		if ok != (c < 4) || (ok && next != c+1) {
+			t.Errorf("ChunkAfter(%d) = %d, %v", c, next, ok)
+		}
+	}
+}

@@ -53,6 +53,19 @@ type Sweep interface {
 	LabelsBefore(off uint64) uint64
 }
 
+// ChunkLookahead is implemented by sweeps whose next chunk is known in
+// advance and needed alone: file order (none). A reader loads it while it
+// works on the current chunk; it never changes an order. The window
+// randomizer does not implement it: a window's chunks are all needed from
+// its first minibatch on, so the reader loads them together when it gets
+// there (source's parallel window load), and a chunk fetched earlier would
+// take one of the cache's few spare places.
+type ChunkLookahead interface {
+	// ChunkAfter returns the chunk the sweep enters after chunk c, or
+	// ok=false when c is the sweep's last.
+	ChunkAfter(c int) (next int, ok bool)
+}
+
 // Cursor walks a sweep's order forward.
 type Cursor interface {
 	// Next returns the ordinal of the next sequence, or ok=false at the end

@@ -196,17 +196,23 @@ func (cc *chunkCache) prefetch(c int) {
 	}()
 }
 
-// want makes the distinct chunks cs (at most cap of them) resident: the
-// resident ones become the newest, then the others are inserted and loaded
-// by up to GOMAXPROCS workers, the caller's goroutine being one of them. The
-// chunks a minibatch is about to need thus parse in parallel instead of one
-// after the other when it enters a new window, with no more loads in flight
-// than there are processors (each holds a read buffer of a chunk's size, so a
-// 128-chunk window must not start 128 at once). want returns when no chunk
-// is left to start; get waits for the ones still loading. Since the resident
-// ones of cs are the newest when the others are inserted, no chunk of cs is
-// evicted.
-func (cc *chunkCache) want(cs []int) {
+// want makes the distinct chunks cs (at most cap of them) resident and
+// returns once every missing one has started loading: the resident ones
+// become the newest, then the others are inserted and loaded by up to
+// GOMAXPROCS workers, the caller's goroutine being one of them. The chunks a
+// minibatch is about to need thus parse in parallel instead of one after the
+// other when it enters a new window, with no more loads in flight than there
+// are processors (each holds a read buffer of a chunk's size, so a 128-chunk
+// window must not start 128 at once); get waits for the ones still loading.
+// Since the resident ones of cs are the newest when the others are
+// inserted, no chunk of cs is evicted.
+func (cc *chunkCache) want(cs []int) { cc.fetch(cs, true) }
+
+// prefetchAll is want without the caller's goroutine: every missing chunk of
+// cs loads in the background.
+func (cc *chunkCache) prefetchAll(cs []int) { cc.fetch(cs, false) }
+
+func (cc *chunkCache) fetch(cs []int, inline bool) {
 	cc.mu.Lock()
 	for _, c := range cs {
 		if e := cc.slots[c]; e != nil {
@@ -234,14 +240,20 @@ func (cc *chunkCache) want(cs []int) {
 			cc.load(todo[i])
 		}
 	}
-	for range min(len(todo), runtime.GOMAXPROCS(0)) - 1 {
+	workers := min(len(todo), runtime.GOMAXPROCS(0))
+	if inline {
+		workers--
+	}
+	for range workers {
 		cc.wg.Add(1)
 		go func() {
 			defer cc.wg.Done()
 			work()
 		}()
 	}
-	work()
+	if inline {
+		work()
+	}
 }
 
 // resident returns the number of chunks held.

@@ -63,9 +63,11 @@ func TestPrefetchDoesNotChangeResults(t *testing.T) {
 }
 
 // TestLoadAheadKeepsWhatItNeeds: with prefetch, a minibatch's chunks load in
-// parallel (chunkCache.want) without evicting one another, so a randomized
-// read in windows loads every chunk once per sweep, the same count as
-// without prefetch, and never holds more than the cache's capacity.
+// parallel (chunkCache.want) without evicting one another, and file order's
+// lookahead loads the next chunk early without evicting the current one, so
+// a read in windows or in file order loads every chunk once per sweep, the
+// same count as without prefetch, and never holds more than the cache's
+// capacity.
 func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 8))
 	for trial := range 20 {
@@ -75,6 +77,9 @@ func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 		// sweep.
 		cfg := Config{EpochSize: EpochInf, Prefetch: true, CutAtSweep: true}
 		cfg.Randomize.Kind = "window"
+		if trial%2 == 1 { // file order: with the next-chunk lookahead
+			cfg.Randomize.Kind = "none"
+		}
 		cfg.Randomize.WindowChunks = 1 + rng.IntN(4)
 		s := mustNew(t, tc, cfg)
 		const sweeps = 3
@@ -90,20 +95,47 @@ func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 		}
 		s.Close() // waits for the prefetch goroutines
 		// The prefetch after the last minibatch loads the first chunk of the
-		// next sweep: each chunk at most sweeps+1 times, one extra load. A
+		// next sweep (in file order, the first cache-capacity chunks): each
+		// chunk at most sweeps+1 times, that many extra loads. A
 		// chunk in the last window of one sweep and the first of the next
 		// may stay resident across the sweep end, hence fewer loads.
 		total := 0
 		for c := range nc {
 			n := int(tc.Loads(c))
 			if n < 1 || n > sweeps+1 {
-				t.Fatalf("trial %d (window %d, %d chunks): chunk %d loaded %d times in %d sweeps",
-					trial, cfg.Randomize.WindowChunks, nc, c, n, sweeps)
+				t.Fatalf("trial %d (%s, window %d, %d chunks): chunk %d loaded %d times in %d sweeps",
+					trial, cfg.Randomize.Kind, cfg.Randomize.WindowChunks, nc, c, n, sweeps)
 			}
 			total += n
 		}
-		if extra := total - sweeps*nc; extra > 1 {
+		extraOK := 1
+		if cfg.Randomize.Kind == "none" {
+			extraOK = s.cache.cap
+		}
+		if extra := total - sweeps*nc; extra > extraOK {
 			t.Fatalf("trial %d: %d loads beyond one per chunk and sweep", trial, extra)
+		}
+	}
+}
+
+// TestFileOrderLooksAhead: in file order with prefetch, the next chunk is
+// loading while the caller is still inside the current one; without
+// prefetch it is not touched before it is needed.
+func TestFileOrderLooksAhead(t *testing.T) {
+	tc := oneSampleCorpus(t, 40, 10) // chunks of 10 sequences
+	for _, prefetch := range []bool{false, true} {
+		cfg := Config{EpochSize: EpochInf, Prefetch: prefetch}
+		cfg.Randomize.Kind = "none"
+		s := mustNew(t, tc, cfg)
+		if _, err := s.NextK(3); err != nil { // sequences 0..2, chunk 0
+			t.Fatal(err)
+		}
+		s.Close()
+		s.cache.mu.Lock()
+		ahead := s.cache.slots[1] != nil
+		s.cache.mu.Unlock()
+		if ahead != prefetch {
+			t.Errorf("prefetch %v: chunk 1 resident after the first minibatch: %v", prefetch, ahead)
 		}
 	}
 }

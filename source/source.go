@@ -44,6 +44,8 @@ type walk struct {
 	// drawn from it but not yet taken, ahead[aheadAt:].
 	cur      randomize.Cursor
 	curSweep uint64
+	curSw    randomize.Sweep // sweep curSweep's order
+	prevSw   randomize.Sweep // sweep curSweep-1's, once the cursor has left it
 	ahead    []upcoming
 	ords     []int // drawAhead's scratch
 	aheadAt  int
@@ -157,7 +159,7 @@ func (s *Source) Seek(pos uint64) error {
 		return fmt.Errorf("source: position %d: label count overflows", pos)
 	}
 	s.pos, s.labels, s.step = sw*M+so, swL+lb, 0
-	s.cur, s.curSweep = cur, sw
+	s.cur, s.curSweep, s.curSw, s.prevSw = cur, sw, sweep, nil
 	s.ahead, s.aheadAt = s.ahead[:0], 0
 	s.err = nil
 	return nil
@@ -198,7 +200,8 @@ func (s *Source) drawAhead(k int) {
 		}
 		if got < len(ords) {
 			s.curSweep++
-			s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
+			s.prevSw, s.curSw = s.curSw, s.rnd.Sweep(s.curSweep)
+			s.cur, _ = s.curSw.Seek(0)
 		}
 	}
 	samples := s.layout.Samples
@@ -278,8 +281,8 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	s.pos, s.labels = pos, labels
 	s.step++
 
-	if s.cfg.Prefetch && s.cfg.Rank == 0 {
-		s.cache.prefetch(s.finder.find(s.peek(k).ord))
+	if s.cfg.Prefetch {
+		s.prefetchAfter(k)
 	}
 	if endOfEpoch && s.cfg.OnEpochEnd != nil {
 		s.cfg.OnEpochEnd(epoch, s.State())
@@ -329,6 +332,44 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 	}
 	g.flush(mb)
 	return nil
+}
+
+// prefetchAfter starts loading, in goroutines, the chunk of the next
+// sequence (rank 0 only: the next sequence is rarely another rank's) and,
+// when the randomizer knows its chunk order (randomize.ChunkLookahead, file
+// order), the chunks after it, as many as the cache holds besides it: file
+// order then parses chunks c+1 and c+2 on both cores while the caller works
+// through chunk c, instead of waiting for each at its boundary. These
+// chunks become the cache's newest, so only chunks before c, not needed
+// again in this sweep, make room for them.
+func (s *Source) prefetchAfter(k int) {
+	u := s.peek(k)
+	c := s.finder.find(u.ord)
+	// The read-ahead may already be in the next sweep.
+	sw := s.curSw
+	if u.sweep != s.curSweep {
+		sw = nil
+		if u.sweep+1 == s.curSweep {
+			sw = s.prevSw
+		}
+	}
+	la, ok := sw.(randomize.ChunkLookahead)
+	if !ok {
+		if s.cfg.Rank == 0 {
+			s.cache.prefetch(c)
+		}
+		return
+	}
+	list := append(s.need[:0], c)
+	for len(list) < s.cache.cap {
+		next, ok := la.ChunkAfter(list[len(list)-1])
+		if !ok {
+			break
+		}
+		list = append(list, next)
+	}
+	s.need = list
+	s.cache.prefetchAll(list)
 }
 
 // loadAhead loads the chunks that ords need first, as many distinct ones as
