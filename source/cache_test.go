@@ -50,6 +50,7 @@ func TestPrefetchDoesNotChangeResults(t *testing.T) {
 		cfg := randomConfig(rng, kind)
 		cfg.EpochSize = 17
 		cfg.Schedule = ConstantSchedule(9)
+		cfg.Prefetch = false
 		plain := mustNew(t, tc, cfg)
 		cfg.Prefetch = true
 		pre := mustNew(t, tc, cfg)

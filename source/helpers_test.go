@@ -88,7 +88,7 @@ func kinds() []string {
 	return out
 }
 
-// randomConfig draws a randomizer setup for kind.
+// randomConfig draws a randomizer setup for kind, with or without prefetch.
 func randomConfig(rng *rand.Rand, kind string) Config {
 	c := Config{Randomize: randomize.Config{Kind: kind, Seed: rng.Uint64N(1000)}}
 	if rng.IntN(2) == 0 {
@@ -96,6 +96,9 @@ func randomConfig(rng *rand.Rand, kind string) Config {
 	} else {
 		c.Randomize.WindowSamples = 1 + rng.Uint64N(40)
 	}
+	// Half the property tests run with prefetching (parallel window loads,
+	// file-order lookahead), which must never change what is delivered.
+	c.Prefetch = rng.IntN(2) == 0
 	return c
 }
 

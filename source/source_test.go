@@ -50,7 +50,14 @@ func checkTimeline(t *testing.T, tc *testCorpus, s *Source, cfg Config, sweeps i
 	t.Helper()
 	l := tc.Layout()
 	M := l.TotalSamples()
-	order := timelineOrder(t, l, s.Config().Randomize, sweeps+1)
+	// The last minibatch starts before sweeps*M and may run on for up to
+	// the largest minibatch size: enough sweeps for that (a corpus can be
+	// smaller than K).
+	maxK := 0
+	for _, st := range cfg.Schedule.steps {
+		maxK = max(maxK, st.size)
+	}
+	order := timelineOrder(t, l, s.Config().Randomize, sweeps+2+maxK/int(M))
 	var flat []int
 	var sweepOf []uint64
 	for sw, o := range order {
