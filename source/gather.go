@@ -132,20 +132,24 @@ func (g *gather) flush(m *Minibatch) {
 	seqs, ids := m.Sequences[n0:], m.IDs[n0:]
 	sd := g.firstUnitDense(m)
 	if sd >= 0 {
-		// Fetch the ids and the rows of one dense stream in the same loop,
-		// so that both cache misses of a sequence are in flight together.
+		// The ids and the rows of one dense stream with one sample per
+		// sequence, copied in the same loop: both memory accesses of a
+		// sequence are in flight together, and the loop carries no
+		// dependency from one sequence to the next.
+		b := &m.Streams[sd]
+		dim := b.Dim
+		d0 := len(b.Dense)
+		b.Dense = grow(b.Dense, len(refs)*dim)
+		out := b.Dense[d0:]
 		g.pinRows(sd)
-		rows, dim := g.rows, int32(m.Streams[sd].Dim)
-		var sum float32
+		rows := g.rows
 		for j, r := range refs {
 			ch := pins[r.p].ch
 			seqs[j] = ch.First + int(r.i)
 			ids[j] = ch.IDs[r.i]
-			if d := rows[r.p]; int(r.i*dim) < len(d) {
-				sum += d[r.i*dim]
-			}
+			lo := int(r.i) * dim
+			copy(out[j*dim:(j+1)*dim], rows[r.p][lo:lo+dim])
 		}
-		g.sink = sum
 	} else {
 		for j, r := range refs {
 			ch := pins[r.p].ch
@@ -166,16 +170,18 @@ func (g *gather) flush(m *Minibatch) {
 		if s < 64 && g.unit&(1<<s) != 0 {
 			// One sample per sequence in every pinned chunk: the offsets
 			// are the indices themselves.
+			if s == sd { // copied above
+				for j := range refs {
+					ss[j+1] = at + int32(j) + 1
+				}
+				continue
+			}
 			for j, r := range refs {
 				los[j] = r.i
 				ss[j+1] = at + int32(j) + 1
 			}
 			if !b.Sparse {
-				if s != sd {
-					g.touchDense(b, s)
-				} else {
-					g.pinRows(s)
-				}
+				g.touchDense(b, s)
 				g.copyDenseUnit(b)
 				continue
 			}
