@@ -101,7 +101,7 @@ func runRead(env *Env, args []string) error {
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
-	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft heap limit for the Go runtime: auto (window + 64MiB), off, or a size such as 512MiB")
+	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit for the Go runtime: auto (window + 64MiB, less 8MiB for the process), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -527,9 +527,10 @@ func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
 
 // applyMemoryLimit sets the Go runtime's soft memory limit for the read and
 // returns a function restoring the previous one. With "auto" the limit is
-// the bound of docs/source.md: the bytes of the chunks the source keeps
-// (ResidentChunks times the chunk size) plus 64 MiB, raised when the index
-// alone nearly fills that (source.MemoryLimit); without a limit the
+// the bound of docs/source.md, the bytes of the chunks the source keeps
+// (ResidentChunks times the chunk size) plus 64 MiB, less an 8 MiB reserve
+// for the process, raised when the index alone nearly fills that
+// (source.MemoryLimit); without a limit the
 // collector lets the heap grow to about twice the live data (GOGC=100) and
 // the peak exceeds the bound. A GOMEMLIMIT in the environment wins over
 // "auto".
@@ -557,8 +558,9 @@ func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkByte
 // readLimitHook, when set by a test, runs once the read's limit is in force.
 var readLimitHook func()
 
-// autoMemoryLimit is source.MemoryLimit for this read: window bytes + 64 MiB
-// (raised when the index leaves too little room). The window's chunk size
+// autoMemoryLimit is source.MemoryLimit for this read: window bytes + 64 MiB,
+// less the 8 MiB process reserve (raised when the index leaves too little
+// room). The window's chunk size
 // is the configured chunk size, or the file's average chunk when the chunks
 // are counted in sequences (or run larger than configured).
 func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 {

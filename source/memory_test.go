@@ -2,18 +2,18 @@ package source
 
 import "testing"
 
-// TestMemoryLimit: the limit is the bound (window + 64 MiB) while the index
-// leaves room under it, and follows the index when it does not, never
-// dropping below index + window + 16 MiB.
+// TestMemoryLimit: the limit is the bound (window + 64 MiB) minus the
+// process reserve (8 MiB) while the index leaves room under it, and follows
+// the index when it does not, never dropping below index + window + 16 MiB.
 func TestMemoryLimit(t *testing.T) {
 	const MiB = 1 << 20
 	for _, c := range []struct{ heap, window, want int64 }{
-		{0, 32 * MiB, 96 * MiB},
-		{25 * MiB, 32 * MiB, 96 * MiB},
-		{48 * MiB, 32 * MiB, 96 * MiB},
-		{49 * MiB, 32 * MiB, 97 * MiB},
+		{0, 32 * MiB, 88 * MiB},
+		{25 * MiB, 32 * MiB, 88 * MiB},
+		{40 * MiB, 32 * MiB, 88 * MiB},
+		{41 * MiB, 32 * MiB, 89 * MiB},
 		{500 * MiB, 32 * MiB, 548 * MiB},
-		{0, 0, 64 * MiB},
+		{0, 0, 56 * MiB},
 	} {
 		got := MemoryLimit(c.heap, c.window)
 		if got != c.want {
