@@ -99,13 +99,8 @@ func drain(t testing.TB, c Cursor, limit int) []int {
 			}
 			return out
 		}
-		q, ok := c.Next()
-		if !ok {
+		if !nextInto(t, c, &out, limit) {
 			return out
-		}
-		out = append(out, q)
-		if len(out) > limit {
-			t.Fatalf("cursor yields more than %d sequences", limit)
 		}
 	}
 }
@@ -114,16 +109,24 @@ func drain(t testing.TB, c Cursor, limit int) []int {
 func drainNext(t testing.TB, c Cursor, limit int) []int {
 	t.Helper()
 	var out []int
-	for {
-		q, ok := c.Next()
-		if !ok {
-			return out
-		}
-		out = append(out, q)
-		if len(out) > limit {
-			t.Fatalf("cursor yields more than %d sequences", limit)
-		}
+	for nextInto(t, c, &out, limit) {
 	}
+	return out
+}
+
+// nextInto appends c.Next() to out and reports whether there was one,
+// failing the test once out holds more than limit ordinals.
+func nextInto(t testing.TB, c Cursor, out *[]int, limit int) bool {
+	t.Helper()
+	q, ok := c.Next()
+	if !ok {
+		return false
+	}
+	*out = append(*out, q)
+	if len(*out) > limit {
+		t.Fatalf("cursor yields more than %d sequences", limit)
+	}
+	return true
 }
 
 // walk returns sweep s's whole order.
