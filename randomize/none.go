@@ -53,8 +53,9 @@ func (n *none) first(off uint64) (seq int, at, labels uint64) {
 	return i, at, labels
 }
 
-// ChunkAfter implements ChunkLookahead: file order enters chunk c+1 next.
-func (n *none) ChunkAfter(c int) (int, bool) {
+// ChunkAfter implements ChunkLookahead: file order enters chunk c+1 next,
+// in every sweep.
+func (n *none) ChunkAfter(_ uint64, c int) (int, bool) {
 	return c + 1, c+1 < len(n.start)-1
 }
 

@@ -39,14 +39,19 @@ func TestNoneLabelsBefore(t *testing.T) {
 // ChunkLookahead for none: file order enters chunk c+1 next.
 func TestNoneChunkAfter(t *testing.T) {
 	l := uniformLayout(5, 3, 1)
-	sw, ok := mustNew(t, Config{Kind: "none"}, l).Sweep(7).(ChunkLookahead)
+	la, ok := mustNew(t, Config{Kind: "none"}, l).(ChunkLookahead)
 	if !ok {
-		t.Fatal("none's sweep does not implement ChunkLookahead")
+		t.Fatal("none does not implement ChunkLookahead")
 	}
 	for c := range 5 {
-		next, ok := sw.ChunkAfter(c)
+		next, ok := la.ChunkAfter(7, c)
 		if ok != (c < 4) || (ok && next != c+1) {
-			t.Errorf("ChunkAfter(%d) = %d, %v", c, next, ok)
+			t.Errorf("ChunkAfter(7, %d) = %d, %v", c, next, ok)
+		}
+	}
+	for _, kind := range []string{"window", "cntk"} {
+		if _, ok := mustNew(t, Config{Kind: kind}, l).(ChunkLookahead); ok {
+			t.Errorf("%s implements ChunkLookahead; the source's prefetch assumes it does not", kind)
 		}
 	}
 }

@@ -53,7 +53,7 @@ type Sweep interface {
 	LabelsBefore(off uint64) uint64
 }
 
-// ChunkLookahead is implemented by sweeps whose next chunk is known in
+// ChunkLookahead is implemented by randomizers whose next chunk is known in
 // advance and needed alone: file order (none). A reader loads it while it
 // works on the current chunk; it never changes an order. The window
 // randomizer does not implement it: a window's chunks are all needed from
@@ -61,9 +61,9 @@ type Sweep interface {
 // there (source's parallel window load), and a chunk fetched earlier would
 // take one of the cache's few spare places.
 type ChunkLookahead interface {
-	// ChunkAfter returns the chunk the sweep enters after chunk c, or
+	// ChunkAfter returns the chunk sweep s enters after chunk c, or
 	// ok=false when c is the sweep's last.
-	ChunkAfter(c int) (next int, ok bool)
+	ChunkAfter(s uint64, c int) (next int, ok bool)
 }
 
 // Cursor walks a sweep's order forward.

@@ -1,7 +1,6 @@
 package source
 
 import (
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -111,26 +110,22 @@ func warm(ch *corpus.Chunk) uint64 {
 	}
 	for s := range ch.Streams {
 		d := &ch.Streams[s]
-		h += warmInt32(d.SeqStart) + warmInt32(d.RowStart) + warmInt32(d.Indices)
-		h += warmFloat32(d.Dense) + warmFloat32(d.Values)
+		h += touchLines(d.SeqStart) + touchLines(d.RowStart) + touchLines(d.Indices) +
+			touchLines(d.Dense) + touchLines(d.Values)
 	}
 	return h
 }
 
-func warmInt32(a []int32) uint64 {
-	var h uint64
+// touchLines reads one element of every 64-byte line of a and counts the
+// non-zero ones.
+func touchLines[T int32 | float32](a []T) uint64 {
+	var n uint64
 	for i := 0; i < len(a); i += 16 {
-		h += uint64(a[i])
+		if a[i] != 0 {
+			n++
+		}
 	}
-	return h
-}
-
-func warmFloat32(a []float32) uint64 {
-	var h uint64
-	for i := 0; i < len(a); i += 16 {
-		h += uint64(math.Float32bits(a[i]))
-	}
-	return h
+	return n
 }
 
 // unitStreams returns the streams (bit s for stream s < 64) in which every
@@ -179,23 +174,6 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
 	return e.chunk, e.hasBad, e.unit, nil
 }
 
-// prefetch starts loading chunk c in a goroutine unless it is resident or
-// already loading.
-func (cc *chunkCache) prefetch(c int) {
-	cc.mu.Lock()
-	if cc.slots[c] != nil {
-		cc.mu.Unlock()
-		return
-	}
-	e := cc.insert(c)
-	cc.mu.Unlock()
-	cc.wg.Add(1)
-	go func() {
-		defer cc.wg.Done()
-		cc.load(e)
-	}()
-}
-
 // want makes the distinct chunks cs (at most cap of them) resident and
 // returns once every missing one has started loading: the resident ones
 // become the newest, then the others are inserted and loaded by up to
@@ -208,9 +186,9 @@ func (cc *chunkCache) prefetch(c int) {
 // inserted, no chunk of cs is evicted.
 func (cc *chunkCache) want(cs []int) { cc.fetch(cs, true) }
 
-// prefetchAll is want without the caller's goroutine: every missing chunk of
-// cs loads in the background.
-func (cc *chunkCache) prefetchAll(cs []int) { cc.fetch(cs, false) }
+// prefetch is want without the caller's goroutine: every missing chunk of cs
+// loads in the background, and prefetch returns at once.
+func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false) }
 
 func (cc *chunkCache) fetch(cs []int, inline bool) {
 	cc.mu.Lock()

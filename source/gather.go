@@ -77,14 +77,16 @@ func (f *chunkFinder) findFrom(q, b int) int {
 // window are scattered over several chunks) instead of paying them one after
 // the other.
 type gather struct {
-	slot []int32     // per chunk: its index in pins, or -1
-	seen []uint32    // per chunk: the Source's stamp when loadAhead last listed it
-	pins []pin       // the chunks the segment uses, in first-use order
-	refs []ref       // the segment's delivered sequences, in timeline order
-	unit uint64      // bit s: every pin has one sample per sequence in stream s
-	lo   []int32     // scratch: each ref's first sample in its chunk's stream
-	rows [][]float32 // scratch: each pin's dense values of the stream at hand
-	sink float32     // keeps touchDense's loads alive
+	slot   []int32  // per chunk: its index in pins, or -1
+	seen   []uint32 // per chunk: stamp when loadAhead last listed it
+	stamp  uint32
+	chunks []int32     // scratch: each sequence's chunk (Source.assemble)
+	pins   []pin       // the chunks the segment uses, in first-use order
+	refs   []ref       // the segment's delivered sequences, in timeline order
+	unit   uint64      // bit s: every pin has one sample per sequence in stream s
+	lo     []int32     // scratch: each ref's first sample in its chunk's stream
+	rows   [][]float32 // scratch: each pin's dense values of the stream at hand
+	sink   float32     // keeps touchDense's loads alive
 
 	maxPins int // most chunks pinned at once so far (for tests)
 }

@@ -29,8 +29,7 @@ type Source struct {
 	prefix []uint64 // sample-count prefix sums of global
 	finder chunkFinder
 	gather gather
-	need   []int // loadAhead's chunks
-	stamp  uint32
+	need   []int // the chunks loadAhead and prefetchAfter list
 }
 
 // walk is the mutable timeline state of a Source.
@@ -44,8 +43,6 @@ type walk struct {
 	// drawn from it but not yet taken, ahead[aheadAt:].
 	cur      randomize.Cursor
 	curSweep uint64
-	curSw    randomize.Sweep // sweep curSweep's order
-	prevSw   randomize.Sweep // sweep curSweep-1's, once the cursor has left it
 	ahead    []upcoming
 	ords     []int // drawAhead's scratch
 	aheadAt  int
@@ -159,7 +156,7 @@ func (s *Source) Seek(pos uint64) error {
 		return fmt.Errorf("source: position %d: label count overflows", pos)
 	}
 	s.pos, s.labels, s.step = sw*M+so, swL+lb, 0
-	s.cur, s.curSweep, s.curSw, s.prevSw = cur, sw, sweep, nil
+	s.cur, s.curSweep = cur, sw
 	s.ahead, s.aheadAt = s.ahead[:0], 0
 	s.err = nil
 	return nil
@@ -200,8 +197,7 @@ func (s *Source) drawAhead(k int) {
 		}
 		if got < len(ords) {
 			s.curSweep++
-			s.prevSw, s.curSw = s.curSw, s.rnd.Sweep(s.curSweep)
-			s.cur, _ = s.curSw.Seek(0)
+			s.cur, _ = s.rnd.Sweep(s.curSweep).Seek(0)
 		}
 	}
 	samples := s.layout.Samples
@@ -296,12 +292,26 @@ func (s *Source) next(k int) (*Minibatch, error) {
 // chunks alive than the cache would.
 func (s *Source) assemble(mb *Minibatch, ords []int) error {
 	g := &s.gather
+	var chunks []int32
 	if s.cfg.Prefetch {
-		s.loadAhead(ords)
+		// Each sequence's chunk, looked up once for the load-ahead and the
+		// copy. Without prefetch the copy looks them up as it goes, which
+		// saves this pass.
+		chunks = g.chunks[:0]
+		for _, ord := range ords {
+			chunks = append(chunks, int32(s.finder.find(ord)))
+		}
+		g.chunks = chunks
+		s.loadAhead(chunks)
 	}
 	limit := s.cache.cap
-	for _, ord := range ords {
-		c := s.finder.find(ord)
+	for j, ord := range ords {
+		var c int
+		if chunks != nil {
+			c = int(chunks[j])
+		} else {
+			c = s.finder.find(ord)
+		}
 		p := g.slot[c]
 		if p < 0 {
 			if len(g.pins) == limit {
@@ -345,15 +355,7 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 func (s *Source) prefetchAfter(k int) {
 	u := s.peek(k)
 	c := s.finder.find(u.ord)
-	// The read-ahead may already be in the next sweep.
-	sw := s.curSw
-	if u.sweep != s.curSweep {
-		sw = nil
-		if u.sweep+1 == s.curSweep {
-			sw = s.prevSw
-		}
-	}
-	la, ok := sw.(randomize.ChunkLookahead)
+	la, ok := s.rnd.(randomize.ChunkLookahead)
 	if !ok {
 		if s.cfg.Rank == 0 {
 			s.cache.prefetch(c)
@@ -362,36 +364,36 @@ func (s *Source) prefetchAfter(k int) {
 	}
 	list := append(s.need[:0], c)
 	for len(list) < s.cache.cap {
-		next, ok := la.ChunkAfter(list[len(list)-1])
+		next, ok := la.ChunkAfter(u.sweep, list[len(list)-1])
 		if !ok {
 			break
 		}
 		list = append(list, next)
 	}
 	s.need = list
-	s.cache.prefetchAll(list)
+	s.cache.prefetch(list...)
 }
 
-// loadAhead loads the chunks that ords need first, as many distinct ones as
-// the cache holds, in parallel (chunkCache.want).
-func (s *Source) loadAhead(ords []int) {
+// loadAhead loads the first chunks of a minibatch (chunks: each sequence's
+// chunk, in timeline order), as many distinct ones as the cache holds, in
+// parallel (chunkCache.want).
+func (s *Source) loadAhead(chunks []int32) {
 	g := &s.gather
-	s.stamp++
-	if s.stamp == 0 { // wrapped: forget every old mark
+	g.stamp++
+	if g.stamp == 0 { // wrapped: forget every old mark
 		clear(g.seen)
-		s.stamp = 1
+		g.stamp = 1
 	}
 	need := s.need[:0]
-	for _, ord := range ords {
-		c := s.finder.find(ord)
-		if g.seen[c] == s.stamp {
+	for _, c := range chunks {
+		if g.seen[c] == g.stamp {
 			continue
 		}
 		if len(need) == s.cache.cap {
 			break
 		}
-		g.seen[c] = s.stamp
-		need = append(need, c)
+		g.seen[c] = g.stamp
+		need = append(need, int(c))
 	}
 	s.need = need
 	s.cache.want(need)
