@@ -39,20 +39,7 @@ func auditMustRead(t *testing.T, args ...string) ([]auditRec, string) {
 	if code != 0 {
 		t.Fatalf("read %v: exit %d: %s", args, code, errOut)
 	}
-	var recs []auditRec
-	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if line == "" {
-			continue
-		}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		var r auditRec
-		if err := dec.Decode(&r); err != nil {
-			t.Fatalf("read %v: stdout line %d %q: %v", args, i+1, line, err)
-		}
-		recs = append(recs, r)
-	}
-	return recs, errOut
+	return parseJSONL(t, out), errOut
 }
 
 // auditCorpus is a generated CTF corpus: stream x (dense 1) on every line,

@@ -101,7 +101,7 @@ func TestAuditDiagnosticPositions(t *testing.T) {
 	var diags []Error
 	cfg := Config{Streams: []corpus.Stream{{Name: "a", Dim: 2}, {Name: "b", Dim: 3, Sparse: true}}, MaxErrors: 100}
 	r := auditOpen(t, body, cfg, &diags)
-	for _, ch := range auditLoadAll(t, r) {
+	for _, ch := range loadAll(t, r) {
 		for _, e := range ch.Bad {
 			if e != nil {
 				diags = append(diags, *auditAsError(t, e))
@@ -238,19 +238,6 @@ func auditOpen(t *testing.T, content string, cfg Config, warns *[]Error) *Reader
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-func auditLoadAll(t *testing.T, r *Reader) []*corpus.Chunk {
-	t.Helper()
-	var out []*corpus.Chunk
-	for c := 0; c < r.Layout().NumChunks(); c++ {
-		ch, err := r.LoadChunk(c)
-		if err != nil {
-			t.Fatalf("LoadChunk(%d): %v", c, err)
-		}
-		out = append(out, ch)
-	}
-	return out
 }
 
 func auditAsError(t *testing.T, err error) *Error {
