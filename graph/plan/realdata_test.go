@@ -2,7 +2,6 @@ package plan
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/graph/config"
-	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/internal/shared"
 )
@@ -54,14 +52,7 @@ func TestRealStore(t *testing.T) {
 	}
 	opts := importer.DefaultOptions()
 	opts.RelCol = 1
-	if _, err := importer.Import(context.Background(), cfg, opts, []string{src}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := edgestore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := importStore(t, cfg, opts, src)
 	o := Options{NumEpochs: cfg.NumEpochs, NumEdgeChunks: *cfg.NumEdgeChunks, BucketOrder: cfg.BucketOrder,
 		Workers: cfg.NumWorkers(), BatchSize: cfg.BatchSize, EvalFraction: cfg.EvalFraction,
 		NumRelations: len(cfg.Relations), Seed: cfg.Seed}

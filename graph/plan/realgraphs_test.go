@@ -63,14 +63,7 @@ func TestRealGraphsPlan(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if _, err := importer.Import(context.Background(), cfg, opts, []string{src}); err != nil {
-					t.Fatal(err)
-				}
-				st, err := edgestore.Open(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
+				st := importStore(t, cfg, opts, src)
 				if l, r := st.Partitions(); l != P || r != P {
 					t.Fatalf("store has %dx%d partitions, want %dx%d", l, r, P, P)
 				}
@@ -126,4 +119,19 @@ func TestRealGraphsPlan(t *testing.T) {
 			})
 		}
 	}
+}
+
+// importStore imports src into cfg's store and opens it; the store is
+// closed when the test ends.
+func importStore(t *testing.T, cfg *config.Config, opts importer.Options, src string) *edgestore.Store {
+	t.Helper()
+	if _, err := importer.Import(context.Background(), cfg, opts, []string{src}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := edgestore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
