@@ -46,11 +46,11 @@ func TestGemmAgainstDefinition(t *testing.T) {
 		pad := rng.IntN(3)
 		acc := rng.IntN(2) == 1
 		type variant struct {
-			name string
-			run  func(a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
+			name                       string
+			run                        func(a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
 			aRows, aCols, bRows, bCols int
-			at   func(a []float32, lda int) func(i, p int) float32
-			bt   func(b []float32, ldb int) func(p, j int) float32
+			at                         func(a []float32, lda int) func(i, p int) float32
+			bt                         func(b []float32, ldb int) func(p, j int) float32
 		}
 		vs := []variant{
 			{"NT", func(a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
