@@ -17,6 +17,10 @@ func axpyRef(alpha float32, x, y []float32) {
 }
 
 func gemmNTRef(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if m == 0 || n == 0 || k == 0 {
+		clearC(m, n, c, ldc, accumulate)
+		return
+	}
 	for i := 0; i < m; i++ {
 		ar := a[i*lda : i*lda+k]
 		cr := c[i*ldc : i*ldc+n]
@@ -32,6 +36,10 @@ func gemmNTRef(m, n, k int, a []float32, lda int, b []float32, ldb int, c []floa
 }
 
 func gemmNNRef(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if m == 0 || n == 0 || k == 0 {
+		clearC(m, n, c, ldc, accumulate)
+		return
+	}
 	for i := 0; i < m; i++ {
 		cr := c[i*ldc : i*ldc+n]
 		if !accumulate {
@@ -44,6 +52,10 @@ func gemmNNRef(m, n, k int, a []float32, lda int, b []float32, ldb int, c []floa
 }
 
 func gemmTNRef(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
+	if m == 0 || n == 0 || k == 0 {
+		clearC(m, n, c, ldc, accumulate)
+		return
+	}
 	if !accumulate {
 		for i := 0; i < m; i++ {
 			clear(c[i*ldc : i*ldc+n])
