@@ -32,7 +32,7 @@ func Implementation() string { return active.name }
 
 // clearC zeroes C's m×n elements unless acc: the k = 0 product.
 func clearC(m, n int, c []float32, ldc int, acc bool) {
-	if acc {
+	if acc || n == 0 {
 		return
 	}
 	for i := 0; i < m; i++ {
