@@ -23,7 +23,7 @@ func ntKernel1x4(rows, k int, a *float32, lda int, b *float32, ldb int, c *float
 func opKernel5x16(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, acc bool)
 
 //go:noescape
-func opKernel5x16Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, acc bool)
+func opKernel5x16Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, w int, scratch *float32, acc bool)
 
 // asmKernels returns the AVX2+FMA kernels when the CPU (and the OS, which
 // must save the YMM registers) supports them.

@@ -29,13 +29,13 @@ func BenchmarkGemm(b *testing.B) {
 	const pos, cand = 50, 1050
 	for _, d := range []int{100, 400} {
 		for _, im := range impls(b) {
-			b.Run(fmt.Sprintf("NT/d=%d/%s", d, im.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("op=NT/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				benchGemm(b, im.gemmNT, pos, cand, d, d, d, cand, pos*d, cand*d, false)
 			})
-			b.Run(fmt.Sprintf("NN/d=%d/%s", d, im.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("op=NN/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				benchGemm(b, im.gemmNN, pos, d, cand, cand, d, d, pos*cand, cand*d, false)
 			})
-			b.Run(fmt.Sprintf("TN/d=%d/%s", d, im.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("op=TN/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				benchGemm(b, im.gemmTN, cand, d, pos, cand, d, d, pos*cand, pos*d, true)
 			})
 		}
@@ -47,7 +47,7 @@ func BenchmarkDotAxpy(b *testing.B) {
 		rng := rand.New(rand.NewPCG(13, 14))
 		x, y := randSlice(rng, d), randSlice(rng, d)
 		for _, im := range impls(b) {
-			b.Run(fmt.Sprintf("Dot/d=%d/%s", d, im.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("op=Dot/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				var s float32
 				for b.Loop() {
 					s += im.dot(x, y)
@@ -55,7 +55,7 @@ func BenchmarkDotAxpy(b *testing.B) {
 				b.ReportMetric(2*float64(d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 				sink = s
 			})
-			b.Run(fmt.Sprintf("Axpy/d=%d/%s", d, im.name), func(b *testing.B) {
+			b.Run(fmt.Sprintf("op=Axpy/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				for b.Loop() {
 					im.axpy(1e-3, x, y)
 				}

@@ -75,6 +75,7 @@ func opGemm(m, n, k int, a []float32, rs, cs int, b []float32, ldb int, c []floa
 	kc := (k + blocks - 1) / blocks
 	tiles, rem := m/opMR, m%opMR
 	var edge [opMR * opKC]float32 // the last rem rows of A, zero-padded to opMR
+	var scratch [opMR * opNR]float32 // a narrow panel's tile on its way to C
 	for p0 := 0; p0 < k; p0 += kc {
 		kb := min(kc, k-p0)
 		accb := acc || p0 > 0
@@ -89,11 +90,11 @@ func opGemm(m, n, k int, a []float32, rs, cs int, b []float32, ldb int, c []floa
 				if w == opNR {
 					opKernel5x16(tiles, kb, ap, rs, cs, bp, ldb, &c[j], ldc, accb)
 				} else {
-					opKernel5x16Mask(tiles, kb, ap, rs, cs, bp, ldb, &c[j], ldc, &opMasks[w][0], accb)
+					opKernel5x16Mask(tiles, kb, ap, rs, cs, bp, ldb, &c[j], ldc, &opMasks[w][0], w, &scratch[0], accb)
 				}
 			}
 			if rem > 0 {
-				opEdge(edge[:opMR*kb], rem, kb, bp, ldb, w, c[tiles*opMR*ldc+j:], ldc, accb)
+				opEdge(edge[:opMR*kb], scratch[:], rem, kb, bp, ldb, w, c[tiles*opMR*ldc+j:], ldc, accb)
 			}
 		}
 	}
@@ -112,14 +113,14 @@ func packEdge(dst []float32, a []float32, i0, rem, p0, kb, rs, cs int) {
 
 // opEdge computes the last rem (< opMR) rows of a w-column panel through a
 // full tile in a scratch C.
-func opEdge(edge []float32, rem, kb int, bp *float32, ldb, w int, c []float32, ldc int, acc bool) {
+func opEdge(edge, scratch []float32, rem, kb int, bp *float32, ldb, w int, c []float32, ldc int, acc bool) {
 	var t [opMR * opNR]float32
 	if acc {
 		for r := 0; r < rem; r++ {
 			copy(t[r*opNR:r*opNR+w], c[r*ldc:r*ldc+w])
 		}
 	}
-	opKernel5x16Mask(1, kb, &edge[0], 1, opMR, bp, ldb, &t[0], opNR, &opMasks[w][0], acc)
+	opKernel5x16Mask(1, kb, &edge[0], 1, opMR, bp, ldb, &t[0], opNR, &opMasks[w][0], w, &scratch[0], acc)
 	for r := 0; r < rem; r++ {
 		copy(c[r*ldc:r*ldc+w], t[r*opNR:r*opNR+w])
 	}

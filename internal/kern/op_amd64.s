@@ -118,12 +118,14 @@ done:
 	VZEROUPPER
 	RET
 
-// func opKernel5x16Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, acc bool)
+// func opKernel5x16Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, w int, scratch *float32, acc bool)
 //
-// opKernel5x16 for a panel narrower than 16 columns: mask points at 16
-// int32 lanes, -1 for a column to compute and 0 past the panel's end. B and
-// C are read and C written only under the mask.
-TEXT ·opKernel5x16Mask(SB), NOSPLIT, $0-81
+// opKernel5x16 for a panel of w <= 16 columns: mask points at 16 int32
+// lanes, -1 for the first w and 0 after. B and C are read under the mask.
+// A tile is stored whole into scratch (80 floats) and its first w columns
+// copied to C with plain stores, since a masked store (VMASKMOVPS to
+// memory) costs tens of cycles on AMD cores.
+TEXT ·opKernel5x16Mask(SB), NOSPLIT, $0-97
 	OPSETUP
 	MOVQ    mask+72(FP), R14
 	VMOVUPS (R14), Y14
@@ -143,7 +145,7 @@ step:
 	DECQ       CX
 	JNZ        step
 
-	CMPB       acc+80(FP), $0
+	CMPB       acc+96(FP), $0
 	JEQ        store
 	VMASKMOVPS (DI), Y14, Y10
 	VMASKMOVPS 32(DI), Y15, Y11
@@ -167,18 +169,63 @@ step:
 	VADDPS     Y11, Y9, Y9
 
 store:
-	VMASKMOVPS Y0, Y14, (DI)
-	VMASKMOVPS Y1, Y15, 32(DI)
-	VMASKMOVPS Y2, Y14, (DI)(R12*1)
-	VMASKMOVPS Y3, Y15, 32(DI)(R12*1)
-	VMASKMOVPS Y4, Y14, (DI)(R12*2)
-	VMASKMOVPS Y5, Y15, 32(DI)(R12*2)
-	VMASKMOVPS Y6, Y14, (DI)(R13*1)
-	VMASKMOVPS Y7, Y15, 32(DI)(R13*1)
-	VMASKMOVPS Y8, Y14, (DI)(R12*4)
-	VMASKMOVPS Y9, Y15, 32(DI)(R12*4)
+	MOVQ    scratch+88(FP), SI
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y3, 96(SI)
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y5, 160(SI)
+	VMOVUPS Y6, 192(SI)
+	VMOVUPS Y7, 224(SI)
+	VMOVUPS Y8, 256(SI)
+	VMOVUPS Y9, 288(SI)
+	MOVQ    DI, DX
+	MOVQ    $5, CX
+
+row:
+	// copy w = 8a + 4b + 2c + d floats of one row (w <= 16)
+	MOVQ w+80(FP), R14
+	XORQ R15, R15
+
+by8:
+	CMPQ    R14, $8
+	JLT     by4
+	VMOVUPS (SI)(R15*1), Y10
+	VMOVUPS Y10, (DX)(R15*1)
+	ADDQ    $32, R15
+	SUBQ    $8, R14
+	JMP     by8
+
+by4:
+	CMPQ    R14, $4
+	JLT     by2
+	VMOVUPS (SI)(R15*1), X10
+	VMOVUPS X10, (DX)(R15*1)
+	ADDQ    $16, R15
+	SUBQ    $4, R14
+
+by2:
+	CMPQ   R14, $2
+	JLT    by1
+	VMOVSD (SI)(R15*1), X10
+	VMOVSD X10, (DX)(R15*1)
+	ADDQ   $8, R15
+	SUBQ   $2, R14
+
+by1:
+	TESTQ  R14, R14
+	JZ     rowdone
+	VMOVSS (SI)(R15*1), X10
+	VMOVSS X10, (DX)(R15*1)
+
+rowdone:
+	ADDQ $64, SI
+	ADDQ R12, DX
+	DECQ CX
+	JNZ  row
 	OPNEXT
-	JMP        tile
+	JMP  tile
 
 done:
 	VZEROUPPER
