@@ -124,7 +124,29 @@ tail:
 	VMASKMOVPS  (SI), Y8, Y4
 	VMASKMOVPS  (DI), Y8, Y5
 	VFMADD231PS Y4, Y15, Y5
-	VMASKMOVPS  Y5, Y8, (DI)
+
+	// store the r = 4a + 2b + c (r < 8) lanes of Y5 with plain stores:
+	// a masked store to memory costs tens of cycles on AMD cores.
+	SHRQ         $2, CX
+	CMPQ         CX, $4
+	JLT          st2
+	VMOVUPS      X5, (DI)
+	VEXTRACTF128 $1, Y5, X5
+	ADDQ         $16, DI
+	SUBQ         $4, CX
+
+st2:
+	CMPQ    CX, $2
+	JLT     st1
+	VMOVSD  X5, (DI)
+	VPSRLDQ $8, X5, X5
+	ADDQ    $8, DI
+	SUBQ    $2, CX
+
+st1:
+	TESTQ  CX, CX
+	JZ     done
+	VMOVSS X5, (DI)
 
 done:
 	VZEROUPPER
