@@ -74,7 +74,7 @@ func opGemm(m, n, k int, a []float32, rs, cs int, b []float32, ldb int, c []floa
 	blocks := (k + opKC - 1) / opKC
 	kc := (k + blocks - 1) / blocks
 	tiles, rem := m/opMR, m%opMR
-	var edge [opMR * opKC]float32 // the last rem rows of A, zero-padded to opMR
+	var edge [opMR * opKC]float32    // the last rem rows of A, zero-padded to opMR
 	var scratch [opMR * opNR]float32 // a narrow panel's tile on its way to C
 	for p0 := 0; p0 < k; p0 += kc {
 		kb := min(kc, k-p0)
