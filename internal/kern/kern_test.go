@@ -100,7 +100,11 @@ func buffer(rng *rand.Rand, off, rows, cols, ld int, fill float32) []float32 {
 // padding and the guards around it must keep their values; with
 // accumulate false C starts as NaN; each element of C agrees with the
 // definition within 1e-5 of the sum of the absolute products.
-func checkShape(im kernels, s shape, rng *rand.Rand) string {
+func checkShape(im kernels, s shape, rng *rand.Rand) string { return checkShapeEvery(im, s, rng, 1) }
+
+// checkShapeEvery is checkShape comparing only every every-th element of C
+// with the definition (all of them for the guards).
+func checkShapeEvery(im kernels, s shape, rng *rand.Rand, every int) string {
 	nan := float32(math.NaN())
 	abuf := buffer(rng, s.offA, s.aRows, s.aCols, s.lda, nan)
 	bbuf := buffer(rng, s.offB, s.bRows, s.bCols, s.ldb, nan)
@@ -131,6 +135,9 @@ func checkShape(im kernels, s shape, rng *rand.Rand) string {
 			if math.Float32bits(got) != math.Float32bits(old[idx]) {
 				return fmt.Sprintf("%s: element %d of C's buffer outside the %d×%d result changed from %v to %v", im.name, idx, s.m, s.n, old[idx], got)
 			}
+			continue
+		}
+		if idx%every != 0 {
 			continue
 		}
 		var want, mag float64
@@ -203,8 +210,9 @@ func TestGemmEdges(t *testing.T) {
 	}
 }
 
-// TestTrainerShapes checks invariants 1-3 for the products of a training step with 50
-// positives against 1050 candidates (invariant 3 at the sizes that matter).
+// TestTrainerShapes checks invariants 1-3 for the products of a training
+// step with 50 positives against 1050 candidates, comparing every 7th
+// element of C with the definition to keep the test quick.
 func TestTrainerShapes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, d := range []int{100, 400} {
@@ -214,7 +222,7 @@ func TestTrainerShapes(t *testing.T) {
 			newShape("TN", 1050, d, 50, 0, 0, true),
 		} {
 			for _, im := range impls(t) {
-				if msg := checkShape(im, s, rng); msg != "" {
+				if msg := checkShapeEvery(im, s, rng, 7); msg != "" {
 					t.Fatalf("%v: %s", s, msg)
 				}
 			}
