@@ -29,7 +29,7 @@ fi
 go test -c -o "$tmp/kern.test" ./internal/kern
 for round in $(seq "$COUNT"); do
   echo "== round $round of $COUNT ($(uptime | sed 's/.*load/load/'))" >&2
-  "$tmp/kern.test" -test.run '^$' -test.bench 'Gemm|DotAxpy' -test.benchtime "$BENCHTIME" | tee -a "$out"
+  "$tmp/kern.test" -test.run '^$' -test.bench 'Gemm|DotAxpy|Softmax' -test.benchtime "$BENCHTIME" | tee -a "$out"
   [ -n "$blas" ] && OPENBLAS_NUM_THREADS=1 "$blas" 1 | tee -a "$out"
 done
 go run "$BENCHSTAT" -col /impl "$out" >bench-out/kern.stat 2>&1 ||

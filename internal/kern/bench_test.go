@@ -66,3 +66,19 @@ func BenchmarkDotAxpy(b *testing.B) {
 }
 
 var sink float32
+
+// BenchmarkSoftmax normalizes one row of scores of a chunk: 1050 candidates.
+func BenchmarkSoftmax(b *testing.B) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	x := randSlice(rng, 1050)
+	row := make([]float32, len(x))
+	for _, im := range impls(b) {
+		b.Run("n=1050/impl="+im.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(row, x)
+				sink += im.softmax(row)
+			}
+			b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+		})
+	}
+}

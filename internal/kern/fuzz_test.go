@@ -1,6 +1,8 @@
 package kern
 
 import (
+	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -21,6 +23,23 @@ func FuzzGemm(f *testing.F) {
 			if msg := checkShape(im, s, rng); msg != "" {
 				t.Fatalf("%v: %s", s, msg)
 			}
+		}
+	})
+}
+
+// FuzzSoftmax checks Softmax for every implementation on rows made of the
+// fuzzed bytes read as float32s (any bit pattern: NaNs, infinities,
+// subnormals), against the float64 definition.
+func FuzzSoftmax(f *testing.F) {
+	f.Add([]byte{0, 0, 128, 63, 0, 0, 0, 64})
+	f.Add([]byte{0, 0, 128, 255, 0, 0, 128, 63, 0, 0, 192, 127})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		x := make([]float32, len(raw)/4)
+		for i := range x {
+			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		for _, im := range impls(t) {
+			checkSoftmax(t, im, x)
 		}
 	})
 }

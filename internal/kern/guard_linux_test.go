@@ -27,11 +27,11 @@ func guarded(t *testing.T, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&mem[size-page-n*4])), n)
 }
 
-// TestNoReadPastEnd places A, B and C (and Dot's and Axpy's vectors) flush
-// against an inaccessible page and runs every implementation: a kernel that
-// reads or writes one element past a slice crashes the test (invariant 1,
-// for memory outside the slices, which the NaN fill of checkShape cannot
-// see).
+// TestNoReadPastEnd places A, B and C (and the vectors of Dot, Axpy, Scale
+// and Softmax) flush against an inaccessible page and runs every
+// implementation: a kernel that reads or writes one element past a slice
+// crashes the test (invariant 1, for memory outside the slices, which the
+// NaN fill of checkShape cannot see).
 func TestNoReadPastEnd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for trial := 0; trial < 120; trial++ {
@@ -60,6 +60,8 @@ func TestNoReadPastEnd(t *testing.T) {
 		for _, im := range impls(t) {
 			im.dot(x, y)
 			im.axpy(2, x, y)
+			im.scale(0.5, y)
+			im.softmax(y)
 		}
 	}
 }

@@ -7,13 +7,15 @@ type kernels struct {
 	dot                    func(a, b []float32) float32
 	axpy                   func(alpha float32, x, y []float32)
 	gemmNT, gemmNN, gemmTN gemmFunc
+	softmax                func(x []float32) float32
+	scale                  func(alpha float32, x []float32)
 }
 
 type gemmFunc func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool)
 
 var (
-	refKernels = kernels{"ref", dotRef, axpyRef, gemmNTRef, gemmNNRef, gemmTNRef}
-	goKernels  = kernels{"go", dotGo, axpyGo, gemmNTGo, gemmNNGo, gemmTNGo}
+	refKernels = kernels{"ref", dotRef, axpyRef, gemmNTRef, gemmNNRef, gemmTNRef, softmaxRef, scaleRef}
+	goKernels  = kernels{"go", dotGo, axpyGo, gemmNTGo, gemmNNGo, gemmTNGo, softmaxGo, scaleGo}
 )
 
 // active is the implementation the exported functions use: the assembly

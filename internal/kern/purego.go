@@ -1,5 +1,7 @@
 package kern
 
+import "math"
+
 // The portable kernels: plain Go, unrolled so that each loaded element feeds
 // several multiply-adds. They are what runs on other architectures, on CPUs
 // without AVX2 and FMA, and under the purego build tag; the tests run them
@@ -129,4 +131,63 @@ func gemmNNGo(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float
 
 func gemmTNGo(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, acc bool) {
 	opGo(m, n, k, a, 1, lda, b, ldb, c, ldc, acc)
+}
+
+func softmaxGo(x []float32) float32 { return softmaxWith(x, maxGo, expSubSumGo, scaleGo) }
+
+func maxGo(x []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		if v > m || v != v {
+			m = v
+		}
+	}
+	return m
+}
+
+// expSubSumGo replaces x[i] by exp(x[i]-m) and returns their sum and the
+// sum of x[i]-m; exp32 is the same approximation as the assembly's.
+func expSubSumGo(x []float32, m float32) (sum, check float32) {
+	for i, v := range x {
+		d := v - m
+		check += d
+		e := exp32(d)
+		x[i] = e
+		sum += e
+	}
+	return sum, check
+}
+
+// exp32 approximates e^x for x <= 0 within 2 ulp (Cephes' expf): 0 below
+// ln(FLT_MIN).
+func exp32(x float32) float32 {
+	const lo = -87.33654
+	if !(x >= lo) {
+		return 0
+	}
+	fx := float32(math.Floor(float64(x*1.44269504088896341 + 0.5)))
+	r := x - fx*0.693359375
+	r -= fx * -2.12194440e-4
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	p = p*r*r + r + 1
+	return p * math.Float32frombits(uint32(int32(fx)+127)<<23)
+}
+
+func scaleGo(alpha float32, x []float32) {
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		v := x[i : i+4 : i+4]
+		v[0] *= alpha
+		v[1] *= alpha
+		v[2] *= alpha
+		v[3] *= alpha
+	}
+	for ; i < len(x); i++ {
+		x[i] *= alpha
+	}
 }
