@@ -12,17 +12,19 @@ import (
 // GemmNT(50, 1050, d). Backward: dlhs = dscores·cand, GemmNN(50, d, 1050),
 // and dcand = dscoresᵀ·lhs, GemmTN(1050, d, 50). Each is run for every
 // implementation in the binary (ref, go, avx2), so one run compares them;
-// the GFLOP/s metric counts 2·m·n·k.
+// the GFLOP/s metric counts 2·m·n·k per wall-clock second, cpu-GFLOP/s per
+// second of the benchmark thread's CPU time (steadier on a shared machine:
+// time the thread waits for a core is not counted).
 
 func benchGemm(b *testing.B, f gemmFunc, m, n, k, lda, ldb, ldc, aLen, bLen int, acc bool) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	a, bb, c := randSlice(rng, aLen), randSlice(rng, bLen), randSlice(rng, m*ldc)
-	b.SetBytes(0)
-	b.ResetTimer()
+	flops := 2 * float64(m) * float64(n) * float64(k)
+	cpu := startThreadCPU(b)
 	for b.Loop() {
 		f(m, n, k, a, lda, bb, ldb, c, ldc, acc)
 	}
-	b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	cpu.report(b, flops, "GFLOP/s")
 }
 
 func BenchmarkGemm(b *testing.B) {
@@ -49,17 +51,19 @@ func BenchmarkDotAxpy(b *testing.B) {
 		for _, im := range impls(b) {
 			b.Run(fmt.Sprintf("op=Dot/d=%d/impl=%s", d, im.name), func(b *testing.B) {
 				var s float32
+				cpu := startThreadCPU(b)
 				for b.Loop() {
 					s += im.dot(x, y)
 				}
-				b.ReportMetric(2*float64(d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				cpu.report(b, 2*float64(d), "GFLOP/s")
 				sink = s
 			})
 			b.Run(fmt.Sprintf("op=Axpy/d=%d/impl=%s", d, im.name), func(b *testing.B) {
+				cpu := startThreadCPU(b)
 				for b.Loop() {
 					im.axpy(1e-3, x, y)
 				}
-				b.ReportMetric(2*float64(d)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				cpu.report(b, 2*float64(d), "GFLOP/s")
 			})
 		}
 	}
@@ -74,11 +78,12 @@ func BenchmarkSoftmax(b *testing.B) {
 	row := make([]float32, len(x))
 	for _, im := range impls(b) {
 		b.Run("n=1050/impl="+im.name, func(b *testing.B) {
+			cpu := startThreadCPU(b)
 			for b.Loop() {
 				copy(row, x)
 				sink += im.softmax(row)
 			}
-			b.ReportMetric(float64(len(x))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+			cpu.report(b, float64(len(x)), "Gelem/s")
 		})
 	}
 }
