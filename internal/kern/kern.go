@@ -16,7 +16,7 @@ func Axpy(alpha float32, x, y []float32) {
 
 // GemmNT computes C[m×n] = A[m×k] · B[n×k]ᵀ (added to C when accumulate).
 // Row i of A starts at a[i*lda], row j of B at b[j*ldb], row i of C at
-// c[i*ldc].
+// c[i*ldc]. In all three products C must not overlap A or B.
 func GemmNT(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, accumulate bool) {
 	checkGemm("GemmNT", m, n, k, a, m, k, lda, b, n, k, ldb, c, ldc)
 	active.gemmNT(m, n, k, a, lda, b, ldb, c, ldc, accumulate)
