@@ -34,6 +34,9 @@ func maxAVX(x *float32, n int) float32
 //go:noescape
 func scaleAVX(alpha float32, x *float32, n int)
 
+//go:noescape
+func opKernel10x8Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, w int, scratch *float32, acc bool)
+
 // asmKernels returns the AVX2+FMA kernels when the CPU (and the OS, which
 // must save the YMM registers) supports them.
 func asmKernels() (kernels, bool) {

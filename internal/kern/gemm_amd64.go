@@ -85,12 +85,21 @@ func opGemm(m, n, k int, a []float32, rs, cs int, b []float32, ldb int, c []floa
 		for j := 0; j < n; j += opNR {
 			w := min(opNR, n-j)
 			bp := &b[p0*ldb+j]
-			if tiles > 0 {
-				ap := &a[p0*cs]
-				if w == opNR {
-					opKernel5x16(tiles, kb, ap, rs, cs, bp, ldb, &c[j], ldc, accb)
-				} else {
-					opKernel5x16Mask(tiles, kb, ap, rs, cs, bp, ldb, &c[j], ldc, &opMasks[w][0], w, &scratch[0], accb)
+			switch {
+			case tiles == 0:
+			case w == opNR:
+				opKernel5x16(tiles, kb, &a[p0*cs], rs, cs, bp, ldb, &c[j], ldc, accb)
+			case w > opNR/2:
+				opKernel5x16Mask(tiles, kb, &a[p0*cs], rs, cs, bp, ldb, &c[j], ldc, &opMasks[w][0], w, &scratch[0], accb)
+			default:
+				// a panel of at most 8 columns: 10×8 tiles, then one 5-row tile
+				t10 := tiles / 2
+				if t10 > 0 {
+					opKernel10x8Mask(t10, kb, &a[p0*cs], rs, cs, bp, ldb, &c[j], ldc, &opMasks[w][0], w, &scratch[0], accb)
+				}
+				if tiles%2 == 1 {
+					i := 10 * t10
+					opKernel5x16Mask(1, kb, &a[i*rs+p0*cs], rs, cs, bp, ldb, &c[i*ldc+j], ldc, &opMasks[w][0], w, &scratch[0], accb)
 				}
 			}
 			if rem > 0 {

@@ -230,3 +230,137 @@ rowdone:
 done:
 	VZEROUPPER
 	RET
+
+// OPSTEP8 does the ten FMAs of one step of a 10×8 tile, B's row in Y10;
+// rows 0-4 of A are at SI + r*rs, rows 5-9 at R14 + (r-5)*rs.
+#define OPSTEP8 \
+	VBROADCASTSS (SI), Y11;        \
+	VBROADCASTSS (SI)(R8*1), Y12;  \
+	VFMADD231PS  Y10, Y11, Y0;     \
+	VFMADD231PS  Y10, Y12, Y1;     \
+	VBROADCASTSS (SI)(R8*2), Y11;  \
+	VBROADCASTSS (SI)(R9*1), Y12;  \
+	VFMADD231PS  Y10, Y11, Y2;     \
+	VFMADD231PS  Y10, Y12, Y3;     \
+	VBROADCASTSS (SI)(R8*4), Y11;  \
+	VBROADCASTSS (R14), Y12;       \
+	VFMADD231PS  Y10, Y11, Y4;     \
+	VFMADD231PS  Y10, Y12, Y5;     \
+	VBROADCASTSS (R14)(R8*1), Y11; \
+	VBROADCASTSS (R14)(R8*2), Y12; \
+	VFMADD231PS  Y10, Y11, Y6;     \
+	VFMADD231PS  Y10, Y12, Y7;     \
+	VBROADCASTSS (R14)(R9*1), Y11; \
+	VBROADCASTSS (R14)(R8*4), Y12; \
+	VFMADD231PS  Y10, Y11, Y8;     \
+	VFMADD231PS  Y10, Y12, Y9
+
+// CACC8 adds the masked C row at addr to acc (Y11 is scratch).
+#define CACC8(addr, acc) \
+	VMASKMOVPS addr, Y15, Y11; \
+	VADDPS     Y11, acc, acc
+
+// func opKernel10x8Mask(tiles, k int, a *float32, rs, cs int, b *float32, ldb int, c *float32, ldc int, mask *int32, w int, scratch *float32, acc bool)
+//
+// opKernel5x16Mask for a last panel of w <= 8 columns, ten rows per tile
+// (row r in Y(r)), so that a narrow panel costs half a 16-wide one: for
+// t < tiles, C rows 10t..10t+9, columns 0..w-1. mask's first 8 lanes
+// select the w columns; tiles go through scratch (80 floats) to C.
+TEXT ·opKernel10x8Mask(SB), NOSPLIT, $0-97
+	OPSETUP
+	MOVQ    mask+72(FP), R14
+	VMOVUPS (R14), Y15
+
+tile:
+	TESTQ  AX, AX
+	JZ     done
+	OPZERO
+	LEAQ   (BX)(R8*4), R14
+	ADDQ   R8, R14
+
+step:
+	VMASKMOVPS (DX), Y15, Y10
+	OPSTEP8
+	ADDQ       R10, SI
+	ADDQ       R10, R14
+	ADDQ       R11, DX
+	DECQ       CX
+	JNZ        step
+
+	CMPB acc+96(FP), $0
+	JEQ  store
+	LEAQ (DI)(R12*4), R15
+	ADDQ R12, R15
+	CACC8((DI), Y0)
+	CACC8((DI)(R12*1), Y1)
+	CACC8((DI)(R12*2), Y2)
+	CACC8((DI)(R13*1), Y3)
+	CACC8((DI)(R12*4), Y4)
+	CACC8((R15), Y5)
+	CACC8((R15)(R12*1), Y6)
+	CACC8((R15)(R12*2), Y7)
+	CACC8((R15)(R13*1), Y8)
+	CACC8((R15)(R12*4), Y9)
+
+store:
+	MOVQ    scratch+88(FP), SI
+	VMOVUPS Y0, (SI)
+	VMOVUPS Y1, 32(SI)
+	VMOVUPS Y2, 64(SI)
+	VMOVUPS Y3, 96(SI)
+	VMOVUPS Y4, 128(SI)
+	VMOVUPS Y5, 160(SI)
+	VMOVUPS Y6, 192(SI)
+	VMOVUPS Y7, 224(SI)
+	VMOVUPS Y8, 256(SI)
+	VMOVUPS Y9, 288(SI)
+	MOVQ    DI, DX
+	MOVQ    $10, CX
+
+row:
+	// copy w = 8a + 4b + 2c + d floats of one row (w <= 8)
+	MOVQ w+80(FP), R14
+	XORQ R15, R15
+	CMPQ R14, $8
+	JLT  by4
+	VMOVUPS (SI), Y10
+	VMOVUPS Y10, (DX)
+	JMP     rowdone
+
+by4:
+	CMPQ    R14, $4
+	JLT     by2
+	VMOVUPS (SI)(R15*1), X10
+	VMOVUPS X10, (DX)(R15*1)
+	ADDQ    $16, R15
+	SUBQ    $4, R14
+
+by2:
+	CMPQ   R14, $2
+	JLT    by1
+	VMOVSD (SI)(R15*1), X10
+	VMOVSD X10, (DX)(R15*1)
+	ADDQ   $8, R15
+	SUBQ   $2, R14
+
+by1:
+	TESTQ  R14, R14
+	JZ     rowdone
+	VMOVSS (SI)(R15*1), X10
+	VMOVSS X10, (DX)(R15*1)
+
+rowdone:
+	ADDQ $32, SI
+	ADDQ R12, DX
+	DECQ CX
+	JNZ  row
+	LEAQ (BX)(R8*8), BX
+	LEAQ (BX)(R8*2), BX
+	LEAQ (DI)(R12*8), DI
+	LEAQ (DI)(R12*2), DI
+	DECQ AX
+	JMP  tile
+
+done:
+	VZEROUPPER
+	RET
