@@ -159,7 +159,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 				w.wts[i] *= b.Weight[c0+i]
 			}
 		}
-		ch := chunk{rel: b.Rel[c0:c1], k: k}
+		ch := chunk{rel: b.Rel[c0:c1], k: k, batchNegs: m.S.NumBatchNegs, uniform: m.S.NumUniformNegs}
 		if !m.S.DisableRhsNegs {
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
@@ -186,6 +186,9 @@ type chunk struct {
 	fixedIDs, posIDs []uint32
 	fixedG, candG    *rowGrads
 	candTab          *Table
+	batchNegs        int        // positives per chunk used as negatives (0: none)
+	uniform          int        // uniform negatives
+	ranks            *[]float64 // evaluation: append each positive's rank, no gradient
 }
 
 // direction scores the chunk's positives against negatives of one side
@@ -203,7 +206,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 			w.extra = append(w.extra, uint32(i))
 		}
 	} else {
-		ke = m.S.NumUniformNegs
+		ke = ch.uniform
 		w.extra = Uniform(w.extra, ke, ch.candTab.Rows, rng)
 	}
 	mall := k + ke
@@ -211,7 +214,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	copy(w.cand, ch.pos[:k*d])
 	w.gather(ch.candTab, ch.candG.typ, w.extra, w.cand[k*d:])
 	negStart := 0
-	if allNegs || m.S.NumBatchNegs == 0 {
+	if allNegs || ch.batchNegs == 0 {
 		negStart = k
 	}
 	// The operator: on the candidates (one relation for the whole batch)
@@ -250,6 +253,19 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		case negStart == 0:
 			w.neg[i*mneg+i] = Masked
 		}
+	}
+	if ch.ranks != nil {
+		// Ties count against the positive.
+		for i := range k {
+			rank := 1
+			for _, s := range w.neg[i*mneg : (i+1)*mneg] {
+				if s >= w.pos[i] {
+					rank++
+				}
+			}
+			*ch.ranks = append(*ch.ranks, float64(rank))
+		}
+		return 0
 	}
 	loss := w.loss.Eval(w.pos, w.neg, w.wts, k, mneg, w.dpos, w.dneg)
 	w.df, w.dt = grow(w.df, k*d), grow(w.dt, mall*d)
@@ -338,4 +354,86 @@ func (w *Worker) apply(grR *rowGrads) {
 	for t, g := range m.Global {
 		g.Update(w.dglob[t], m.S.RelationLr)
 	}
+}
+
+// Ranks evaluates a batch as PBG's holdout evaluation does: chunks of
+// batchNegs positives, each ranked against the chunk's other positives and
+// uniform negatives, on each side whose negatives are enabled (1 = best;
+// ties count against the positive). It appends the ranks to dst and
+// changes nothing.
+func (w *Worker) Ranks(b Batch, L, R *Table, batchNegs, uniform int, rng *rand.Rand, dst []float64) []float64 {
+	m, d := w.m, w.d
+	n := len(b.Lhs)
+	if n == 0 {
+		return dst
+	}
+	w.begin()
+	r0 := m.Rels[b.Rel[0]]
+	w.gl.reset(L, r0.Lhs)
+	grR := &w.gr
+	if R == L {
+		grR = &w.gl
+	} else {
+		w.gr.reset(R, r0.Rhs)
+	}
+	cs := n
+	if batchNegs > 0 && !r0.AllNegs {
+		cs = batchNegs
+	}
+	for c0 := 0; c0 < n; c0 += cs {
+		c1 := min(n, c0+cs)
+		k := c1 - c0
+		w.u, w.v = grow(w.u, k*d), grow(w.v, k*d)
+		w.gather(L, r0.Lhs, b.Lhs[c0:c1], w.u)
+		w.gather(R, r0.Rhs, b.Rhs[c0:c1], w.v)
+		ch := chunk{rel: b.Rel[c0:c1], k: k, batchNegs: batchNegs, uniform: uniform, ranks: &dst}
+		if !m.S.DisableRhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
+			w.direction(&ch, true, r0.AllNegs, rng)
+		}
+		if !m.S.DisableLhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
+			w.direction(&ch, false, r0.AllNegs, rng)
+		}
+	}
+	return dst
+}
+
+// Scores writes out[i*m+j], the score of positive i with its corrupted
+// side (the rhs when corruptRhs) replaced by candidate j: fixed holds the
+// k fixed-side rows and cand the m candidate rows, both as Gather returns
+// them. Outside dynamic mode with corruptRhs, all of rels must be equal.
+func (w *Worker) Scores(corruptRhs bool, rels []uint32, fixed, cand []float32, k, m int, out []float32) {
+	md, d := w.m, w.d
+	w.begin()
+	t, f := cand[:m*d], fixed[:k*d]
+	if !md.S.Dynamic && corruptRhs {
+		p, _ := w.rel(int(rels[0]), 0)
+		w.t = grow(w.t, m*d)
+		md.Rels[rels[0]].Op.Forward(p, cand, w.t, m, d)
+		t = w.t[:m*d]
+	} else {
+		side := 0
+		if md.S.Dynamic && corruptRhs {
+			side = 1
+		}
+		w.f = grow(w.f, k*d)
+		for i := range k {
+			p, _ := w.rel(int(rels[i]), side)
+			md.Rels[rels[i]].Op.Forward(p, fixed[i*d:(i+1)*d], w.f[i*d:(i+1)*d], 1, d)
+		}
+		f = w.f[:k*d]
+	}
+	w.pos = grow(w.pos, k)
+	w.cmp.Forward(f, f, t, k, m, d, w.pos, out)
+}
+
+// Gather writes the embeddings of rows ids of tab, an entity table of
+// type typ, plus the type's global embedding, to dst: the rows Scores
+// takes.
+func (w *Worker) Gather(tab *Table, typ int, ids []uint32, dst []float32) {
+	w.begin()
+	w.gather(tab, typ, ids, dst)
 }
