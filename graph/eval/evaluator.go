@@ -278,3 +278,21 @@ func grow(b []float32, n int) []float32 {
 	}
 	return b[:n]
 }
+
+// Entities returns every entity of type typ in dictionary order (partition,
+// then offset) with its embedding as the model uses it (the type's global
+// embedding added).
+func (e *Evaluator) Entities(typ string) (names []string, emb []float32, err error) {
+	ti, ok := e.types[typ]
+	if !ok {
+		return nil, nil, fmt.Errorf("eval: no entity type %q", typ)
+	}
+	tab := e.all[ti]
+	emb = make([]float32, tab.Rows*tab.Dim)
+	ids := make([]uint32, tab.Rows)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	model.NewWorker(e.m).Gather(tab, ti, ids, emb)
+	return e.names[ti], emb, nil
+}
