@@ -16,8 +16,13 @@ type Comparator struct {
 	fn, pn, cn       []float32 // norms (cos) or squared norms (l2 family)
 	dist, pdist      []float32 // l2: clamped squared distances
 	dfp, dpp, dcp    []float32
-	rowF, rowP, rowC []float32 // per-row sums for the norm terms
+	rowF, rowP, rowC []float32    // per-row sums for the norm terms
+	bufs             [3][]float32 // the comparator's own buffers for fp, pp, cp
 }
+
+// own returns the comparator's own buffer i (fp, pp, cp may alias the
+// caller's rows for dot).
+func (c *Comparator) own(i int) []float32 { return c.bufs[i] }
 
 const (
 	cmpDot = iota
@@ -56,11 +61,17 @@ func grow(b []float32, n int) []float32 {
 // score(f_i, p_i)) and against m candidate rows c (neg[i*m+j] =
 // score(f_i, c_j)). Backward must follow with the same arguments.
 func (c *Comparator) Forward(f, p, cand []float32, n, m, d int, pos, neg []float32) {
-	c.fp, c.pp, c.cp = grow(c.fp, n*d), grow(c.pp, n*d), grow(c.cp, m*d)
 	c.fn, c.pn, c.cn = grow(c.fn, n), grow(c.pn, n), grow(c.cn, m)
-	c.prepare(f, c.fp, c.fn, n, d)
-	c.prepare(p, c.pp, c.pn, n, d)
-	c.prepare(cand, c.cp, c.cn, m, d)
+	if c.kind == cmpDot {
+		// Nothing to prepare: use the rows themselves (read only).
+		c.fp, c.pp, c.cp = f[:n*d], p[:n*d], cand[:m*d]
+	} else {
+		c.fp, c.pp, c.cp = grow(c.own(0), n*d), grow(c.own(1), n*d), grow(c.own(2), m*d)
+		c.prepare(f, c.fp, c.fn, n, d)
+		c.prepare(p, c.pp, c.pn, n, d)
+		c.prepare(cand, c.cp, c.cn, m, d)
+		c.bufs = [3][]float32{c.fp, c.pp, c.cp}
+	}
 	if m > 0 {
 		kern.GemmNT(n, m, d, c.fp, d, c.cp, d, neg, m, false)
 	}

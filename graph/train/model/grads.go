@@ -22,6 +22,9 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 		}
 	}
 	rg.typ = typ
+	if cap(rg.g) == 0 {
+		rg.g = make([]float32, 0, 4096*t.Dim)
+	}
 	for _, r := range rg.rows {
 		rg.slot[r] = -1
 	}

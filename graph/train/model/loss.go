@@ -79,25 +79,27 @@ func (l Loss) Eval(pos, neg, w []float32, n, m int, dpos, dneg []float32) float6
 				drow[j] = wi * float32(sigmoid(float64(s)))
 			}
 		case lossSoftmax:
-			mx := float64(pos[i])
+			mx := pos[i]
 			for _, s := range row {
-				mx = max(mx, float64(s))
-			}
-			sum := math.Exp(float64(pos[i]) - mx)
-			for _, s := range row {
-				if s > Masked/2 {
-					sum += math.Exp(float64(s) - mx)
+				if s > mx { // not the builtin max: its NaN and ±0 rules cost here
+					mx = s
 				}
 			}
-			lse := mx + math.Log(sum)
-			li = lse - float64(pos[i])
-			dp = wi * float32(math.Exp(float64(pos[i])-lse)-1)
+			ep := exp32(pos[i] - mx)
+			sum := float64(ep)
 			for j, s := range row {
-				if s <= Masked/2 {
-					drow[j] = 0
-					continue
+				e := float32(0)
+				if s > Masked/2 {
+					e = exp32(s - mx)
 				}
-				drow[j] = wi * float32(math.Exp(float64(s)-lse))
+				drow[j] = e
+				sum += float64(e)
+			}
+			li = float64(mx) + math.Log(sum) - float64(pos[i])
+			inv := wi / float32(sum)
+			dp = ep*inv - wi
+			for j := range drow {
+				drow[j] *= inv
 			}
 		}
 		dpos[i] = dp
