@@ -24,7 +24,7 @@ func BenchmarkStep(b *testing.B) {
 	}
 }
 
-func fb15kStep(b *testing.B, d int) (*Worker, *Table, Batch) {
+func fb15kStep(b testing.TB, d int) (*Worker, *Table, Batch) {
 	const entities, rels = 14541, 237
 	rng := rand.New(rand.NewPCG(3, 4))
 	op, _ := NewOperator("complex_diagonal", d)
