@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -96,15 +95,11 @@ func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
 		t.man = &Manifest{Version: ManifestVersion, Fingerprint: fp}
 		return t, nil
 	}
-	if diff := DiffFingerprints(man.Fingerprint, fp); len(diff) > 0 {
-		return nil, fmt.Errorf("%w: %s was made with a different config:\n  %s", ErrCheckpoint, t.dir, strings.Join(diff, "\n  "))
-	}
-	data, err := readRef(t.dir, man.Model)
-	if err != nil {
+	if t.m, err = LoadModel(cfg, store.NumRelations(), store.Fingerprint(), t.dir, man); err != nil {
 		return nil, err
 	}
-	if err := decodeModelInto(data, m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, man.Model.File, err)
+	for w := range t.workers {
+		t.workers[w] = model.NewWorker(t.m)
 	}
 	t.man = man
 	return t, nil
