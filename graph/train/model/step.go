@@ -297,21 +297,40 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 
 // regularize adds the N3 penalty coef·Σ|x|³ over the chunk's lhs and rhs
 // embeddings and the vector parameters (translation, diagonal,
-// complex_diagonal) of each positive's relation.
+// complex_diagonal) of each positive's relation. With complex_diagonal
+// |x| is the modulus of each complex coordinate (real part in the first
+// half of a row, imaginary in the second), as for ComplEx's N3.
 func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64 {
 	m, d, k := w.m, w.d, ch.k
 	coef := float32(m.S.RegCoef)
+	_, cplx := m.Rels[ch.rel[0]].Op.(complexDiagonal)
 	var total float64
+	// n3 adds the penalty of rows x (of d) to total and its gradient to g.
 	n3 := func(x, g []float32) {
-		for j, v := range x {
-			a := float32(math.Abs(float64(v)))
-			total += float64(coef * a * a * a)
-			g[j] = 3 * coef * v * a
+		if !cplx {
+			for j, v := range x {
+				a := float32(math.Abs(float64(v)))
+				total += float64(coef * a * a * a)
+				g[j] += 3 * coef * v * a
+			}
+			return
+		}
+		h := d / 2
+		for r := 0; r+d <= len(x); r += d {
+			for j := r; j < r+h; j++ {
+				re, im := x[j], x[j+h]
+				mod := float32(math.Sqrt(float64(re*re + im*im)))
+				total += float64(coef * mod * mod * mod)
+				g[j] += 3 * coef * re * mod
+				g[j+h] += 3 * coef * im * mod
+			}
 		}
 	}
 	w.dx = grow(w.dx, k*d)
+	clear(w.dx)
 	n3(w.u[:k*d], w.dx)
 	w.scatter(&w.gl, lhs, w.dx)
+	clear(w.dx)
 	n3(w.v[:k*d], w.dx)
 	w.scatter(grR, rhs, w.dx)
 	for i := range k {
@@ -326,11 +345,7 @@ func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64
 				continue
 			}
 			p, dp := w.rel(r, side)
-			for j, v := range p {
-				a := float32(math.Abs(float64(v)))
-				total += float64(coef * a * a * a)
-				dp[j] += 3 * coef * v * a
-			}
+			n3(p, dp)
 		}
 	}
 	return total
