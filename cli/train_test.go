@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,4 +125,38 @@ func TestTrainEvalExport(t *testing.T) {
 	if code, _, errOut := run(t, "train", "--config", cfg, "--set", "comparator=euclid"); code != 1 || !strings.Contains(errOut, "comparator") {
 		t.Errorf("bad --set: %d %s", code, errOut)
 	}
+}
+
+// Ctrl-C (a canceled context) stops train cleanly with a complete
+// checkpoint, and the same command then finishes the run.
+func TestTrainInterrupted(t *testing.T) {
+	_, cfg := trainFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	errOut := &cancelAfterBuckets{n: 5, cancel: cancel}
+	env := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errOut}
+	err := runTrain(env, []string{"--config", cfg})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(errOut.String(), "stopped after 5 of 12 buckets") {
+		t.Fatalf("interrupted train: %v\n%s", err, errOut.String())
+	}
+	if code, out, errOut := run(t, "train", "--config", cfg); code != 0 || !strings.Contains(out, "trained 12 buckets") ||
+		!strings.Contains(errOut, "resuming") {
+		t.Fatalf("resumed train: %d %s %s", code, out, errOut)
+	}
+}
+
+// cancelAfterBuckets is a stderr that cancels after n per-bucket lines of train.
+type cancelAfterBuckets struct {
+	bytes.Buffer
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfterBuckets) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte("train: epoch")) {
+		if c.n--; c.n == 0 {
+			c.cancel()
+		}
+	}
+	return c.Buffer.Write(p)
 }
