@@ -1,7 +1,5 @@
 package train
 
-import "math"
-
 // Metrics summarize ranks (1 = best): the filtered or sampled ranking
 // metrics of an evaluation.
 type Metrics struct {
@@ -35,13 +33,4 @@ func MetricsOf(ranks []float64) Metrics {
 		m.MRR, m.MeanRank, m.Hits1, m.Hits3, m.Hits10 = m.MRR/n, m.MeanRank/n, m.Hits1/n, m.Hits3/n, m.Hits10/n
 	}
 	return m
-}
-
-// round keeps 6 significant digits, for logs.
-func round(x float64) float64 {
-	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return x
-	}
-	p := math.Pow(10, 6-math.Ceil(math.Log10(math.Abs(x))))
-	return math.Round(x*p) / p
 }
