@@ -39,6 +39,9 @@ var commands = []command{
 	{"read", "read minibatches from a CTF corpus on the nominal timeline (SPEC A6)", runRead},
 	{"import", "import edge lists into partitioned bucket files (SPEC B1)", runImport},
 	{"plan", "print the batch schedule of a graph config without training (SPEC B4)", runPlan},
+	{"train", "train graph embeddings on the planned batches, checkpointing every bucket (SPEC B5)", runTrain},
+	{"eval", "filtered link-prediction ranking of test edges with a trained checkpoint", runEval},
+	{"export", "export trained embeddings with entity names as TSV or binary", runExport},
 	{"version", "print the version", runVersion},
 }
 

@@ -13,7 +13,7 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo exit %d\nstderr: %s\nstdout: %s", code, errOut, out)
 	}
 	for _, want := range []string{"Part 1", "identical to the run above: true", "union = step 0 above: true",
-		"Part 2", "byte-for-byte the uninterrupted plan", "partition loads"} {
+		"Part 2", "byte-for-byte the uninterrupted plan", "partition loads", "Part 3", "filtered test MRR"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
 		}

@@ -27,6 +27,7 @@ type progress struct {
 	last     time.Time
 	interval time.Duration
 	drawn    bool
+	note     string // appended to each line (loss, bucket, ...)
 }
 
 // newProgress makes a reporter for env.Stderr. total may be 0 when unknown.
@@ -70,6 +71,16 @@ func (p *progress) Done() {
 	p.draw(time.Now(), true)
 }
 
+// SetNote sets text shown after the counts on the next line drawn.
+func (p *progress) SetNote(s string) {
+	if p == nil || p.quiet {
+		return
+	}
+	p.mu.Lock()
+	p.note = s
+	p.mu.Unlock()
+}
+
 func (p *progress) draw(now time.Time, final bool) {
 	el := now.Sub(p.start).Seconds()
 	rate := 0.0
@@ -92,6 +103,12 @@ func (p *progress) draw(now time.Time, final bool) {
 		}
 	} else {
 		line = fmt.Sprintf("%s: %d %s, %.0f %s/s, %.0fs", p.label, p.done, p.unit, rate, p.unit, el)
+	}
+	if p.total > 0 && rate > 0 && p.done < p.total && !final {
+		line += fmt.Sprintf(", ETA %s", (time.Duration(float64(p.total-p.done)/rate) * time.Second).Round(time.Second))
+	}
+	if p.note != "" {
+		line += ", " + p.note
 	}
 	p.drawn = true
 	if p.tty {

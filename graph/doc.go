@@ -8,6 +8,11 @@
 //	bucket     bucket orders: random, affinity, inside_out, outside_in
 //	plan       the loop epoch > edge set > chunk > bucket: holdout, shuffle,
 //	           worker shares, batches, and a resumable state
+//	train      embeddings trained on the plan: Hogwild workers, partition
+//	           swapping, a crash-safe checkpoint after every bucket
+//	           (train/model: operators, comparators, losses, Adagrad)
+//	eval       filtered link-prediction ranking of a checkpoint
+//	export     trained embeddings with names, as TSV or binary
 package graph
 
 // Bucket names the edges whose lhs entity is in partition Lhs and whose rhs

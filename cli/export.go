@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/eval"
+	"github.com/batchprep/batchprep/graph/export"
+	"github.com/batchprep/batchprep/internal/atomicfile"
+)
+
+const exportDescription = `
+Export a trained checkpoint's entity embeddings with their names (the
+type's global embedding added, as the model uses them).
+
+Formats:
+  tsv     one line per entity: type, name, then the values (the default)
+  binary  a checksummed little-endian file; layout in docs/training.md
+
+--out FILE writes the file atomically; without it, TSV goes to stdout.`
+
+func runExport(env *Env, args []string) error {
+	fs := newFlagSet(env, "export", "", exportDescription)
+	cfgPath := fs.String("config", "", "graph config of the trained model (required)")
+	format := fs.String("format", "tsv", "output: tsv or binary")
+	out := fs.String("out", "", "output file (required for binary)")
+	var sets stringList
+	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("unexpected argument %q", pos[0])
+	case *cfgPath == "":
+		return usagef("--config is required")
+	case *format != "tsv" && *format != "binary":
+		return usagef("--format %q: want tsv or binary", *format)
+	case *format == "binary" && *out == "":
+		return usagef("--format binary needs --out FILE")
+	}
+	cfg, err := loadConfig(*cfgPath, sets)
+	if err != nil {
+		return err
+	}
+	store, err := edgestore.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ev, err := eval.Open(cfg, store)
+	if err != nil {
+		return err
+	}
+	var types []export.Type
+	for _, typ := range cfg.EntityTypes() {
+		names, emb, err := ev.Entities(typ)
+		if err != nil {
+			return err
+		}
+		types = append(types, export.Type{Name: typ, Names: names, Dim: cfg.Dimension, Emb: emb})
+	}
+	var data []byte
+	if *format == "binary" {
+		data = export.Encode(types)
+	} else {
+		var buf bytes.Buffer
+		if *out == "" {
+			return export.WriteTSV(env.Stdout, types)
+		}
+		if err := export.WriteTSV(&buf, types); err != nil {
+			return err
+		}
+		data = buf.Bytes()
+	}
+	if err := atomicfile.Write(*out, data, 0o644); err != nil {
+		return err
+	}
+	n := 0
+	for _, t := range types {
+		n += len(t.Names)
+	}
+	fmt.Fprintf(env.Stderr, "export: %d entities of dimension %d to %s (%s)\n", n, cfg.Dimension, *out, byteSize(int64(len(data))))
+	return nil
+}

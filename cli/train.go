@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/atomicfile"
+)
+
+const trainDescription = `
+Train graph embeddings (PyTorch-BigGraph models and config keys) on an
+imported edge store: for each bucket of the plan, only that bucket's
+partitions are in memory; Hogwild workers train its batches; a checkpoint
+is committed in checkpoint_path after every bucket.
+
+Run the same command again after a crash, kill or Ctrl-C: training
+continues from the last checkpoint with exactly the batches an
+uninterrupted run would have trained. A checkpoint made with a different
+config is refused, naming the differing keys; raising num_epochs continues
+a finished run.
+
+Written next to the checkpoint: training_log.jsonl (one JSON object per
+bucket: loss, holdout metrics before and after, partition loads and saves)
+and training.svg (loss and holdout MRR per epoch).
+
+--set key=value overrides a config key (repeatable; dotted paths such as
+relations.0.operator; values in JSON syntax or plain strings).`
+
+// loadConfig loads --config and applies --set overrides.
+func loadConfig(path string, sets []string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return config.WithOverrides(cfg, sets)
+}
+
+func runTrain(env *Env, args []string) error {
+	fs := newFlagSet(env, "train", "", trainDescription)
+	cfgPath := fs.String("config", "", "graph config (TOML or JSON, PBG key names) (required)")
+	var sets stringList
+	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("unexpected argument %q", pos[0])
+	case *cfgPath == "":
+		return usagef("--config is required")
+	}
+	cfg, err := loadConfig(*cfgPath, sets)
+	if err != nil {
+		return err
+	}
+	store, err := edgestore.Open(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := os.MkdirAll(cfg.CheckpointPath, 0o755); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(filepath.Join(cfg.CheckpointPath, "training_log.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	var prog *progress
+	var tr *train.Trainer
+	opts := train.Options{Log: logf, Edges: func(n int) { prog.Add(int64(n)) }}
+	opts.Bucket = func(ev train.Event) {
+		trainBucketLine(env, prog, cfg, ev, *quiet)
+		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {
+			// An epoch ended: refresh the plot (best effort; the final
+			// write below reports errors).
+			atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(m.History), 0o644)
+		}
+	}
+	tr, err = train.New(cfg, store, opts)
+	if err != nil {
+		return err
+	}
+	p := tr.Plan()
+	total := int64(float64(p.EdgesPerEpoch()*int64(cfg.NumEpochs)) * (1 - cfg.EvalFraction))
+	man := tr.Manifest()
+	if man.Buckets > 0 {
+		fmt.Fprintf(env.Stderr, "resuming %s after %d of %d buckets (epoch %d)\n", cfg.CheckpointPath, man.Buckets, tr.TotalBuckets(), man.Next.Epoch+1)
+	}
+	prog = newProgress(env, "train", "edges", total, *quiet)
+	prog.Add(man.Edges)
+	runErr := tr.Run(env.Ctx)
+	prog.Done()
+	man = tr.Manifest()
+	if len(man.History) > 0 {
+		if err := atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(man.History), 0o644); err != nil {
+			return err
+		}
+	}
+	if errors.Is(runErr, context.Canceled) {
+		fmt.Fprintf(env.Stderr, "stopped after %d of %d buckets; the checkpoint in %s is complete: run the same command to continue\n",
+			man.Buckets, tr.TotalBuckets(), cfg.CheckpointPath)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
+	for _, h := range man.History {
+		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
+		if h.Holdout > 0 {
+			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
+		}
+		fmt.Fprintln(env.Stdout, line)
+	}
+	fmt.Fprintf(env.Stdout, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, byteSize(man.IO.LoadBytes), man.IO.Saves, byteSize(man.IO.SaveBytes))
+	return nil
+}
+
+// trainBucketLine reports a finished bucket: in the bar's note on a
+// terminal, as a plain line otherwise; the plot is refreshed at each
+// epoch's end.
+func trainBucketLine(env *Env, prog *progress, cfg *config.Config, ev train.Event, quiet bool) {
+	note := fmt.Sprintf("epoch %d/%d bucket (%d,%d) %d/%d, loss %.4f, loads %d (%s)",
+		ev.Epoch+1, cfg.NumEpochs, ev.Bucket.Lhs, ev.Bucket.Rhs, ev.Done, ev.Total, ev.Loss, ev.IO.Loads, byteSize(ev.IO.LoadBytes))
+	if ev.HoldoutAfter != nil {
+		note += fmt.Sprintf(", holdout MRR %.3f -> %.3f", ev.HoldoutBefore.MRR, ev.HoldoutAfter.MRR)
+	}
+	prog.SetNote(note)
+	if !quiet && !prog.tty {
+		fmt.Fprintf(env.Stderr, "train: %s, %.1fs\n", note, ev.Seconds)
+	}
+}
+
+// byteSize prints a byte count with a binary unit.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,47 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+// Overrides set top-level and nested keys, parse JSON values, and name the
+// key of a bad value.
+func TestWithOverrides(t *testing.T) {
+	c, err := Parse([]byte(`
+entity_path = "e"
+edge_paths = ["x"]
+checkpoint_path = "c"
+[entities.node]
+num_partitions = 1
+[[relations]]
+name = "r"
+lhs = "node"
+rhs = "node"
+`), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := WithOverrides(c, []string{"dimension=400", "lr=0.1", "relations.0.operator=complex_diagonal", "entities.node.num_partitions=4", "comparator=dot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Dimension != 400 || o.Lr != 0.1 || o.Relations[0].Operator != "complex_diagonal" || o.Entities["node"].NumPartitions != 4 || o.Comparator != "dot" {
+		t.Fatalf("overrides not applied: %+v", o)
+	}
+	if c.Dimension == 400 {
+		t.Fatal("the original config changed")
+	}
+	for _, bad := range []string{"batch_size=-3", "relations.5.operator=x", "nokey", "bucket_order=sideways"} {
+		_, err := WithOverrides(c, []string{bad})
+		if err == nil {
+			t.Errorf("%s: no error", bad)
+			continue
+		}
+		key, _, _ := strings.Cut(bad, "=")
+		key, _, _ = strings.Cut(key, ".")
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: error does not name the key: %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,44 @@
+// Package train trains PyTorch-BigGraph-style graph embeddings on the
+// batches of graph/plan: for each bucket of the plan, in the plan's order,
+// it keeps only that bucket's entity partitions in memory, evaluates the
+// bucket's holdout, trains the bucket's batches with Hogwild workers (one
+// goroutine per worker share, no locks), evaluates the holdout again and
+// commits a checkpoint. The mathematics live in graph/train/model;
+// filtered evaluation of a checkpoint in graph/eval.
+//
+// A checkpoint is a directory (the config's checkpoint_path) holding
+// checkpoint.json, the manifest, and the files it names: one
+// emb_{type}_{partition}.v{seq}.bin per trained partition and one
+// model.v{seq}.bin (layouts in tablefile.go and docs/training.md).
+//
+// Invariants (tests cite them by number):
+//
+//  1. Batches: every bucket trains exactly the batches plan.PrepareBucket
+//     gives for its coordinates, worker w's share on worker goroutine w;
+//     uniform negatives come from mix streams keyed by (seed, epoch, edge
+//     set, chunk, bucket, worker, batch).
+//  2. Hogwild: workers update the shared tables and parameters without
+//     locks; with one worker training is a deterministic function of the
+//     config and the data.
+//  3. Memory: only the partitions of the current bucket's relations are
+//     held; the others were saved by the previous checkpoint and are
+//     loaded again when a bucket needs them (loads and bytes counted).
+//  4. Checkpoints: after every bucket, new files and then the manifest
+//     (versioned, with the SHA-256 of every file and of itself) are
+//     written atomically; a crash at any moment leaves the previous or the
+//     new checkpoint whole. A run continues from the manifest's position:
+//     killed at any moment and restarted, it trains the batches an
+//     uninterrupted run would, and with one worker ends with the same
+//     embeddings bit for bit.
+//  5. A checkpoint made with a config that differs in a key that decides
+//     training (everything but paths, num_epochs and logging knobs; plus
+//     the resolved worker count and the edge store's fingerprint) is
+//     refused, naming every differing key with both values.
+//  6. Holdout: with eval_fraction > 0 each bucket's held-out edges are
+//     ranked before and after training it, PBG-style (eval_num_batch_negs
+//     in-chunk and eval_num_uniform_negs uniform negatives, ties against
+//     the edge); they are never trained on.
+//  7. Settings the trainer does not implement (featurized entities,
+//     per-type dimensions, bias, max_norm, half_precision, several
+//     machines, regularizers other than N3) are refused with the key named.
+package train

@@ -1,0 +1,158 @@
+package train
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
+)
+
+// ManifestName is the checkpoint's commit point: a checkpoint is the set
+// of files its manifest names, with their SHA-256.
+const ManifestName = "checkpoint.json"
+
+// ManifestVersion is the manifest format version; other versions are
+// refused.
+const ManifestVersion = 1
+
+// ErrCheckpoint marks a checkpoint that cannot be used: corrupt, of
+// another format version, or made with a different config.
+var ErrCheckpoint = errors.New("train: unusable checkpoint")
+
+// Position is where training continues: the bucket at Index of the order
+// of pass (Epoch, EdgeSet, Chunk).
+type Position struct {
+	Epoch   int `json:"epoch"`
+	EdgeSet int `json:"edge_set"`
+	Chunk   int `json:"chunk"`
+	Index   int `json:"index"`
+}
+
+// FileRef names one file of a checkpoint.
+type FileRef struct {
+	File   string `json:"file"`
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+}
+
+// TableRef is one (entity type, partition) of a checkpoint.
+type TableRef struct {
+	Type      string `json:"type"`
+	Partition int    `json:"partition"`
+	Rows      int    `json:"rows"`
+	FileRef
+}
+
+// EpochStats is one epoch's training loss and holdout ranking, as plotted.
+type EpochStats struct {
+	Epoch     int     `json:"epoch"`
+	Loss      float64 `json:"loss"` // summed loss / positives
+	Count     int64   `json:"count"`
+	MRRBefore float64 `json:"holdout_mrr_before,omitempty"`
+	MRRAfter  float64 `json:"holdout_mrr_after,omitempty"`
+	Holdout   int64   `json:"holdout_count,omitempty"`
+}
+
+// IOStats count partition swaps.
+type IOStats struct {
+	Loads     int64 `json:"loads"`
+	LoadBytes int64 `json:"load_bytes"`
+	Saves     int64 `json:"saves"`
+	SaveBytes int64 `json:"save_bytes"`
+}
+
+// Manifest is the content of checkpoint.json.
+type Manifest struct {
+	Version     int            `json:"version"`
+	Seq         int64          `json:"seq"` // increases with every checkpoint
+	Fingerprint map[string]any `json:"fingerprint"`
+	Next        Position       `json:"next"`
+	Done        bool           `json:"done"`
+	Tables      []TableRef     `json:"tables"`
+	Model       FileRef        `json:"model"`
+	History     []EpochStats   `json:"history"`
+	IO          IOStats        `json:"io"`
+	Buckets     int64          `json:"buckets_trained"`
+	Edges       int64          `json:"edges_trained"`
+}
+
+// envelope carries the manifest with the SHA-256 of its compact JSON
+// encoding (the file itself is indented for people).
+type envelope struct {
+	Body   json.RawMessage `json:"body"`
+	SHA256 string          `json:"sha256"`
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// writeManifest commits m in dir atomically.
+func writeManifest(dir string, m *Manifest) error {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	env, err := json.MarshalIndent(envelope{Body: body, SHA256: sum(body)}, "", " ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(dir, ManifestName), append(env, '\n'), 0o644)
+}
+
+// ReadManifest reads and verifies dir's checkpoint manifest; it returns
+// (nil, nil) when there is none.
+func ReadManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var env envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, path, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, env.Body); err != nil || sum(compact.Bytes()) != env.SHA256 {
+		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrCheckpoint, path)
+	}
+	var m Manifest
+	if err := json.Unmarshal(env.Body, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, path, err)
+	}
+	if m.Version != ManifestVersion {
+		return nil, fmt.Errorf("%w: %s: format version %d, this program reads %d", ErrCheckpoint, path, m.Version, ManifestVersion)
+	}
+	return &m, nil
+}
+
+// readRef reads a file of the checkpoint and checks its size and digest.
+func readRef(dir string, r FileRef) ([]byte, error) {
+	path := filepath.Join(dir, r.File)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+	}
+	if int64(len(data)) != r.Bytes || sum(data) != r.SHA256 {
+		return nil, fmt.Errorf("%w: %s: size or checksum differs from the manifest", ErrCheckpoint, path)
+	}
+	return data, nil
+}
+
+// writeRef writes data as file name in dir, atomically, and describes it.
+func writeRef(dir, name string, data []byte) (FileRef, error) {
+	if err := atomicfile.Write(filepath.Join(dir, name), data, 0o644); err != nil {
+		return FileRef{}, err
+	}
+	return FileRef{File: name, SHA256: sum(data), Bytes: int64(len(data))}, nil
+}

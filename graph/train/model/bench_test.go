@@ -1,0 +1,48 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkStep is one training batch with the FB15k settings
+// (complex_diagonal, dot, softmax, 1000 positives in chunks of 50, 1000
+// uniform negatives per chunk, both sides, dynamic relations) on a table
+// of FB15k-237's size; edges/s is reported.
+func BenchmarkStep(b *testing.B) {
+	for _, d := range []int{100, 400} {
+		b.Run(fmt.Sprintf("dim=%d", d), func(b *testing.B) {
+			w, tab, batch := fb15kStep(b, d)
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ResetTimer()
+			for range b.N {
+				w.Step(batch, tab, tab, rng)
+			}
+			b.ReportMetric(float64(b.N*len(batch.Lhs))/b.Elapsed().Seconds(), "edges/s")
+		})
+	}
+}
+
+func fb15kStep(b testing.TB, d int) (*Worker, *Table, Batch) {
+	const entities, rels = 14541, 237
+	rng := rand.New(rand.NewPCG(3, 4))
+	op, _ := NewOperator("complex_diagonal", d)
+	var rs []Relation
+	for range rels {
+		rs = append(rs, Relation{Op: op, Weight: 1})
+	}
+	m, err := New(Settings{Dim: d, Comparator: "dot", Loss: "softmax", NumBatchNegs: 50, NumUniformNegs: 1000,
+		RegCoef: 1e-3, Lr: 0.1, RelationLr: 0.1, Dynamic: true}, rs, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab := NewTable(entities, d, 1e-3, rng)
+	var batch Batch
+	for range 1000 {
+		batch.Lhs = append(batch.Lhs, uint32(rng.IntN(entities)))
+		batch.Rhs = append(batch.Rhs, uint32(rng.IntN(entities)))
+		batch.Rel = append(batch.Rel, uint32(rng.IntN(rels)))
+	}
+	return NewWorker(m), tab, batch
+}

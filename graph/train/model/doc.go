@@ -1,0 +1,35 @@
+// Package model holds the mathematics of PyTorch-BigGraph-style embedding
+// models, each with its exact gradient: relation operators (none,
+// translation, diagonal, complex_diagonal, linear, affine), comparators
+// (dot, cos, l2, squared_l2), losses (ranking, logistic, softmax), the N3
+// regularizer, embedding tables with row-wise Adagrad and Adagrad for
+// dense parameters, and the batch step that scores a batch's positives
+// against batch and uniform negatives (graph/train runs it on workers).
+//
+// Shapes: matrices are row-major float32, one row per entity or edge, d
+// columns (the config's dimension). All dense products go through
+// internal/kern.
+//
+// Invariants (tests cite them by number):
+//
+//  1. Every Operator's Backward is the derivative of its Forward, with
+//     respect to the input rows and to the parameters (checked by finite
+//     differences).
+//  2. Every Comparator's Backward is the derivative of its Forward with
+//     respect to the fixed rows, the positive rows and the candidates.
+//  3. Every Loss's gradient is the derivative of its value; masked
+//     negatives (score Masked) contribute neither loss nor gradient.
+//  4. The batch step's parameter gradients are the derivative of its loss
+//     (the sum of the per-direction losses and the regularizer), for every
+//     operator, comparator, loss, relation mode and negative setting.
+//  5. Row-wise Adagrad: a row x with gradient g takes acc += mean(g²),
+//     x -= lr·g/(sqrt(acc)+1e-10); dense Adagrad the same per element. Rows
+//     absent from a batch are untouched.
+//  6. Tables are shared by Hogwild workers without locks. Under the race
+//     detector (build tag race) every shared read and write is an atomic
+//     32-bit load or store, so `go test -race` sees no race; updates may
+//     still be lost, as in Hogwild. Without the tag they are plain memory
+//     accesses.
+//  7. Randomness (uniform negatives) comes only from the *rand.Rand the
+//     caller passes, derived from the batch's coordinates.
+package model

@@ -1,0 +1,54 @@
+package model
+
+// rowGrads accumulates a batch's gradient per row of one table, so that a
+// row drawn several times gets one Adagrad step with the summed gradient.
+type rowGrads struct {
+	tab  *Table
+	typ  int
+	slot []int32 // row -> index in rows, -1 when untouched
+	rows []uint32
+	g    []float32
+}
+
+func (rg *rowGrads) reset(t *Table, typ int) {
+	if rg.tab != t {
+		rg.tab = t
+		if cap(rg.slot) < t.Rows {
+			rg.slot = make([]int32, t.Rows)
+		}
+		rg.slot = rg.slot[:t.Rows]
+		for i := range rg.slot {
+			rg.slot[i] = -1
+		}
+	}
+	rg.typ = typ
+	if cap(rg.g) == 0 {
+		rg.g = make([]float32, 0, 4096*t.Dim)
+	}
+	for _, r := range rg.rows {
+		rg.slot[r] = -1
+	}
+	rg.rows, rg.g = rg.rows[:0], rg.g[:0]
+}
+
+// add adds g (one row of d floats) to row's gradient.
+func (rg *rowGrads) add(row uint32, g []float32) {
+	d := rg.tab.Dim
+	s := rg.slot[row]
+	if s < 0 {
+		s = int32(len(rg.rows))
+		rg.slot[row] = s
+		rg.rows = append(rg.rows, row)
+		rg.g = append(rg.g, g[:d]...)
+		return
+	}
+	addTo(rg.g[int(s)*d:int(s+1)*d], g[:d])
+}
+
+// apply gives every touched row its Adagrad step.
+func (rg *rowGrads) apply(lr float32, scratch []float32) {
+	d := rg.tab.Dim
+	for s, r := range rg.rows {
+		rg.tab.Update(int(r), rg.g[s*d:(s+1)*d], lr, scratch)
+	}
+}

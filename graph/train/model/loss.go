@@ -1,0 +1,118 @@
+package model
+
+import (
+	"fmt"
+	"math"
+)
+
+// Masked is the score given to a negative that must not count (a batch
+// negative that is the edge's own positive, or the true entity under
+// all_negs): every loss gives it zero loss and zero gradient (invariant 3).
+const Masked = -1e9
+
+// Loss turns the scores of n positives and their m negatives each into a
+// loss and its gradient.
+type Loss struct {
+	kind   int
+	margin float32
+}
+
+const (
+	lossRanking = iota
+	lossLogistic
+	lossSoftmax
+)
+
+// Losses lists the loss names.
+var Losses = []string{"ranking", "logistic", "softmax"}
+
+// NewLoss returns the loss called name; margin is used by ranking.
+func NewLoss(name string, margin float64) (Loss, error) {
+	for k, n := range Losses {
+		if n == name {
+			return Loss{kind: k, margin: float32(margin)}, nil
+		}
+	}
+	return Loss{}, fmt.Errorf("unknown loss_fn %q (want one of %v)", name, Losses)
+}
+
+// Name is the config's loss name.
+func (l Loss) Name() string { return Losses[l.kind] }
+
+// Eval returns the loss of pos (n) against neg (n×m), row i weighted by
+// w[i] (w nil: all 1), and writes its gradient to dpos and dneg:
+//
+//	ranking   Σ_i w_i Σ_j max(0, margin - pos_i + neg_ij)
+//	logistic  Σ_i w_i (softplus(-pos_i) + Σ_j softplus(neg_ij))
+//	softmax   Σ_i w_i (logsumexp(pos_i, neg_i1..im) - pos_i)
+func (l Loss) Eval(pos, neg, w []float32, n, m int, dpos, dneg []float32) float64 {
+	var total float64
+	for i := 0; i < n; i++ {
+		wi := float32(1)
+		if w != nil {
+			wi = w[i]
+		}
+		row, drow := neg[i*m:(i+1)*m], dneg[i*m:(i+1)*m]
+		var li float64
+		var dp float32
+		switch l.kind {
+		case lossRanking:
+			for j, s := range row {
+				v := l.margin - pos[i] + s
+				if v > 0 && s > Masked/2 {
+					li += float64(v)
+					drow[j] = wi
+					dp -= wi
+				} else {
+					drow[j] = 0
+				}
+			}
+		case lossLogistic:
+			li += softplus(-float64(pos[i]))
+			dp = -wi * float32(sigmoid(-float64(pos[i])))
+			for j, s := range row {
+				if s <= Masked/2 {
+					drow[j] = 0
+					continue
+				}
+				li += softplus(float64(s))
+				drow[j] = wi * float32(sigmoid(float64(s)))
+			}
+		case lossSoftmax:
+			mx := pos[i]
+			for _, s := range row {
+				if s > mx { // not the builtin max: its NaN and ±0 rules cost here
+					mx = s
+				}
+			}
+			ep := exp32(pos[i] - mx)
+			sum := float64(ep)
+			for j, s := range row {
+				e := float32(0)
+				if s > Masked/2 {
+					e = exp32(s - mx)
+				}
+				drow[j] = e
+				sum += float64(e)
+			}
+			li = float64(mx) + math.Log(sum) - float64(pos[i])
+			inv := wi / float32(sum)
+			dp = ep*inv - wi
+			for j := range drow {
+				drow[j] *= inv
+			}
+		}
+		dpos[i] = dp
+		total += float64(wi) * li
+	}
+	return total
+}
+
+func softplus(x float64) float64 {
+	if x > 30 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }

@@ -1,0 +1,454 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Worker runs batch steps on a shared Model and shared Tables. Its
+// buffers are its own: one Worker per goroutine.
+type Worker struct {
+	m    *Model
+	cmp  *Comparator
+	loss Loss
+	d    int
+
+	// Per batch: private copies of the shared parameters in use, and their
+	// gradients.
+	stamp, gen []int // relation -> batch stamp of the copy
+	params     [][2][]float32
+	dparams    [][2][]float32
+	glob       [][]float32
+	dglob      [][]float32
+	gl, gr     rowGrads
+	usedRels   []int
+	scratch    []float32
+
+	// Per chunk.
+	u, v, cand, t, f, df, dt, dcand, dx []float32
+	pos, neg, dpos, dneg, wts           []float32
+	extra                               []uint32
+}
+
+// NewWorker returns a worker for m.
+func NewWorker(m *Model) *Worker {
+	c, _ := NewComparator(m.S.Comparator)
+	l, _ := NewLoss(m.S.Loss, m.S.Margin)
+	w := &Worker{m: m, cmp: c, loss: l, d: m.S.Dim, stamp: make([]int, len(m.Rels)),
+		params: make([][2][]float32, len(m.Rels)), dparams: make([][2][]float32, len(m.Rels)),
+		scratch: make([]float32, m.S.Dim)}
+	w.gen = []int{0}
+	for i := range w.stamp {
+		w.stamp[i] = -1
+	}
+	for range m.Global {
+		w.glob = append(w.glob, make([]float32, w.d))
+		w.dglob = append(w.dglob, make([]float32, w.d))
+	}
+	return w
+}
+
+// Stats are the totals of a batch step.
+type Stats struct {
+	Loss  float64 // summed over positives (and the regularizer)
+	Count int     // positives
+}
+
+// begin reads the global embeddings and forgets the previous batch.
+func (w *Worker) begin() {
+	w.gen[0]++
+	w.usedRels = w.usedRels[:0]
+	for t, g := range w.m.Global {
+		g.Read(w.glob[t])
+		clear(w.dglob[t])
+	}
+}
+
+// rel returns the private copy of relation r's parameters of side, read
+// once per batch, and its gradient buffer.
+func (w *Worker) rel(r, side int) (p, dp []float32) {
+	if w.stamp[r] != w.gen[0] {
+		w.stamp[r] = w.gen[0]
+		w.usedRels = append(w.usedRels, r)
+		for s, d := range w.m.Params[r] {
+			if d == nil {
+				continue
+			}
+			w.params[r][s] = grow(w.params[r][s], len(d.P))
+			d.Read(w.params[r][s])
+			w.dparams[r][s] = grow(w.dparams[r][s], len(d.P))
+			clear(w.dparams[r][s])
+		}
+	}
+	return w.params[r][side], w.dparams[r][side]
+}
+
+// gather writes the embeddings (plus the type's global embedding) of ids
+// of tab to dst.
+func (w *Worker) gather(tab *Table, typ int, ids []uint32, dst []float32) {
+	d := w.d
+	for i, id := range ids {
+		row := dst[i*d : (i+1)*d]
+		tab.Read(int(id), row)
+		if w.glob != nil {
+			addTo(row, w.glob[typ])
+		}
+	}
+}
+
+// scatter adds the gradient rows g of ids to rg (and to the type's global
+// embedding).
+func (w *Worker) scatter(rg *rowGrads, ids []uint32, g []float32) {
+	d := w.d
+	for i, id := range ids {
+		rg.add(id, g[i*d:(i+1)*d])
+		if w.dglob != nil {
+			addTo(w.dglob[rg.typ], g[i*d:(i+1)*d])
+		}
+	}
+}
+
+// Step trains one batch whose lhs entities are rows of L and rhs entities
+// rows of R (the same *Table when they are one partition of one type):
+// forward, backward and one optimizer step (invariants 4, 5). Negatives are
+// drawn from rng.
+func (w *Worker) Step(b Batch, L, R *Table, rng *rand.Rand) Stats {
+	st, grR := w.grads(b, L, R, rng)
+	if st.Count > 0 {
+		w.apply(grR)
+	}
+	return st
+}
+
+// grads computes the batch's loss and accumulates its gradients, changing
+// nothing shared; it returns the rhs table's accumulator.
+func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) {
+	m, d := w.m, w.d
+	n := len(b.Lhs)
+	if n == 0 {
+		return Stats{}, nil
+	}
+	w.begin()
+	r0 := m.Rels[b.Rel[0]]
+	w.gl.reset(L, r0.Lhs)
+	grR := &w.gr
+	if R == L {
+		grR = &w.gl
+	} else {
+		w.gr.reset(R, r0.Rhs)
+	}
+	cs := n
+	switch {
+	case r0.AllNegs:
+	case m.S.NumBatchNegs > 0:
+		cs = m.S.NumBatchNegs
+	case m.S.NumUniformNegs > 0:
+		cs = m.S.NumUniformNegs
+	}
+	var st Stats
+	for c0 := 0; c0 < n; c0 += cs {
+		c1 := min(n, c0+cs)
+		k := c1 - c0
+		w.u, w.v = grow(w.u, k*d), grow(w.v, k*d)
+		w.gather(L, r0.Lhs, b.Lhs[c0:c1], w.u)
+		w.gather(R, r0.Rhs, b.Rhs[c0:c1], w.v)
+		w.wts = grow(w.wts, k)
+		for i := range k {
+			w.wts[i] = m.Rels[b.Rel[c0+i]].Weight
+			if b.Weight != nil {
+				w.wts[i] *= b.Weight[c0+i]
+			}
+		}
+		ch := chunk{rel: b.Rel[c0:c1], k: k, batchNegs: m.S.NumBatchNegs, uniform: m.S.NumUniformNegs}
+		if !m.S.DisableRhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
+			st.Loss += w.direction(&ch, true, r0.AllNegs, rng)
+		}
+		if !m.S.DisableLhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
+			st.Loss += w.direction(&ch, false, r0.AllNegs, rng)
+		}
+		if m.S.RegCoef > 0 {
+			st.Loss += w.regularize(&ch, b.Lhs[c0:c1], b.Rhs[c0:c1], grR)
+		}
+		st.Count += k
+	}
+	return st, grR
+}
+
+// chunk is what a direction needs of the current chunk of positives.
+type chunk struct {
+	rel              []uint32
+	k                int
+	fixed, pos       []float32 // gathered rows of the fixed side and of the corrupted side's positives
+	fixedIDs, posIDs []uint32
+	fixedG, candG    *rowGrads
+	candTab          *Table
+	batchNegs        int        // positives per chunk used as negatives (0: none)
+	uniform          int        // uniform negatives
+	ranks            *[]float64 // evaluation: append each positive's rank, no gradient
+}
+
+// direction scores the chunk's positives against negatives of one side
+// (rhs when corruptRhs) and accumulates the loss's gradients.
+func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) float64 {
+	m, d, k := w.m, w.d, ch.k
+	dyn := m.S.Dynamic
+	// Candidates: the positives' rows, then all entities or the uniform
+	// negatives.
+	var ke int
+	if allNegs {
+		ke = ch.candTab.Rows
+		w.extra = w.extra[:0]
+		for i := range ke {
+			w.extra = append(w.extra, uint32(i))
+		}
+	} else {
+		ke = ch.uniform
+		w.extra = Uniform(w.extra, ke, ch.candTab.Rows, rng)
+	}
+	mall := k + ke
+	w.cand = grow(w.cand, mall*d)
+	copy(w.cand, ch.pos[:k*d])
+	w.gather(ch.candTab, ch.candG.typ, w.extra, w.cand[k*d:])
+	negStart := 0
+	if allNegs || ch.batchNegs == 0 {
+		negStart = k
+	}
+	// The operator: on the candidates (one relation for the whole batch)
+	// when the rhs is corrupted outside dynamic mode, else on the fixed
+	// rows, per row's relation (side 1 in dynamic mode when the rhs is
+	// corrupted).
+	candOp := !dyn && corruptRhs
+	side := 0
+	if dyn && corruptRhs {
+		side = 1
+	}
+	r0 := int(ch.rel[0])
+	t, f := w.cand[:mall*d], ch.fixed[:k*d]
+	if candOp {
+		p, _ := w.rel(r0, 0)
+		w.t = grow(w.t, mall*d)
+		m.Rels[r0].Op.Forward(p, w.cand, w.t, mall, d)
+		t = w.t[:mall*d]
+	} else {
+		w.f = grow(w.f, k*d)
+		for i := range k {
+			r := int(ch.rel[i])
+			p, _ := w.rel(r, side)
+			m.Rels[r].Op.Forward(p, ch.fixed[i*d:(i+1)*d], w.f[i*d:(i+1)*d], 1, d)
+		}
+		f = w.f[:k*d]
+	}
+	mneg := mall - negStart
+	w.pos, w.dpos = grow(w.pos, k), grow(w.dpos, k)
+	w.neg, w.dneg = grow(w.neg, k*mneg), grow(w.dneg, k*mneg)
+	w.cmp.Forward(f, t[:k*d], t[negStart*d:], k, mneg, d, w.pos, w.neg)
+	for i := range k {
+		switch {
+		case allNegs:
+			w.neg[i*mneg+int(ch.posIDs[i])] = Masked
+		case negStart == 0:
+			w.neg[i*mneg+i] = Masked
+		}
+	}
+	if ch.ranks != nil {
+		// Ties count against the positive.
+		for i := range k {
+			rank := 1
+			for _, s := range w.neg[i*mneg : (i+1)*mneg] {
+				if s >= w.pos[i] {
+					rank++
+				}
+			}
+			*ch.ranks = append(*ch.ranks, float64(rank))
+		}
+		return 0
+	}
+	loss := w.loss.Eval(w.pos, w.neg, w.wts, k, mneg, w.dpos, w.dneg)
+	w.df, w.dt = grow(w.df, k*d), grow(w.dt, mall*d)
+	clear(w.df)
+	clear(w.dt)
+	w.cmp.Backward(f, t[:k*d], t[negStart*d:], k, mneg, d, w.dpos, w.dneg, w.df, w.dt[:k*d], w.dt[negStart*d:])
+	dcand, dfixed := w.dt[:mall*d], w.df[:k*d]
+	if candOp {
+		p, dp := w.rel(r0, 0)
+		w.dcand = grow(w.dcand, mall*d)
+		clear(w.dcand)
+		m.Rels[r0].Op.Backward(p, w.cand, w.dt, w.dcand, dp, mall, d)
+		dcand = w.dcand[:mall*d]
+	} else {
+		w.dx = grow(w.dx, k*d)
+		clear(w.dx)
+		for i := range k {
+			r := int(ch.rel[i])
+			p, dp := w.rel(r, side)
+			m.Rels[r].Op.Backward(p, ch.fixed[i*d:(i+1)*d], w.df[i*d:(i+1)*d], w.dx[i*d:(i+1)*d], dp, 1, d)
+		}
+		dfixed = w.dx[:k*d]
+	}
+	w.scatter(ch.fixedG, ch.fixedIDs, dfixed)
+	w.scatter(ch.candG, ch.posIDs, dcand[:k*d])
+	w.scatter(ch.candG, w.extra, dcand[k*d:])
+	return loss
+}
+
+// regularize adds the N3 penalty coef·Σ|x|³ over the chunk's lhs and rhs
+// embeddings and the vector parameters (translation, diagonal,
+// complex_diagonal) of each positive's relation. With complex_diagonal
+// |x| is the modulus of each complex coordinate (real part in the first
+// half of a row, imaginary in the second), as for ComplEx's N3.
+func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64 {
+	m, d, k := w.m, w.d, ch.k
+	coef := float32(m.S.RegCoef)
+	_, cplx := m.Rels[ch.rel[0]].Op.(complexDiagonal)
+	var total float64
+	// n3 adds the penalty of rows x (of d) to total and its gradient to g.
+	n3 := func(x, g []float32) {
+		if !cplx {
+			for j, v := range x {
+				a := float32(math.Abs(float64(v)))
+				total += float64(coef * a * a * a)
+				g[j] += 3 * coef * v * a
+			}
+			return
+		}
+		h := d / 2
+		for r := 0; r+d <= len(x); r += d {
+			for j := r; j < r+h; j++ {
+				re, im := x[j], x[j+h]
+				mod := float32(math.Sqrt(float64(re*re + im*im)))
+				total += float64(coef * mod * mod * mod)
+				g[j] += 3 * coef * re * mod
+				g[j+h] += 3 * coef * im * mod
+			}
+		}
+	}
+	w.dx = grow(w.dx, k*d)
+	clear(w.dx)
+	n3(w.u[:k*d], w.dx)
+	w.scatter(&w.gl, lhs, w.dx)
+	clear(w.dx)
+	n3(w.v[:k*d], w.dx)
+	w.scatter(grR, rhs, w.dx)
+	for i := range k {
+		r := int(ch.rel[i])
+		switch m.Rels[r].Op.(type) {
+		case translation, diagonal, complexDiagonal:
+		default:
+			continue
+		}
+		for side := range m.Params[r] {
+			if m.Params[r][side] == nil {
+				continue
+			}
+			p, dp := w.rel(r, side)
+			n3(p, dp)
+		}
+	}
+	return total
+}
+
+// apply takes the batch's optimizer step: row-wise Adagrad for the
+// entities, Adagrad for the relation parameters and global embeddings.
+func (w *Worker) apply(grR *rowGrads) {
+	m := w.m
+	w.gl.apply(m.S.Lr, w.scratch)
+	if grR != &w.gl {
+		grR.apply(m.S.Lr, w.scratch)
+	}
+	for _, r := range w.usedRels {
+		for s, d := range m.Params[r] {
+			if d != nil {
+				d.Update(w.dparams[r][s], m.S.RelationLr)
+			}
+		}
+	}
+	for t, g := range m.Global {
+		g.Update(w.dglob[t], m.S.RelationLr)
+	}
+}
+
+// Ranks evaluates a batch as PBG's holdout evaluation does: chunks of
+// batchNegs positives, each ranked against the chunk's other positives and
+// uniform negatives, on each side whose negatives are enabled (1 = best;
+// ties count against the positive). It appends the ranks to dst and
+// changes nothing.
+func (w *Worker) Ranks(b Batch, L, R *Table, batchNegs, uniform int, rng *rand.Rand, dst []float64) []float64 {
+	m, d := w.m, w.d
+	n := len(b.Lhs)
+	if n == 0 {
+		return dst
+	}
+	w.begin()
+	r0 := m.Rels[b.Rel[0]]
+	w.gl.reset(L, r0.Lhs)
+	grR := &w.gr
+	if R == L {
+		grR = &w.gl
+	} else {
+		w.gr.reset(R, r0.Rhs)
+	}
+	cs := n
+	if batchNegs > 0 && !r0.AllNegs {
+		cs = batchNegs
+	}
+	for c0 := 0; c0 < n; c0 += cs {
+		c1 := min(n, c0+cs)
+		k := c1 - c0
+		w.u, w.v = grow(w.u, k*d), grow(w.v, k*d)
+		w.gather(L, r0.Lhs, b.Lhs[c0:c1], w.u)
+		w.gather(R, r0.Rhs, b.Rhs[c0:c1], w.v)
+		ch := chunk{rel: b.Rel[c0:c1], k: k, batchNegs: batchNegs, uniform: uniform, ranks: &dst}
+		if !m.S.DisableRhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
+			w.direction(&ch, true, r0.AllNegs, rng)
+		}
+		if !m.S.DisableLhsNegs {
+			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
+			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
+			w.direction(&ch, false, r0.AllNegs, rng)
+		}
+	}
+	return dst
+}
+
+// Scores writes out[i*m+j], the score of positive i with its corrupted
+// side (the rhs when corruptRhs) replaced by candidate j: fixed holds the
+// k fixed-side rows and cand the m candidate rows, both as Gather returns
+// them. Outside dynamic mode with corruptRhs, all of rels must be equal.
+func (w *Worker) Scores(corruptRhs bool, rels []uint32, fixed, cand []float32, k, m int, out []float32) {
+	md, d := w.m, w.d
+	w.begin()
+	t, f := cand[:m*d], fixed[:k*d]
+	if !md.S.Dynamic && corruptRhs {
+		p, _ := w.rel(int(rels[0]), 0)
+		w.t = grow(w.t, m*d)
+		md.Rels[rels[0]].Op.Forward(p, cand, w.t, m, d)
+		t = w.t[:m*d]
+	} else {
+		side := 0
+		if md.S.Dynamic && corruptRhs {
+			side = 1
+		}
+		w.f = grow(w.f, k*d)
+		for i := range k {
+			p, _ := w.rel(int(rels[i]), side)
+			md.Rels[rels[i]].Op.Forward(p, fixed[i*d:(i+1)*d], w.f[i*d:(i+1)*d], 1, d)
+		}
+		f = w.f[:k*d]
+	}
+	w.pos = grow(w.pos, k)
+	w.cmp.Forward(f, f, t, k, m, d, w.pos, out)
+}
+
+// Gather writes the embeddings of rows ids of tab, an entity table of
+// type typ, plus the type's global embedding, to dst: the rows Scores
+// takes.
+func (w *Worker) Gather(tab *Table, typ int, ids []uint32, dst []float32) {
+	w.begin()
+	w.gather(tab, typ, ids, dst)
+}

@@ -1,0 +1,172 @@
+package model
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// stepCase is one model setting for the batch-step gradient check.
+type stepCase struct {
+	op, cmp, loss           string
+	dyn, global, allNegs    bool
+	batchNegs, uniform      int
+	noLhs, noRhs, sameTable bool
+	reg                     float64
+}
+
+func stepModel(t *testing.T, c stepCase, d int) (*Model, *Table, *Table, Batch) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(11, 12))
+	nrel := 1
+	if c.dyn {
+		nrel = 3
+	}
+	var rels []Relation
+	for range nrel {
+		op, err := NewOperator(c.op, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, Relation{Op: op, Weight: 0.7, AllNegs: c.allNegs, Lhs: 0, Rhs: 1})
+	}
+	if c.sameTable {
+		for i := range rels {
+			rels[i].Rhs = 0
+		}
+	}
+	s := Settings{Dim: d, Comparator: c.cmp, Loss: c.loss, Margin: 10, NumBatchNegs: c.batchNegs,
+		NumUniformNegs: c.uniform, DisableLhsNegs: c.noLhs, DisableRhsNegs: c.noRhs, RegCoef: c.reg,
+		Lr: 0.1, RelationLr: 0.1, GlobalEmb: c.global, Dynamic: c.dyn}
+	m, err := New(s, rels, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ps := range m.Params {
+		for _, p := range ps {
+			if p != nil {
+				for i := range p.P {
+					p.P[i] += float32(0.3 * rng.NormFloat64())
+				}
+			}
+		}
+	}
+	for _, g := range m.Global {
+		for i := range g.P {
+			g.P[i] = float32(0.2 * rng.NormFloat64())
+		}
+	}
+	L := NewTable(7, d, 0.5, rng)
+	R := NewTable(5, d, 0.5, rng)
+	if c.sameTable {
+		R = L
+	}
+	var b Batch
+	for range 6 {
+		b.Lhs = append(b.Lhs, uint32(rng.IntN(L.Rows)))
+		b.Rhs = append(b.Rhs, uint32(rng.IntN(R.Rows)))
+		b.Rel = append(b.Rel, uint32(rng.IntN(nrel)))
+		b.Weight = append(b.Weight, 0.5+rng.Float32())
+	}
+	return m, L, R, b
+}
+
+func stepCases() []stepCase {
+	var cs []stepCase
+	i := 0
+	for _, op := range Operators {
+		for _, cmp := range Comparators {
+			for _, loss := range Losses {
+				c := stepCase{op: op, cmp: cmp, loss: loss, batchNegs: 3, uniform: 2}
+				switch i % 7 {
+				case 1:
+					c.dyn = true
+				case 2:
+					c.global, c.reg = true, 0.05
+				case 3:
+					c.allNegs = true
+				case 4:
+					c.batchNegs, c.noLhs = 0, true
+				case 5:
+					c.noRhs, c.sameTable, c.dyn = true, true, true
+				case 6:
+					c.uniform, c.reg, c.sameTable = 0, 0.1, true
+				}
+				i++
+				cs = append(cs, c)
+			}
+		}
+	}
+	return cs
+}
+
+// Invariant 4: the batch step's gradients with respect to every embedding
+// row, every relation parameter and the global embeddings are the
+// derivative of its loss, over all operators, comparators and losses and a
+// rotation of relation modes and negative settings.
+func TestStepGradients(t *testing.T) {
+	const d = 4
+	for _, c := range stepCases() {
+		m, L, R, b := stepModel(t, c, d)
+		loss := func() float64 {
+			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+			return st.Loss
+		}
+		w := NewWorker(m)
+		st, grR := w.grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+		if st.Count != len(b.Lhs) {
+			t.Fatalf("%+v: count %d", c, st.Count)
+		}
+		for _, tg := range []struct {
+			tab *Table
+			rg  *rowGrads
+		}{{L, &w.gl}, {R, grR}} {
+			g := make([]float32, len(tg.tab.Emb))
+			for s, r := range tg.rg.rows {
+				copy(g[int(r)*d:], tg.rg.g[s*d:(s+1)*d])
+			}
+			checkGrad(t, fmt.Sprintf("%+v table rows", c), tg.tab.Emb, g, loss)
+		}
+		for r, ps := range m.Params {
+			for s, p := range ps {
+				if p == nil {
+					continue
+				}
+				g := make([]float32, len(p.P))
+				if w.stamp[r] == w.gen[0] {
+					g = w.dparams[r][s]
+				}
+				checkGrad(t, fmt.Sprintf("%+v relation %d side %d", c, r, s), p.P, g, loss)
+			}
+		}
+		for ty, gl := range m.Global {
+			checkGrad(t, fmt.Sprintf("%+v global %d", c, ty), gl.P, w.dglob[ty], loss)
+		}
+	}
+}
+
+// Invariant 5: one step changes only the rows of the batch and its
+// negatives, by row-wise Adagrad; a second step with the same gradient
+// moves less (the accumulator grew).
+func TestRowAdagrad(t *testing.T) {
+	tab := &Table{Rows: 2, Dim: 2, Emb: []float32{1, 1, 5, 5}, Acc: make([]float32, 2)}
+	g := []float32{3, 4}
+	s := make([]float32, 2)
+	tab.Update(0, g, 0.5, s)
+	// acc = (9+16)/2 = 12.5; step = 0.5/sqrt(12.5)
+	want0 := 1 - 0.5*3/float32(3.5355339)
+	if d := tab.Emb[0] - want0; d > 1e-5 || d < -1e-5 || tab.Emb[2] != 5 || tab.Acc[0] != 12.5 {
+		t.Fatalf("after one step: %v acc %v", tab.Emb, tab.Acc)
+	}
+	first := 1 - tab.Emb[0]
+	before := tab.Emb[0]
+	tab.Update(0, g, 0.5, s)
+	if second := before - tab.Emb[0]; second >= first {
+		t.Fatalf("second step %v not smaller than first %v", second, first)
+	}
+	v := NewDense(2)
+	v.Update([]float32{2, 0}, 1)
+	if v.P[0] > -0.99 || v.P[0] < -1.01 || v.P[1] != 0 || v.Acc[0] != 4 {
+		t.Fatalf("dense adagrad: %v acc %v", v.P, v.Acc)
+	}
+}

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Table holds the embeddings of one (entity type, partition): Rows rows
+// of Dim float32, and one row-wise Adagrad accumulator per row. Workers
+// share it without locks (invariant 6).
+type Table struct {
+	Rows, Dim int
+	Emb       []float32 // Rows×Dim, row-major
+	Acc       []float32 // Rows
+}
+
+// NewTable returns a table whose embeddings are initScale·N(0,1) drawn from
+// rng (PBG's init_scale), with zero accumulators.
+func NewTable(rows, dim int, initScale float64, rng *rand.Rand) *Table {
+	t := &Table{Rows: rows, Dim: dim, Emb: make([]float32, rows*dim), Acc: make([]float32, rows)}
+	for i := range t.Emb {
+		t.Emb[i] = float32(initScale * rng.NormFloat64())
+	}
+	return t
+}
+
+// Row returns row i of the shared memory (for single-threaded readers).
+func (t *Table) Row(i int) []float32 { return t.Emb[i*t.Dim : (i+1)*t.Dim] }
+
+// Read copies row i into dst; safe while workers update the table.
+func (t *Table) Read(i int, dst []float32) { load(dst[:t.Dim], t.Row(i)) }
+
+// Update applies one row-wise Adagrad step with gradient g to row i
+// (invariant 5): acc += mean(g²); row -= lr·g/(sqrt(acc)+1e-10). scratch
+// holds Dim floats.
+func (t *Table) Update(i int, g []float32, lr float32, scratch []float32) {
+	d := t.Dim
+	var ss float64
+	for _, v := range g[:d] {
+		ss += float64(v) * float64(v)
+	}
+	acc := load1(&t.Acc[i]) + float32(ss/float64(d))
+	store1(&t.Acc[i], acc)
+	step := lr / (float32(math.Sqrt(float64(acc))) + 1e-10)
+	row := t.Row(i)
+	load(scratch[:d], row)
+	for k, v := range g[:d] {
+		scratch[k] -= step * v
+	}
+	store(row, scratch[:d])
+}
+
+// Dense is a parameter vector with element-wise Adagrad (relation
+// operators, global embeddings); shared like a Table.
+type Dense struct {
+	P, Acc []float32
+}
+
+// NewDense returns a vector of n parameters.
+func NewDense(n int) *Dense { return &Dense{P: make([]float32, n), Acc: make([]float32, n)} }
+
+// Read copies the parameters into dst.
+func (v *Dense) Read(dst []float32) { load(dst[:len(v.P)], v.P) }
+
+// Update applies one Adagrad step: acc += g²; p -= lr·g/(sqrt(acc)+1e-10).
+func (v *Dense) Update(g []float32, lr float32) {
+	for k, gk := range g[:len(v.P)] {
+		if gk == 0 {
+			continue
+		}
+		acc := load1(&v.Acc[k]) + gk*gk
+		store1(&v.Acc[k], acc)
+		store1(&v.P[k], load1(&v.P[k])-lr*gk/(float32(math.Sqrt(float64(acc)))+1e-10))
+	}
+}

@@ -1,0 +1,299 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/graph/train/model"
+	"github.com/batchprep/batchprep/internal/mix"
+)
+
+// Options are a run's hooks; none changes what is trained.
+type Options struct {
+	// Edges, when set, is called by the workers (concurrently) with the
+	// number of edges of each batch they finish.
+	Edges func(n int)
+	// Bucket, when set, is called after each bucket's checkpoint.
+	Bucket func(Event)
+	// Log, when set, receives one JSON object per line per trained bucket.
+	Log io.Writer
+}
+
+// Event describes a trained and checkpointed bucket.
+type Event struct {
+	Position                   // the bucket's coordinates
+	Bucket        graph.Bucket `json:"bucket"`
+	Edges         int          `json:"edges"`   // trained
+	Holdout       int          `json:"holdout"` // held out
+	Loss          float64      `json:"loss"`    // mean per trained edge
+	HoldoutBefore *Metrics     `json:"holdout_before,omitempty"`
+	HoldoutAfter  *Metrics     `json:"holdout_after,omitempty"`
+	IO            IOStats      `json:"io"`
+	Seconds       float64      `json:"seconds"`
+	Done, Total   int64        `json:"-"` // buckets trained so far, and in the whole plan
+}
+
+// Trainer trains a config's model on a store, checkpointing after every
+// bucket into the config's checkpoint_path.
+type Trainer struct {
+	cfg     *config.Config
+	store   Store
+	plan    *plan.Plan
+	m       *model.Model
+	types   []string
+	typeIdx map[string]int
+	tables  map[tableKey]*model.Table
+	dirty   map[tableKey]bool
+	workers []*model.Worker
+	man     *Manifest
+	dir     string
+	opts    Options
+}
+
+// New prepares a run: it validates the config for training, builds the plan
+// and the model, and, when checkpoint_path holds a checkpoint, checks that
+// it was made with the same config (else ErrCheckpoint naming every
+// differing key) and restores it.
+func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
+	m, err := NewModel(cfg, store.NumRelations())
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
+		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts}
+	for i, ty := range t.types {
+		t.typeIdx[ty] = i
+	}
+	for range p.Options().Workers {
+		t.workers = append(t.workers, model.NewWorker(m))
+	}
+	if t.dir == "" {
+		return nil, fmt.Errorf("train: checkpoint_path is required")
+	}
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
+		return nil, err
+	}
+	fp := Fingerprint(cfg, store.Fingerprint())
+	man, err := ReadManifest(t.dir)
+	if err != nil {
+		return nil, err
+	}
+	if man == nil {
+		t.man = &Manifest{Version: ManifestVersion, Fingerprint: fp}
+		return t, nil
+	}
+	if t.m, err = LoadModel(cfg, store.NumRelations(), store.Fingerprint(), t.dir, man); err != nil {
+		return nil, err
+	}
+	for w := range t.workers {
+		t.workers[w] = model.NewWorker(t.m)
+	}
+	t.man = man
+	return t, nil
+}
+
+// Model returns the model being trained.
+func (t *Trainer) Model() *model.Model { return t.m }
+
+// Plan returns the run's plan.
+func (t *Trainer) Plan() *plan.Plan { return t.plan }
+
+// Manifest returns the last checkpoint's manifest (empty before the first).
+func (t *Trainer) Manifest() *Manifest { return t.man }
+
+// TotalBuckets is the number of buckets the whole plan trains.
+func (t *Trainer) TotalBuckets() int64 {
+	l, r := t.plan.Shape()
+	return int64(t.cfg.NumEpochs) * int64(t.plan.NumEdgeSets()) * int64(t.plan.NumChunks()) * int64(l*r)
+}
+
+// Run trains from the checkpoint's position to the end of the plan,
+// checkpointing after every bucket. When ctx is canceled it stops between
+// batches and returns ctx's error; the checkpoint then holds the last
+// finished bucket, and a new run continues from there with exactly the
+// batches an uninterrupted run would have trained.
+func (t *Trainer) Run(ctx context.Context) error {
+	if err := t.removeStray(); err != nil {
+		return err
+	}
+	pos := t.man.Next
+	l, r := t.plan.Shape()
+	for pos.Epoch < t.cfg.NumEpochs {
+		start := time.Now()
+		b := t.plan.Order(pos.Epoch, pos.EdgeSet, pos.Chunk)[pos.Index]
+		if err := t.swapIn(b); err != nil {
+			return err
+		}
+		pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
+		if err != nil {
+			return err
+		}
+		ev := Event{Position: pos, Bucket: b, Holdout: len(pb.Holdout())}
+		if ev.Holdout > 0 {
+			m := t.holdout(pb, 0)
+			ev.HoldoutBefore = &m
+		}
+		loss, n, err := t.trainBucket(ctx, pb)
+		if err != nil {
+			return err
+		}
+		ev.Edges = n
+		if n > 0 {
+			ev.Loss = loss / float64(n)
+		}
+		if ev.Holdout > 0 {
+			m := t.holdout(pb, 1)
+			ev.HoldoutAfter = &m
+		}
+		t.record(ev, loss)
+		pos = t.advance(pos, l*r)
+		if err := t.checkpoint(pos); err != nil {
+			return err
+		}
+		ev.IO, ev.Seconds = t.man.IO, time.Since(start).Seconds()
+		ev.Done, ev.Total = t.man.Buckets, t.TotalBuckets()
+		if t.opts.Log != nil {
+			line, _ := json.Marshal(ev)
+			t.opts.Log.Write(append(line, '\n'))
+		}
+		if t.opts.Bucket != nil {
+			t.opts.Bucket(ev)
+		}
+	}
+	return nil
+}
+
+// advance returns the position after pos.
+func (t *Trainer) advance(pos Position, buckets int) Position {
+	if pos.Index++; pos.Index < buckets {
+		return pos
+	}
+	pos.Index = 0
+	if pos.Chunk++; pos.Chunk < t.plan.NumChunks() {
+		return pos
+	}
+	pos.Chunk = 0
+	if pos.EdgeSet++; pos.EdgeSet < t.plan.NumEdgeSets() {
+		return pos
+	}
+	pos.EdgeSet = 0
+	pos.Epoch++
+	return pos
+}
+
+// record adds a bucket's results to the epoch's history.
+func (t *Trainer) record(ev Event, loss float64) {
+	h := &t.man.History
+	if len(*h) == 0 || (*h)[len(*h)-1].Epoch != ev.Epoch {
+		*h = append(*h, EpochStats{Epoch: ev.Epoch})
+	}
+	e := &(*h)[len(*h)-1]
+	// The loss is kept as a running mean per edge, weighted by edges.
+	total := e.Loss*float64(e.Count) + loss
+	e.Count += int64(ev.Edges)
+	if e.Count > 0 {
+		e.Loss = total / float64(e.Count)
+	}
+	if ev.HoldoutAfter != nil && ev.HoldoutAfter.Count > 0 {
+		n := float64(ev.HoldoutAfter.Count)
+		old := float64(e.Holdout)
+		e.MRRBefore = (e.MRRBefore*old + ev.HoldoutBefore.MRR*n) / (old + n)
+		e.MRRAfter = (e.MRRAfter*old + ev.HoldoutAfter.MRR*n) / (old + n)
+		e.Holdout += ev.HoldoutAfter.Count
+	}
+	t.man.Buckets++
+	t.man.Edges += int64(ev.Edges)
+}
+
+// tagNegatives and tagEval are the mix purpose tags of the uniform
+// negatives of a training batch and of a holdout evaluation.
+const (
+	tagNegatives uint64 = 0x6e65676174697665 // "negative"
+	tagEval      uint64 = 0x6576616c         // "eval"
+)
+
+// trainBucket runs the Hogwild workers over pb's shares, one goroutine
+// each, on the shared tables (invariant 2). It returns the summed loss and
+// the number of trained edges.
+func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, int, error) {
+	losses := make([]float64, pb.Workers())
+	counts := make([]int, pb.Workers())
+	var stopped atomic.Bool
+	var wg sync.WaitGroup
+	for w := range pb.Workers() {
+		wg.Go(func() {
+			mw := t.workers[w]
+			var b model.Batch
+			s := pb.Share(w)
+			for bt, ok := s.Next(); ok; bt, ok = s.Next() {
+				if stopped.Load() || ctx.Err() != nil {
+					stopped.Store(true)
+					return
+				}
+				L, R := t.batchTables(pb, bt.Rows, &b)
+				rng := mix.Rand(t.cfg.Seed, tagNegatives, uint64(pb.Epoch), uint64(pb.EdgeSet), uint64(pb.Chunk),
+					uint64(pb.Bucket.Lhs), uint64(pb.Bucket.Rhs), uint64(w), uint64(bt.Index))
+				st := mw.Step(b, L, R, rng)
+				losses[w] += st.Loss
+				counts[w] += st.Count
+				if t.opts.Edges != nil {
+					t.opts.Edges(len(bt.Rows))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if stopped.Load() {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+	}
+	var loss float64
+	var n int
+	for w := range losses {
+		loss += losses[w]
+		n += counts[w]
+	}
+	for _, k := range t.needed(pb.Bucket) {
+		t.dirty[k] = true
+	}
+	return loss, n, nil
+}
+
+// batchTables fills b with the columns of rows and returns the tables of
+// its lhs and rhs entities.
+func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) (L, R *model.Table) {
+	e := pb.Data()
+	b.Lhs, b.Rhs, b.Rel, b.Weight = b.Lhs[:0], b.Rhs[:0], b.Rel[:0], b.Weight[:0]
+	for _, x := range rows {
+		b.Lhs = append(b.Lhs, e.Lhs[x])
+		b.Rhs = append(b.Rhs, e.Rhs[x])
+		b.Rel = append(b.Rel, e.Rel[x])
+		if e.Weight != nil {
+			b.Weight = append(b.Weight, e.Weight[x])
+		}
+	}
+	if e.Weight == nil {
+		b.Weight = nil
+	}
+	rc := t.cfg.Relations[0]
+	if !t.cfg.DynamicRelations {
+		rc = t.cfg.Relations[b.Rel[0]]
+	}
+	L = t.tables[tableKey{t.typeIdx[rc.Lhs], partOf(t.cfg, rc.Lhs, pb.Bucket.Lhs)}]
+	R = t.tables[tableKey{t.typeIdx[rc.Rhs], partOf(t.cfg, rc.Rhs, pb.Bucket.Rhs)}]
+	return L, R
+}
