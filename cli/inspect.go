@@ -41,6 +41,7 @@ type inspectReport struct {
 	LineMode        bool             `json:"line_mode"`
 	Streams         []inspectStream  `json:"streams"`
 	Inferred        bool             `json:"inferred"`
+	DimsLowerBound  bool             `json:"dims_are_lower_bounds,omitempty"`
 	Flags           string           `json:"flags"`
 	Histogram       []histBin        `json:"length_histogram"`
 	ChunkSequences  [2]int           `json:"chunk_sequences_min_max"`
@@ -108,15 +109,19 @@ func runInspect(env *Env, args []string) error {
 	if len(cfg.Streams) == 0 {
 		inferred, err := ctf.InferStreams(pos[0])
 		if err != nil {
-			return fmt.Errorf("inspect: %w", err)
+			return err
 		}
 		if len(inferred) == 0 {
-			return fmt.Errorf("inspect: %s: no \"|name\" samples found; cannot infer streams", pos[0])
+			return fmt.Errorf("%s: no \"|name\" samples found; cannot infer streams (is it a CTF file?)", pos[0])
 		}
 		cfg.Streams = inferred
-		rep.Inferred = true
+		rep.Inferred, rep.DimsLowerBound = true, true
 	}
 	if err := cfg.Validate(); err != nil {
+		if rep.Inferred {
+			// The file, not the command line, is at fault: a data error.
+			return fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", pos[0], err)
+		}
 		return usagef("%v", err)
 	}
 	var flags []string
@@ -144,7 +149,7 @@ func runInspect(env *Env, args []string) error {
 		rep.text(env.Stdout)
 	}
 	if fatal != nil {
-		return fmt.Errorf("inspect: %w", fatal)
+		return fatal
 	}
 	return nil
 }
@@ -225,7 +230,9 @@ func (rep *inspectReport) add(e ctf.Error) {
 func (rep *inspectReport) text(w io.Writer) {
 	fmt.Fprintf(w, "file       %s\n", rep.File)
 	if rep.Inferred {
-		fmt.Fprintf(w, "streams    inferred; to set them: %s\n", rep.Flags)
+		fmt.Fprintf(w, "streams    inferred from this file; to set them: %s\n", rep.Flags)
+		fmt.Fprintf(w, "           the dimensions are lower bounds (the largest seen here): another file of\n")
+		fmt.Fprintf(w, "           the same corpus (a train set beside a test set) may need larger ones\n")
 	} else {
 		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
 	}

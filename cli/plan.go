@@ -95,6 +95,9 @@ func runPlan(env *Env, args []string) error {
 	st := p.Start()
 	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)
 	if *stateIn != "" {
+		if err := checkStateKind(*stateIn, "plan"); err != nil {
+			return err
+		}
 		s, err := plan.ReadStateFile(*stateIn)
 		if err != nil {
 			return err

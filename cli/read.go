@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -126,11 +127,14 @@ func runRead(env *Env, args []string) error {
 	// file (size, hash of both ends) and the settings that shape the index.
 	src, err := source.New(r, srcCfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	defer src.Close()
 	switch {
 	case f.stateIn != "":
+		if err := checkStateKind(f.stateIn, "read"); err != nil {
+			return err
+		}
 		st, err := source.ReadStateFile(f.stateIn)
 		if err != nil {
 			return err
@@ -149,15 +153,32 @@ func runRead(env *Env, args []string) error {
 	}
 	defer restore()
 	diag.flush() // what indexing reported
-	runErr := readLoop(env, &f, src, r, diag)
+	startState := src.State()
+	delivered, totals, runErr := readLoop(env, &f, src, r, diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
-	diag.summary(r.Summary())
+	diag.summary(r.Summary(), runErr, totals.skipped)
+	if runErr == nil && totals.minibatches == 0 {
+		fmt.Fprintf(env.Stderr, "batchprep read: %s\n", nothingRead(&f, startState))
+	}
 	if f.stateOut != "" {
-		if err := source.WriteStateFile(f.stateOut, src.State()); err != nil {
-			return err
+		// Only what stdout received counts: after a failed write the state
+		// is the one after the last minibatch written in full.
+		if err := source.WriteStateFile(f.stateOut, delivered); err != nil {
+			return errors.Join(runErr, err)
 		}
 	}
 	return runErr
+}
+
+// nothingRead explains a run that delivered no minibatch.
+func nothingRead(f *readFlags, st source.State) string {
+	switch {
+	case f.stateIn != "" && st.Epoch >= f.epochs:
+		return fmt.Sprintf("nothing to read: the state in %s is at epoch %d (position %d), and --epochs %d ends before it", f.stateIn, st.Epoch, st.Position, f.epochs)
+	case f.set["start"] && st.Epoch >= f.epochs:
+		return fmt.Sprintf("nothing to read: --start %s is in epoch %d, and --epochs %d ends before it", f.start, st.Epoch, f.epochs)
+	}
+	return fmt.Sprintf("nothing to read: 0 minibatches delivered (position %d, epoch %d, --epochs %d)", st.Position, st.Epoch, f.epochs)
 }
 
 // configs checks the flags and builds the reader and source configurations.
@@ -253,24 +274,41 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 	return cc, sc, start, nil
 }
 
+// outputChunk is how many bytes of minibatch lines readLoop collects before
+// writing them to stdout.
+const outputChunk = 1 << 20
+
 // readLoop reads until the epochs are done, the minibatch limit is reached
 // or the context is cancelled, writing each minibatch in the chosen format.
-func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) error {
-	out := bufio.NewWriterSize(env.Stdout, 1<<20)
+// It returns the state after the last minibatch whose output was written
+// in full (the starting state when none was): a state saved from it is
+// never ahead of what stdout received, even when a write fails midway.
+func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
+	delivered := src.State()
+	pend := make([]byte, 0, outputChunk+4096)
+	flush := func() error {
+		if len(pend) > 0 {
+			if _, err := env.Stdout.Write(pend); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			pend = pend[:0]
+		}
+		delivered = src.State()
+		return nil
+	}
 	var total int64
 	if src.Config().EpochSize == source.EpochFull {
 		total = int64(uint64(f.epochs)*src.SweepSize()) - int64(src.Position())
 	}
 	prog := newProgress(env, "read", "samples", max(total, 0), f.quiet)
 	t := readTotals{start: time.Now(), streams: make([]int64, len(r.Streams()))}
-	var buf []byte
 	var stopErr error
 	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
 		if src.Epoch() >= f.epochs {
 			break
 		}
 		if err := env.Ctx.Err(); err != nil {
-			stopErr = err
+			stopErr = context.Cause(env.Ctx)
 			break
 		}
 		mb, err := src.Next()
@@ -282,23 +320,27 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *r
 		t.add(mb)
 		switch f.format {
 		case "jsonl":
-			buf = appendReadJSON(buf[:0], mb)
+			pend = appendReadJSON(pend, mb)
 		case "text":
-			buf = appendReadText(buf[:0], mb)
+			pend = appendReadText(pend, mb)
 		}
-		if _, err := out.Write(buf); err != nil {
-			return fmt.Errorf("writing output: %w", err)
+		if len(pend) >= outputChunk {
+			if err := flush(); err != nil {
+				return delivered, t, err
+			}
 		}
 		prog.Add(int64(mb.End - mb.Start))
 	}
 	prog.Done()
 	if f.format == "summary" {
-		t.write(out, r.Streams())
+		var b bytes.Buffer
+		t.write(&b, r.Streams())
+		pend = append(pend, b.Bytes()...)
 	}
-	if err := out.Flush(); err != nil {
-		return fmt.Errorf("writing output: %w", err)
+	if err := flush(); err != nil {
+		return delivered, t, err
 	}
-	return stopErr
+	return delivered, t, stopErr
 }
 
 // readTotals counts this rank's delivered data for the summary.
@@ -473,13 +515,23 @@ func (d *readDiagnostics) flush() {
 	}
 }
 
-func (d *readDiagnostics) summary(s ctf.Summary) {
+// summary prints the diagnostics left and the bad-sequence count. The
+// count of bad sequences found can exceed the skips in the delivered
+// minibatches (the summary's "skipped sequences"): chunks are parsed ahead,
+// and a sequence past --max-errors stops reading instead of being skipped.
+func (d *readDiagnostics) summary(s ctf.Summary, runErr error, skipped int64) {
 	d.flush()
 	if d.shown > maxShownDiagnostics {
 		fmt.Fprintf(d.w, "batchprep read: %d more diagnostics not shown\n", d.shown-maxShownDiagnostics)
 	}
-	if s.BadSequences > 0 {
-		fmt.Fprintf(d.w, "batchprep read: skipped %d bad sequences:%s\n", s.BadSequences, kindCounts(s.Skipped))
+	var be *ctf.BudgetError
+	switch {
+	case errors.As(runErr, &be):
+		fmt.Fprintf(d.w, "batchprep read: bad sequences found: %d (%s); the last one is more than --max-errors %d and stopped reading; %d skipped in the minibatches delivered\n",
+			s.BadSequences, strings.TrimSpace(kindCounts(s.Skipped)), be.MaxErrors, skipped)
+	case s.BadSequences > 0:
+		fmt.Fprintf(d.w, "batchprep read: bad sequences found: %d (%s); %d skipped in the minibatches delivered\n",
+			s.BadSequences, strings.TrimSpace(kindCounts(s.Skipped)), skipped)
 	}
 	if len(s.Warnings) > 0 {
 		fmt.Fprintf(d.w, "batchprep read: warnings:%s\n", kindCounts(s.Warnings))
