@@ -499,7 +499,7 @@ func (d *readDiagnostics) warn(e ctf.Error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.shown < maxShownDiagnostics {
-		d.pending = append(d.pending, "batchprep read: "+e.Error()+"\n")
+		d.pending = append(d.pending, "batchprep read: "+oneprefix("read", e.Error())+"\n")
 	}
 	d.shown++
 }
