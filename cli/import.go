@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -24,7 +26,7 @@ func runImport(env *Env, args []string) error {
 	cfgPath := fs.String("config", "", "PBG config file (TOML or JSON) (required)")
 	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
 	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
-	rhs := fs.Int("rhs-col", 2, "column of the rhs entity")
+	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")
 	weight := fs.Int("weight-col", -1, "column of the edge weight, a float (-1: none)")
 	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
@@ -42,6 +44,15 @@ func runImport(env *Env, args []string) error {
 	d, err := importer.ParseDelimiter(*delim)
 	if err != nil {
 		return usagef("--delimiter %q is not one of tab, comma, space", *delim)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] {
+		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
+		// in column 1.
+		if n, err := importer.FirstLineFields(files[0], d); err == nil && n == 2 {
+			*rhs = 1
+		}
 	}
 	opts := importer.DefaultOptions()
 	opts.LhsCol, opts.RelCol, opts.RhsCol, opts.WeightCol = *lhs, *rel, *rhs, *weight
@@ -92,12 +103,26 @@ func runImport(env *Env, args []string) error {
 		parse.Done()
 	}
 	if err != nil {
-		return err
+		return columnHint(err, opts)
 	}
 	if !*quiet {
 		printImportSummary(env, rep)
 	}
+	if n := len(rep.RemovedLeftovers); n > 0 {
+		fmt.Fprintf(env.Stderr, "batchprep import: removed %d directories left by an interrupted import: %s\n", n, strings.Join(rep.RemovedLeftovers, ", "))
+	}
 	return nil
+}
+
+// columnHint adds to a wrong-column-count error which flags choose the
+// columns, and their values in this run.
+func columnHint(err error, o importer.Options) error {
+	var le *importer.LineError
+	if !errors.As(err, &le) || le.Reason != importer.ReasonColumns {
+		return err
+	}
+	return fmt.Errorf("%w (columns in use: --lhs-col %d --rel-col %d --rhs-col %d --weight-col %d, --delimiter %s; set them to match the file, e.g. --rhs-col 1 for a two-column edge list)",
+		err, o.LhsCol, o.RelCol, o.RhsCol, o.WeightCol, o.Delimiter)
 }
 
 func printImportSummary(env *Env, rep importer.Report) {

@@ -53,6 +53,8 @@ type Writer struct {
 	pending   []string // written files not yet fsynced
 	spare     []byte   // a small bucket's file image, for reuse
 	done      bool
+	leftovers []string // staging directories of interrupted imports, found by Create
+	removed   []string
 }
 
 type target struct {
@@ -115,6 +117,9 @@ func Create(cfg *config.Config, opts WriteOptions) (*Writer, error) {
 		}
 		w.sets = append(w.sets, &setWriter{target: t,
 			buckets: make([]BucketManifest, w.lhs*w.rhs), closed: make([]bool, w.lhs*w.rhs)})
+	}
+	if w.leftovers, err = Leftovers(cfg); err != nil {
+		return nil, err
 	}
 	if w.ent.tmp, err = stage(w.ent.path); err != nil {
 		return nil, err
@@ -199,9 +204,15 @@ func stage(path string) (string, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", &Error{Path: parent, Err: err}
 	}
-	d, err := os.MkdirTemp(parent, "."+base+".batchprep-tmp-")
+	d, err := os.MkdirTemp(parent, "."+base+tmpInfix)
 	if err != nil {
 		return "", &Error{Path: parent, Err: err}
+	}
+	// MkdirTemp makes 0700 directories; the store is shared like any other
+	// output (invariant 7).
+	if err := os.Chmod(d, 0o755); err != nil {
+		os.Remove(d)
+		return "", &Error{Path: d, Err: err}
 	}
 	return d, nil
 }
@@ -629,7 +640,7 @@ func (w *Writer) commit() error {
 		return err
 	}
 	reserve := func(path string) (string, error) {
-		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(path)), "."+filepath.Base(path)+".batchprep-old-")
+		d, err := os.MkdirTemp(filepath.Dir(filepath.Clean(path)), "."+filepath.Base(path)+oldInfix)
 		if err != nil {
 			return "", &Error{Path: path, Err: err}
 		}
@@ -739,8 +750,19 @@ func (w *Writer) commit() error {
 		os.RemoveAll(o)
 	}
 	os.RemoveAll(w.ent.tmp) // empty now
+	// The new store is in place: what interrupted imports left beside it
+	// is of no use any more (invariant 8).
+	for _, d := range w.leftovers {
+		if os.RemoveAll(d) == nil {
+			w.removed = append(w.removed, d)
+		}
+	}
 	return nil
 }
+
+// Removed lists the leftover directories of interrupted imports that a
+// successful Commit removed.
+func (w *Writer) Removed() []string { return w.removed }
 
 // Abort removes the staging directories. It is safe to call more than once
 // and after Commit.
