@@ -14,16 +14,22 @@ import (
 
 const importDescription = `
 Import edge lists into the partitioned edge store named by a PyTorch-BigGraph
-config (SPEC B1). The i-th FILE becomes edge set edge_paths[i]. Columns are
+config (keys: docs/config.md; paths in it are relative to its directory). The i-th FILE becomes edge set edge_paths[i]. Columns are
 0-based; without --rel-col every edge has relation 0. Lines that are empty or
 start with '#' are skipped and not counted in edge ordinals. Bad lines are
 reported with file, line and column; up to --max-errors of them are skipped,
 one more fails the import. The store is replaced atomically: an error or an
-interruption leaves the previous store as it was.`
+interruption (Ctrl-C exits 130, SIGTERM 143) leaves the previous store as it
+was; directories a killed import left beside the store are removed by the
+next successful one.
+
+Examples:
+  batchprep import --config fb15k.toml --lhs-col 0 --rel-col 1 --rhs-col 2 train.txt valid.txt test.txt
+  batchprep import --config snap.toml --delimiter tab ca-GrQc.txt   # two columns: rhs is column 1`
 
 func runImport(env *Env, args []string) error {
 	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
-	cfgPath := fs.String("config", "", "PBG config file (TOML or JSON) (required)")
+	cfgPath := fs.String("config", "", "PBG config `file` (TOML or JSON) (required, no default)")
 	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
 	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
 	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")

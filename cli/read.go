@@ -24,7 +24,7 @@ import (
 )
 
 const readDescription = `
-Read minibatches from a CTF corpus on the nominal timeline (SPEC A6): whole
+Read minibatches from a CTF corpus on the nominal timeline: whole
 sequences packed up to the minibatch size, in the randomizer's order, cut at
 epoch ends, split among --workers ranks.
 
@@ -43,7 +43,16 @@ then --state-out is written (atomically). --state-in resumes from a state;
 --start begins at a nominal position (rounded up to a sequence boundary,
 steps counted from 0 there). Ctrl-C stops after the current minibatch and
 still writes --state-out. Diagnostics, the skip summary and progress go to
-stderr; --quiet silences progress only.`
+stderr; --quiet silences progress only. A run that delivers no minibatch
+says why on stderr. Exit codes: 0 ok, 1 a data or runtime error (the state
+written covers only the minibatches stdout received), 2 usage, 130/143
+after Ctrl-C/SIGTERM (the state is written).
+
+Examples:
+  batchprep read corpus.ctf --stream S0:943:sparse --stream S2:129:sparse --mb 256
+  batchprep read corpus.ctf --stream x:2 --max-minibatches 100 --state-out st.json --format summary
+  batchprep read corpus.ctf --stream x:2 --state-in st.json
+  batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7`
 
 // maxShownDiagnostics bounds the per-line diagnostics printed on stderr; the
 // rest are counted in the summary.
@@ -79,9 +88,9 @@ type readFlags struct {
 func runRead(env *Env, args []string) error {
 	fs := newFlagSet(env, "read", "CORPUS.ctf --stream NAME:DIM[:sparse] ...", readDescription)
 	var f readFlags
-	fs.Var(&f.streams, "stream", "a stream NAME:DIM or NAME:DIM:sparse (repeatable, at least one)")
-	fs.Var(onceString{&f.definesMBSize, "at most one stream may define the minibatch size"}, "defines-mb-size", "the stream whose samples count for minibatch sizes")
-	fs.Var(onceString{&f.label, "one stream is the label stream"}, "label", "the stream epoch sizes count (default: the minibatch-size count)")
+	fs.Var(&f.streams, "stream", "a stream `NAME:DIM[:sparse]` (repeatable, at least one)")
+	fs.Var(onceString{&f.definesMBSize, "at most one stream may define the minibatch size"}, "defines-mb-size", "the `NAME` of the stream whose samples count for minibatch sizes (default: every line is a sample)")
+	fs.Var(onceString{&f.label, "one stream is the label stream"}, "label", "the `NAME` of the stream epoch sizes count (default: the minibatch-size count)")
 	fs.StringVar(&f.mb, "mb", "256", "minibatch-size schedule per epoch, e.g. 128*2:1024")
 	fs.StringVar(&f.epochSize, "epoch-size", "full", "epoch size: N label samples, full (one sweep) or inf")
 	fs.IntVar(&f.epochs, "epochs", 1, "stop after this many epochs, counted from position 0")
@@ -90,7 +99,8 @@ func runRead(env *Env, args []string) error {
 	fs.IntVar(&f.windowChunks, "window-chunks", 128, "randomization window in chunks")
 	fs.Uint64Var(&f.windowSamples, "window-samples", 0, "randomization window in samples (instead of chunks)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed")
-	fs.Int64Var(&f.chunkBytes, "chunk-bytes", ctf.DefaultChunkBytes, "chunk size in bytes")
+	f.chunkBytes = ctf.DefaultChunkBytes
+	fs.Var((*byteSize)(&f.chunkBytes), "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB")
 	fs.IntVar(&f.chunkSequences, "chunk-sequences", 0, "chunk size in sequences (instead of bytes)")
 	fs.IntVar(&f.workers, "workers", 1, "number of data-parallel ranks")
 	fs.IntVar(&f.rank, "rank", 0, "this rank, 0 <= rank < workers")
