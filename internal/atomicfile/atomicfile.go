@@ -12,12 +12,16 @@
 //     final target is replaced, the link stays. A path that is (or whose
 //     link resolves to) a device, FIFO, socket or directory is refused
 //     with an error naming it, and is left as it was.
+//  4. A temporary file a killed process left (.NAME.tmp-*, beside NAME) is
+//     removed by the next successful Write of NAME. Two processes writing
+//     the same file at once are not supported (one of them may fail).
 package atomicfile
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path with data atomically. The file gets mode perm. On
@@ -27,7 +31,8 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 		return err
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	prefix := "." + filepath.Base(path) + ".tmp-"
+	f, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
@@ -54,7 +59,22 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 		return err
 	}
 	SyncDir(dir)
+	removeStale(dir, prefix)
 	return nil
+}
+
+// removeStale removes the temporary files of earlier, killed writes of the
+// same target (invariant 4).
+func removeStale(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // Target returns the file Write(path) replaces: path itself, or the final

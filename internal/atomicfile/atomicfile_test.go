@@ -121,3 +121,26 @@ func TestWriteRefusesNonRegularTargets(t *testing.T) {
 		t.Errorf("dangling link target holds %q", b)
 	}
 }
+
+// Invariant 4: the temporary files of a killed write are removed by the
+// next successful one; other hidden files stay.
+func TestWriteRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "st.json")
+	stale := filepath.Join(dir, ".st.json.tmp-123456")
+	other := filepath.Join(dir, ".other.tmp-1")
+	for _, f := range []string{stale, other} {
+		if err := os.WriteFile(f, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Write(p, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temporary was removed: %v", err)
+	}
+}
