@@ -37,6 +37,7 @@ var commands = []command{
 	{"read", "read minibatches from a CTF corpus on the nominal timeline", runRead},
 	{"import", "import edge lists into partitioned bucket files", runImport},
 	{"plan", "print the batch schedule of a graph config without training", runPlan},
+	{"verify", "check a store, a state file or an index cache for damage, listing every problem", runVerify},
 	{"version", "print the version", runVersion},
 }
 
