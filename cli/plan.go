@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -158,6 +159,9 @@ func runPlan(env *Env, args []string) error {
 		}
 	}
 	if err := it.Err(); err != nil {
+		if *stateIn != "" && errors.Is(err, plan.ErrState) {
+			return fmt.Errorf("%s: %w", *stateIn, err)
+		}
 		return err
 	}
 	prog.Done()

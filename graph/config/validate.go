@@ -117,8 +117,14 @@ func (c *Config) Validate() error {
 	if err := c.validateTrainingRanges(); err != nil {
 		return err
 	}
-	_, _, err := c.bucketShape()
-	return err
+	if err := c.validateLimits(); err != nil {
+		return err
+	}
+	lhs, rhs, err := c.bucketShape()
+	if err != nil {
+		return err
+	}
+	return c.validateBuckets(lhs, rhs)
 }
 
 // validateTrainingRanges checks the ranges of the training and distributed
