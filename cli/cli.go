@@ -117,8 +117,12 @@ func printUsage(w io.Writer) {
 
 func runVersion(env *Env, args []string) error {
 	fs := newFlagSet(env, "version", "", "Print the batchprep version.")
-	if _, err := parseArgs(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
 	}
 	fmt.Fprintln(env.Stdout, "batchprep", Version)
 	return nil

@@ -127,6 +127,12 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "inspect bad format", args: []string{"inspect", f.ok, "--format", "xml"}, code: 2, msg: "--format \"xml\""},
 		{name: "import without files", args: []string{"import", "--config", f.cfg}, code: 2, msg: "no input FILE"},
 		{name: "plan without config", args: []string{"plan"}, code: 2, msg: "--config is required"},
+		{name: "verify nothing", args: []string{"verify"}, code: 2, msg: "nothing to verify"},
+		{name: "verify a missing config", args: []string{"verify", "--config", filepath.Join(f.dir, "none.toml")}, code: 1, out: "problem  " + filepath.Join(f.dir, "none.toml")},
+		{name: "verify a sound store", args: []string{"verify", "--config", f.cfg, "--plan-state", f.planState}, code: 0, out: "a plan state that fits the config and the store"},
+		{name: "verify a read state as plan state", args: []string{"verify", "--plan-state", f.readState}, code: 1, out: "this is a state of 'batchprep read'"},
+		{name: "version with an argument", args: []string{"version", "extra"}, code: 2, msg: "unexpected argument \"extra\""},
+		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "flag provided but not defined: -nope"},
 		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: "want a byte count such as 1048576 or 32MiB"},
 	}
 	// A plan state at the end of the plan, for the "nothing to plan" case.
