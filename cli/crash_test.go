@@ -96,6 +96,8 @@ func TestCrashImport(t *testing.T) {
 	b := takeFileSet(t, f.dir, "ent", "edges")
 	_, planB, _ := runChild(t, f.dir, "plan", "--config", f.cfg, "--quiet", "--format", "summary")
 	killed, runs := 0, crashRuns(t)
+	outcomes := map[string]int{}
+	defer func() { t.Logf("after the kill the store opened as: %v", outcomes) }()
 	for attempt := 0; killed < runs && attempt < 4*runs; attempt++ {
 		timed(t, f.dir, importA...)
 		if now := takeFileSet(t, f.dir, "ent", "edges"); !now.equal(a) {
@@ -112,6 +114,14 @@ func TestCrashImport(t *testing.T) {
 			}
 		}
 		code, out, errOut := runChild(t, f.dir, "plan", "--config", f.cfg, "--quiet", "--format", "summary")
+		switch {
+		case code != 0:
+			outcomes["refused as interrupted"]++
+		case cutSeconds(out) == cutSeconds(planA):
+			outcomes["old store"]++
+		case cutSeconds(out) == cutSeconds(planB):
+			outcomes["new store"]++
+		}
 		switch {
 		case code == 0 && cutSeconds(out) != cutSeconds(planA) && cutSeconds(out) != cutSeconds(planB):
 			t.Errorf("kill at %v: the store opens as neither the old nor the new one:\n%s", d, out)
@@ -169,7 +179,8 @@ func TestCrashStateOut(t *testing.T) {
 				t.Fatal("reference run failed")
 			}
 			killed, runs := 0, crashRuns(t)
-			defer func() { t.Logf("%d runs killed before the end (wanted %d)", killed, runs) }()
+			outcomes := map[string]int{}
+			defer func() { t.Logf("%d runs killed before the end (wanted %d); state file after the kill: %v", killed, runs, outcomes) }()
 			for attempt := 0; killed < runs && attempt < 4*runs; attempt++ {
 				if err := os.WriteFile(st, old, 0o644); err != nil {
 					t.Fatal(err)
@@ -181,6 +192,12 @@ func TestCrashStateOut(t *testing.T) {
 				got, err := os.ReadFile(st)
 				if err != nil {
 					t.Fatalf("kill at %v: the state file vanished: %v", d, err)
+				}
+				switch {
+				case bytes.Equal(got, old):
+					outcomes["old state"]++
+				case bytes.Equal(got, newer):
+					outcomes["new state"]++
 				}
 				switch {
 				case bytes.Equal(got, old):
