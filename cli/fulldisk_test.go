@@ -68,6 +68,7 @@ func TestFullDiskReadOnlyVanished(t *testing.T) {
 
 	t.Run("import on a full disk", func(t *testing.T) {
 		code, _, e := run(t, "import", "--config", cfg, "--rel-col", "1", "--quiet", filepath.Join(f.dir, f.edges))
+		t.Logf("stderr: %s", e)
 		if code != 1 || !strings.Contains(e, "no space left on device") || !strings.Contains(e, mnt) {
 			t.Errorf("exit %d, stderr %q", code, e)
 		}
@@ -77,6 +78,7 @@ func TestFullDiskReadOnlyVanished(t *testing.T) {
 	})
 	t.Run("state on a full disk", func(t *testing.T) {
 		code, _, e := run(t, append(readArgs, "--state-in", st, "--state-out", st)...)
+		t.Logf("stderr: %s", e)
 		if code != 1 || !strings.Contains(e, "no space left on device") || !strings.Contains(e, st) {
 			t.Errorf("exit %d, stderr %q", code, e)
 		}
@@ -98,6 +100,7 @@ func TestFullDiskReadOnlyVanished(t *testing.T) {
 		var e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = out, &e
 		cmd.Run()
+		t.Logf("stderr: %s", e.String())
 		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(e.String(), "writing output") || !strings.Contains(e.String(), "no space left") {
 			t.Fatalf("exit %d, stderr %q", code, e.String())
 		}
@@ -112,6 +115,7 @@ func TestFullDiskReadOnlyVanished(t *testing.T) {
 	}
 	t.Run("read-only", func(t *testing.T) {
 		code, _, e := run(t, "import", "--config", cfg, "--rel-col", "1", "--quiet", filepath.Join(f.dir, f.edges))
+		t.Logf("stderr: %s", e)
 		if code != 1 || !strings.Contains(e, "read-only file system") || !strings.Contains(e, mnt) {
 			t.Errorf("import: exit %d, stderr %q", code, e)
 		}
@@ -132,6 +136,7 @@ func TestFullDiskReadOnlyVanished(t *testing.T) {
 		os.Remove(gone)
 		p := filepath.Join(gone, "st.json")
 		code, _, e := run(t, append(readArgs, "--state-out", p)...)
+		t.Logf("stderr: %s", e)
 		if code != 1 || !strings.Contains(e, "no such file or directory") || !strings.Contains(e, gone) {
 			t.Errorf("exit %d, stderr %q", code, e)
 		}
