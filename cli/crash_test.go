@@ -180,7 +180,9 @@ func TestCrashStateOut(t *testing.T) {
 			}
 			killed, runs := 0, crashRuns(t)
 			outcomes := map[string]int{}
-			defer func() { t.Logf("%d runs killed before the end (wanted %d); state file after the kill: %v", killed, runs, outcomes) }()
+			defer func() {
+				t.Logf("%d runs killed before the end (wanted %d); state file after the kill: %v", killed, runs, outcomes)
+			}()
 			for attempt := 0; killed < runs && attempt < 4*runs; attempt++ {
 				if err := os.WriteFile(st, old, 0o644); err != nil {
 					t.Fatal(err)
