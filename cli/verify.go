@@ -18,17 +18,16 @@ file is read and compared with its manifest (sizes, headers, checksums),
 and every problem is listed, one per line, naming the file and what is
 wrong. Checks that pass are listed as "ok".
 
-  --config CFG        the edge store of a graph config: entity manifest and
-                      files, every edge set's manifest and bucket files;
-                      directories left by killed imports are noted (the
-                      next import removes them)
-  --plan-state FILE   a plan state (with --config: also that it fits the
-                      config and the store)
-  --read-state FILE   a read state (its format; the fingerprint is checked
-                      against the corpus when read resumes from it)
-  --index-cache CORPUS
-                      the index cache of a CTF file, for the --stream flags
-                      (and chunking flags) that read and inspect would use
+What is checked:
+  store        --config CFG: entity manifest and files, every edge set's
+               manifest and bucket files; directories left by killed
+               imports are noted (the next import removes them)
+  plan state   --plan-state FILE (with --config: also that it fits the
+               config and the store)
+  read state   --read-state FILE: its format (the fingerprint is checked
+               against the corpus when read resumes from it)
+  index cache  --index-cache CORPUS: the cache for the --stream (and
+               chunking) flags that read and inspect would use
 
 Exit codes: 0 no problem, 1 at least one problem, 2 usage.
 
