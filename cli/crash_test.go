@@ -16,7 +16,7 @@ import (
 // command gets (a kill after the end is a run that finished, which is tried
 // again, up to 4 times the count): a handful by default (CI),
 // BATCHPREP_CRASH_RUNS for a long run (docs/reliability.md uses 50), 1 with
-// -short.
+// -short, 2 under the race detector.
 func crashRuns(t *testing.T) int {
 	if v := os.Getenv("BATCHPREP_CRASH_RUNS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -27,6 +27,9 @@ func crashRuns(t *testing.T) int {
 	}
 	if testing.Short() {
 		return 1
+	}
+	if raceEnabled {
+		return 2
 	}
 	return 4
 }
