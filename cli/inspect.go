@@ -181,6 +181,9 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 	}
 	defer r.Close()
 	l := r.Layout()
+	if err := checkChunkMemory(path, l, cfg.Streams, physicalMemory()); err != nil {
+		return err
+	}
 	rep.Sequences = l.NumSequences()
 	rep.Chunks = l.NumChunks()
 	rep.TotalSamples = l.TotalSamples()

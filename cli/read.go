@@ -133,6 +133,9 @@ func runRead(env *Env, args []string) error {
 		return err
 	}
 	defer r.Close()
+	if err := checkChunkMemory(pos[0], r.Layout(), r.Streams(), physicalMemory()); err != nil {
+		return err
+	}
 	// The reader is a source.Fingerprinter: the state's fingerprint names the
 	// file (size, hash of both ends) and the settings that shape the index.
 	src, err := source.New(r, srcCfg)
