@@ -54,7 +54,7 @@ func usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(form
 // Main runs batchprep with args (without the program name) and returns the
 // process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := notifySignals()
+	ctx, stop := notifySignals(stderr)
 	defer stop()
 	out := &outputWriter{w: stdout}
 	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: out, Stderr: stderr}

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,11 +32,13 @@ func signalName(s syscall.Signal) string {
 }
 
 // notifySignals returns a context cancelled, with an *interrupted cause, by
-// the first SIGINT or SIGTERM. A second signal is left to the default
-// action only after stop is called; until then every signal is absorbed so
-// that the clean-up (removing temporary files, writing a complete state)
-// runs to its end.
-func notifySignals() (context.Context, func()) {
+// the first SIGINT or SIGTERM: the command then stops at its next check,
+// removes its temporary files and writes a complete state. A second signal
+// before stop is called exits at once with 128 + its number, as an
+// impatient user expects of a second Ctrl-C; that is as safe as a kill
+// (every write is atomic) but may leave staging files for the next run to
+// remove.
+func notifySignals(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
@@ -44,6 +48,14 @@ func notifySignals() (context.Context, func()) {
 		case s := <-ch:
 			sig, _ := s.(syscall.Signal)
 			cancel(&interrupted{sig: sig})
+		case <-done:
+			return
+		}
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			fmt.Fprintf(stderr, "batchprep: second signal (%s): exiting at once\n", signalName(sig))
+			os.Exit(128 + int(sig))
 		case <-done:
 		}
 	}()

@@ -178,3 +178,38 @@ func TestSignalsStopCleanly(t *testing.T) {
 		}
 	}
 }
+
+// A second signal exits at once with 128 + its number, even while the
+// first one's clean-up is blocked (here on a full stdout pipe).
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process; skipped with -short")
+	}
+	f := newBigFixture(t, 60000, 10)
+	cmd := child(t, f.dir, "read", f.corpus, "--stream", "x:2", "--mb", "1", "--quiet")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 4096)
+	io.ReadFull(out, first) // the child now blocks writing to the pipe
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(50 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("a second signal did not end the blocked run")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(e.String(), "second signal (SIGTERM)") {
+		t.Errorf("exit %d (want 143), stderr %q", code, e.String())
+	}
+}
