@@ -1,6 +1,7 @@
 // Package cli implements the batchprep command line: one file per
 // subcommand, each a function from arguments to an error. Main maps errors to
-// exit codes: 0 ok, 1 runtime error, 2 usage error.
+// exit codes: 0 ok, 1 data or runtime error, 2 usage error, 130 / 143 when
+// SIGINT / SIGTERM stopped the run (128 + the signal number).
 package cli
 
 import (
@@ -9,12 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Env is what a subcommand may touch: its streams and a context that is
@@ -36,12 +34,13 @@ type command struct {
 var commands = []command{
 	{"demo", "run the main job on built-in data and explain what happens", runDemo},
 	{"inspect", "index a CTF file and report sequences, samples, chunks, warnings and errors", runInspect},
-	{"read", "read minibatches from a CTF corpus on the nominal timeline (SPEC A6)", runRead},
-	{"import", "import edge lists into partitioned bucket files (SPEC B1)", runImport},
-	{"plan", "print the batch schedule of a graph config without training (SPEC B4)", runPlan},
-	{"train", "train graph embeddings on the planned batches, checkpointing every bucket (SPEC B5)", runTrain},
+	{"read", "read minibatches from a CTF corpus on the nominal timeline", runRead},
+	{"import", "import edge lists into partitioned bucket files", runImport},
+	{"plan", "print the batch schedule of a graph config without training", runPlan},
+	{"train", "train graph embeddings on the planned batches, checkpointing every bucket", runTrain},
 	{"eval", "filtered link-prediction ranking of test edges with a trained checkpoint", runEval},
 	{"export", "export trained embeddings with entity names as TSV or binary", runExport},
+	{"verify", "check a store, a state file or an index cache for damage, listing every problem", runVerify},
 	{"version", "print the version", runVersion},
 }
 
@@ -58,9 +57,10 @@ func usagef(format string, a ...any) error { return &UsageError{fmt.Sprintf(form
 // Main runs batchprep with args (without the program name) and returns the
 // process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifySignals(stderr)
 	defer stop()
-	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	out := &outputWriter{w: stdout}
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: out, Stderr: stderr}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 {
 			return Main([]string{args[1], "--help"}, stdin, stdout, stderr)
@@ -73,7 +73,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return exitCode(stderr, c.name, c.run(env, args[1:]))
+			err := c.run(env, args[1:])
+			if err == nil && out.err != nil {
+				err = fmt.Errorf("writing output: %w", out.err)
+			}
+			return exitCode(env, c.name, err)
 		}
 	}
 	fmt.Fprintf(stderr, "batchprep: unknown command %q\n\n", args[0])
@@ -81,20 +85,28 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func exitCode(stderr io.Writer, name string, err error) int {
+// exitCode prints err on stderr with one prefix ("batchprep NAME: ") and
+// returns the exit status: 0 ok, 1 a data or runtime error, 2 a usage
+// error, 128+N when signal N (SIGINT 130, SIGTERM 143) stopped the run.
+func exitCode(env *Env, name string, err error) int {
+	stderr := env.Stderr
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
 	var ue *UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "batchprep %s: %s\nRun 'batchprep %s --help' for usage.\n", name, ue.Msg, name)
+		fmt.Fprintf(stderr, "batchprep %s: %s\nRun 'batchprep %s --help' for usage.\n", name, oneprefix(name, ue.Msg), name)
 		return 2
+	}
+	if in := interruption(env.Ctx, err); in != nil {
+		fmt.Fprintf(stderr, "batchprep %s: %v; stopped cleanly\n", name, in)
+		return in.exitCode()
 	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "batchprep %s: interrupted\n", name)
 		return 1
 	}
-	fmt.Fprintf(stderr, "batchprep %s: %v\n", name, err)
+	fmt.Fprintf(stderr, "batchprep %s: %s\n", name, oneprefix(name, err.Error()))
 	return 1
 }
 
@@ -108,8 +120,12 @@ func printUsage(w io.Writer) {
 
 func runVersion(env *Env, args []string) error {
 	fs := newFlagSet(env, "version", "", "Print the batchprep version.")
-	if _, err := parseArgs(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
 	}
 	fmt.Fprintln(env.Stdout, "batchprep", Version)
 	return nil
@@ -124,9 +140,7 @@ func newFlagSet(env *Env, name, argsUsage, description string) *flag.FlagSet {
 	fs.Usage = func() {} // the flag package calls it on every error; help is printed by parseArgs
 	usagePrinters.Store(fs, func() {
 		fmt.Fprintf(env.Stdout, "Usage: batchprep %s [flags] %s\n\n%s\n\nFlags:\n", name, argsUsage, strings.TrimSpace(description))
-		fs.SetOutput(env.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		printFlags(env.Stdout, fs)
 	})
 	return fs
 }

@@ -82,6 +82,6 @@ func runExport(env *Env, args []string) error {
 	for _, t := range types {
 		n += len(t.Names)
 	}
-	fmt.Fprintf(env.Stderr, "export: %d entities of dimension %d to %s (%s)\n", n, cfg.Dimension, *out, byteSize(int64(len(data))))
+	fmt.Fprintf(env.Stderr, "export: %d entities of dimension %d to %s (%s)\n", n, cfg.Dimension, *out, humanBytes(int64(len(data))))
 	return nil
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -12,19 +14,25 @@ import (
 
 const importDescription = `
 Import edge lists into the partitioned edge store named by a PyTorch-BigGraph
-config (SPEC B1). The i-th FILE becomes edge set edge_paths[i]. Columns are
+config (keys: docs/config.md; paths in it are relative to its directory). The i-th FILE becomes edge set edge_paths[i]. Columns are
 0-based; without --rel-col every edge has relation 0. Lines that are empty or
 start with '#' are skipped and not counted in edge ordinals. Bad lines are
 reported with file, line and column; up to --max-errors of them are skipped,
 one more fails the import. The store is replaced atomically: an error or an
-interruption leaves the previous store as it was.`
+interruption (Ctrl-C exits 130, SIGTERM 143) leaves the previous store as it
+was; directories a killed import left beside the store are removed by the
+next successful one.
+
+Examples:
+  batchprep import --config fb15k.toml --lhs-col 0 --rel-col 1 --rhs-col 2 train.txt valid.txt test.txt
+  batchprep import --config snap.toml --delimiter tab ca-GrQc.txt   # two columns: rhs is column 1`
 
 func runImport(env *Env, args []string) error {
 	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
-	cfgPath := fs.String("config", "", "PBG config file (TOML or JSON) (required)")
+	cfgPath := fs.String("config", "", "PBG config `file` (TOML or JSON) (required, no default)")
 	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
 	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
-	rhs := fs.Int("rhs-col", 2, "column of the rhs entity")
+	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")
 	weight := fs.Int("weight-col", -1, "column of the edge weight, a float (-1: none)")
 	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
@@ -42,6 +50,15 @@ func runImport(env *Env, args []string) error {
 	d, err := importer.ParseDelimiter(*delim)
 	if err != nil {
 		return usagef("--delimiter %q is not one of tab, comma, space", *delim)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] {
+		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
+		// in column 1.
+		if n, err := importer.FirstLineFields(files[0], d); err == nil && n == 2 {
+			*rhs = 1
+		}
 	}
 	opts := importer.DefaultOptions()
 	opts.LhsCol, opts.RelCol, opts.RhsCol, opts.WeightCol = *lhs, *rel, *rhs, *weight
@@ -92,12 +109,26 @@ func runImport(env *Env, args []string) error {
 		parse.Done()
 	}
 	if err != nil {
-		return err
+		return columnHint(err, opts)
 	}
 	if !*quiet {
 		printImportSummary(env, rep)
 	}
+	if n := len(rep.RemovedLeftovers); n > 0 {
+		fmt.Fprintf(env.Stderr, "batchprep import: removed %d directories left by an interrupted import: %s\n", n, strings.Join(rep.RemovedLeftovers, ", "))
+	}
 	return nil
+}
+
+// columnHint adds to a wrong-column-count error which flags choose the
+// columns, and their values in this run.
+func columnHint(err error, o importer.Options) error {
+	var le *importer.LineError
+	if !errors.As(err, &le) || le.Reason != importer.ReasonColumns {
+		return err
+	}
+	return fmt.Errorf("%w (columns in use: --lhs-col %d --rel-col %d --rhs-col %d --weight-col %d, --delimiter %s; set them to match the file, e.g. --rhs-col 1 for a two-column edge list)",
+		err, o.LhsCol, o.RelCol, o.RhsCol, o.WeightCol, o.Delimiter)
 }
 
 func printImportSummary(env *Env, rep importer.Report) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/bits"
@@ -22,8 +23,18 @@ Without --stream the streams are inferred from a scan (a stream is sparse
 when any value is i:v; dense dimension = most values in one sample, sparse
 dimension = largest index + 1) and the flags to use are printed.
 
+The inferred dimensions are lower bounds: the largest seen in this file.
+Another file of the same corpus (a training set beside a test set) may need
+larger ones; give --stream with the dimensions of the whole corpus.
+
 Exit codes: 0 ok (bad sequences within --max-errors are reported, not
-fatal), 1 more bad sequences than --max-errors or a runtime error, 2 usage.`
+fatal), 1 more bad sequences than --max-errors, a file that is not CTF, or
+a runtime error, 2 usage.
+
+Examples:
+  batchprep inspect corpus.ctf
+  batchprep inspect corpus.ctf --format json
+  batchprep inspect corpus.ctf --stream S0:943:sparse --stream S1:26:sparse --max-errors 10`
 
 // maxListedDiagnostics bounds the diagnostics listed in the report; all are
 // counted.
@@ -41,6 +52,7 @@ type inspectReport struct {
 	LineMode        bool             `json:"line_mode"`
 	Streams         []inspectStream  `json:"streams"`
 	Inferred        bool             `json:"inferred"`
+	DimsLowerBound  bool             `json:"dims_are_lower_bounds,omitempty"`
 	Flags           string           `json:"flags"`
 	Histogram       []histBin        `json:"length_histogram"`
 	ChunkSequences  [2]int           `json:"chunk_sequences_min_max"`
@@ -76,10 +88,12 @@ type inspectDiag struct {
 func runInspect(env *Env, args []string) error {
 	fs := newFlagSet(env, "inspect", "FILE", inspectDescription)
 	var streams stringList
-	fs.Var(&streams, "stream", "stream NAME:DIM[:sparse] (repeatable; default: inferred)")
-	mb := fs.String("defines-mb-size", "", "stream whose lines count as samples")
-	label := fs.String("label", "", "stream whose lines epoch sizes count")
-	chunkBytes := fs.Int64("chunk-bytes", 0, "chunk size in bytes (default 32 MiB)")
+	fs.Var(&streams, "stream", "stream `NAME:DIM[:sparse]` (repeatable; default: inferred from the file)")
+	mb := fs.String("defines-mb-size", "", "the `NAME` of the stream whose lines count as samples (default: every line is a sample)")
+	label := fs.String("label", "", "the `NAME` of the stream whose lines epoch sizes count (default: the minibatch-size count)")
+	chunkBytesV := byteSize(ctf.DefaultChunkBytes)
+	chunkBytes := (*int64)(&chunkBytesV)
+	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
@@ -95,6 +109,11 @@ func runInspect(env *Env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("--format %q: want text or json", *format)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["chunk-bytes"] && *chunkSeqs > 0 {
+		*chunkBytes = 0 // --chunk-sequences replaces the default byte size
+	}
 	cfg := ctf.Config{DefinesMBSize: *mb, Label: *label, ChunkBytes: *chunkBytes, ChunkSequences: *chunkSeqs,
 		MaxErrors: *maxErrors, LineMode: *lineMode, CacheIndex: *cacheIndex}
 	for _, s := range streams {
@@ -108,15 +127,19 @@ func runInspect(env *Env, args []string) error {
 	if len(cfg.Streams) == 0 {
 		inferred, err := ctf.InferStreams(pos[0])
 		if err != nil {
-			return fmt.Errorf("inspect: %w", err)
+			return err
 		}
 		if len(inferred) == 0 {
-			return fmt.Errorf("inspect: %s: no \"|name\" samples found; cannot infer streams", pos[0])
+			return fmt.Errorf("%s: no \"|name\" samples found; cannot infer streams (is it a CTF file?)", pos[0])
 		}
 		cfg.Streams = inferred
-		rep.Inferred = true
+		rep.Inferred, rep.DimsLowerBound = true, true
 	}
 	if err := cfg.Validate(); err != nil {
+		if rep.Inferred {
+			// The file, not the command line, is at fault: a data error.
+			return fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", pos[0], err)
+		}
 		return usagef("%v", err)
 	}
 	var flags []string
@@ -144,7 +167,7 @@ func runInspect(env *Env, args []string) error {
 		rep.text(env.Stdout)
 	}
 	if fatal != nil {
-		return fmt.Errorf("inspect: %w", fatal)
+		return fatal
 	}
 	return nil
 }
@@ -158,6 +181,9 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 	}
 	defer r.Close()
 	l := r.Layout()
+	if err := checkChunkMemory(path, l, cfg.Streams, physicalMemory()); err != nil {
+		return err
+	}
 	rep.Sequences = l.NumSequences()
 	rep.Chunks = l.NumChunks()
 	rep.TotalSamples = l.TotalSamples()
@@ -225,7 +251,9 @@ func (rep *inspectReport) add(e ctf.Error) {
 func (rep *inspectReport) text(w io.Writer) {
 	fmt.Fprintf(w, "file       %s\n", rep.File)
 	if rep.Inferred {
-		fmt.Fprintf(w, "streams    inferred; to set them: %s\n", rep.Flags)
+		fmt.Fprintf(w, "streams    inferred from this file; to set them: %s\n", rep.Flags)
+		fmt.Fprintf(w, "           the dimensions are lower bounds (the largest seen here): another file of\n")
+		fmt.Fprintf(w, "           the same corpus (a train set beside a test set) may need larger ones\n")
 	} else {
 		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,7 +18,7 @@ import (
 )
 
 const planDescription = `
-Print the batch schedule of a graph config without training (SPEC B4): for
+Print the batch schedule of a graph config without training: for
 each epoch, edge set, edge chunk and bucket (in the config's bucket_order),
 the bucket's held-out edges and every worker's batches, as edge ordinals.
 
@@ -32,7 +34,13 @@ Formats:
 saves where the plan stopped, and --state-in resumes there: the rest is
 exactly what an uninterrupted run prints, and a bucket interrupted between
 batches is printed again with "resumed":true. Ctrl-C stops after the
-current batch and still writes --state-out.`
+current batch and still writes --state-out (exit 130; SIGTERM 143). A run
+that prints no batch (a state already at the end) says so on stderr.
+
+Examples:
+  batchprep plan --config fb15k.toml --format summary
+  batchprep plan --config fb15k.toml --max-batches 1000 --state-out plan.json > part1.jsonl
+  batchprep plan --config fb15k.toml --state-in plan.json > part2.jsonl`
 
 // openPlanStore opens the store a config names (replaced in tests).
 var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error) {
@@ -45,7 +53,7 @@ var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error)
 
 func runPlan(env *Env, args []string) error {
 	fs := newFlagSet(env, "plan", "", planDescription)
-	cfgPath := fs.String("config", "", "graph config (TOML or JSON, PBG key names) (required)")
+	cfgPath := fs.String("config", "", "graph config `file` (TOML or JSON, PBG key names; docs/config.md) (required, no default)")
 	maxBatches := fs.Int64("max-batches", 0, "stop after this many batch records (0: no limit)")
 	stateIn := fs.String("state-in", "", "resume from this state file")
 	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
@@ -81,6 +89,9 @@ func runPlan(env *Env, args []string) error {
 	st := p.Start()
 	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)
 	if *stateIn != "" {
+		if err := checkStateKind(*stateIn, "plan"); err != nil {
+			return err
+		}
 		s, err := plan.ReadStateFile(*stateIn)
 		if err != nil {
 			return err
@@ -126,7 +137,7 @@ func runPlan(env *Env, args []string) error {
 		batches++
 		select {
 		case <-env.Ctx.Done():
-			stopErr = env.Ctx.Err()
+			stopErr = context.Cause(env.Ctx)
 		default:
 		}
 		if stopErr != nil {
@@ -134,6 +145,9 @@ func runPlan(env *Env, args []string) error {
 		}
 	}
 	if err := it.Err(); err != nil {
+		if *stateIn != "" && errors.Is(err, plan.ErrState) {
+			return fmt.Errorf("%s: %w", *stateIn, err)
+		}
 		return err
 	}
 	prog.Done()
@@ -147,6 +161,13 @@ func runPlan(env *Env, args []string) error {
 		if err := plan.WriteStateFile(*stateOut, it.State()); err != nil {
 			return err
 		}
+	}
+	if stopErr == nil && tally.batches == 0 {
+		why := fmt.Sprintf("the config's %d epochs hold no batch", cfg.NumEpochs)
+		if *stateIn != "" {
+			why = fmt.Sprintf("the state in %s is at the end of the config's %d epochs", *stateIn, cfg.NumEpochs)
+		}
+		fmt.Fprintf(env.Stderr, "batchprep plan: nothing to plan: %s\n", why)
 	}
 	return stopErr
 }

@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 )
 
 const readDescription = `
-Read minibatches from a CTF corpus on the nominal timeline (SPEC A6): whole
+Read minibatches from a CTF corpus on the nominal timeline: whole
 sequences packed up to the minibatch size, in the randomizer's order, cut at
 epoch ends, split among --workers ranks.
 
@@ -42,7 +43,16 @@ then --state-out is written (atomically). --state-in resumes from a state;
 --start begins at a nominal position (rounded up to a sequence boundary,
 steps counted from 0 there). Ctrl-C stops after the current minibatch and
 still writes --state-out. Diagnostics, the skip summary and progress go to
-stderr; --quiet silences progress only.`
+stderr; --quiet silences progress only. A run that delivers no minibatch
+says why on stderr. Exit codes: 0 ok, 1 a data or runtime error (the state
+written covers only the minibatches stdout received), 2 usage, 130/143
+after Ctrl-C/SIGTERM (the state is written).
+
+Examples:
+  batchprep read corpus.ctf --stream S0:943:sparse --stream S2:129:sparse --mb 256
+  batchprep read corpus.ctf --stream x:2 --max-minibatches 100 --state-out st.json --format summary
+  batchprep read corpus.ctf --stream x:2 --state-in st.json
+  batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7`
 
 // maxShownDiagnostics bounds the per-line diagnostics printed on stderr; the
 // rest are counted in the summary.
@@ -78,9 +88,9 @@ type readFlags struct {
 func runRead(env *Env, args []string) error {
 	fs := newFlagSet(env, "read", "CORPUS.ctf --stream NAME:DIM[:sparse] ...", readDescription)
 	var f readFlags
-	fs.Var(&f.streams, "stream", "a stream NAME:DIM or NAME:DIM:sparse (repeatable, at least one)")
-	fs.Var(onceString{&f.definesMBSize, "at most one stream may define the minibatch size"}, "defines-mb-size", "the stream whose samples count for minibatch sizes")
-	fs.Var(onceString{&f.label, "one stream is the label stream"}, "label", "the stream epoch sizes count (default: the minibatch-size count)")
+	fs.Var(&f.streams, "stream", "a stream `NAME:DIM[:sparse]` (repeatable, at least one)")
+	fs.Var(onceString{&f.definesMBSize, "at most one stream may define the minibatch size"}, "defines-mb-size", "the `NAME` of the stream whose samples count for minibatch sizes (default: every line is a sample)")
+	fs.Var(onceString{&f.label, "one stream is the label stream"}, "label", "the `NAME` of the stream epoch sizes count (default: the minibatch-size count)")
 	fs.StringVar(&f.mb, "mb", "256", "minibatch-size schedule per epoch, e.g. 128*2:1024")
 	fs.StringVar(&f.epochSize, "epoch-size", "full", "epoch size: N label samples, full (one sweep) or inf")
 	fs.IntVar(&f.epochs, "epochs", 1, "stop after this many epochs, counted from position 0")
@@ -89,7 +99,8 @@ func runRead(env *Env, args []string) error {
 	fs.IntVar(&f.windowChunks, "window-chunks", 128, "randomization window in chunks")
 	fs.Uint64Var(&f.windowSamples, "window-samples", 0, "randomization window in samples (instead of chunks)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed")
-	fs.Int64Var(&f.chunkBytes, "chunk-bytes", ctf.DefaultChunkBytes, "chunk size in bytes")
+	f.chunkBytes = ctf.DefaultChunkBytes
+	fs.Var((*byteSize)(&f.chunkBytes), "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB")
 	fs.IntVar(&f.chunkSequences, "chunk-sequences", 0, "chunk size in sequences (instead of bytes)")
 	fs.IntVar(&f.workers, "workers", 1, "number of data-parallel ranks")
 	fs.IntVar(&f.rank, "rank", 0, "this rank, 0 <= rank < workers")
@@ -122,15 +133,21 @@ func runRead(env *Env, args []string) error {
 		return err
 	}
 	defer r.Close()
+	if err := checkChunkMemory(pos[0], r.Layout(), r.Streams(), physicalMemory()); err != nil {
+		return err
+	}
 	// The reader is a source.Fingerprinter: the state's fingerprint names the
 	// file (size, hash of both ends) and the settings that shape the index.
 	src, err := source.New(r, srcCfg)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	defer src.Close()
 	switch {
 	case f.stateIn != "":
+		if err := checkStateKind(f.stateIn, "read"); err != nil {
+			return err
+		}
 		st, err := source.ReadStateFile(f.stateIn)
 		if err != nil {
 			return err
@@ -149,15 +166,32 @@ func runRead(env *Env, args []string) error {
 	}
 	defer restore()
 	diag.flush() // what indexing reported
-	runErr := readLoop(env, &f, src, r, diag)
+	startState := src.State()
+	delivered, totals, runErr := readLoop(env, &f, src, r, diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
-	diag.summary(r.Summary())
+	diag.summary(r.Summary(), runErr, totals.skipped)
+	if runErr == nil && totals.minibatches == 0 {
+		fmt.Fprintf(env.Stderr, "batchprep read: %s\n", nothingRead(&f, startState))
+	}
 	if f.stateOut != "" {
-		if err := source.WriteStateFile(f.stateOut, src.State()); err != nil {
-			return err
+		// Only what stdout received counts: after a failed write the state
+		// is the one after the last minibatch written in full.
+		if err := source.WriteStateFile(f.stateOut, delivered); err != nil {
+			return errors.Join(runErr, err)
 		}
 	}
 	return runErr
+}
+
+// nothingRead explains a run that delivered no minibatch.
+func nothingRead(f *readFlags, st source.State) string {
+	switch {
+	case f.stateIn != "" && st.Epoch >= f.epochs:
+		return fmt.Sprintf("nothing to read: the state in %s is at epoch %d (position %d), and --epochs %d ends before it", f.stateIn, st.Epoch, st.Position, f.epochs)
+	case f.set["start"] && st.Epoch >= f.epochs:
+		return fmt.Sprintf("nothing to read: --start %s is in epoch %d, and --epochs %d ends before it", f.start, st.Epoch, f.epochs)
+	}
+	return fmt.Sprintf("nothing to read: 0 minibatches delivered (position %d, epoch %d, --epochs %d)", st.Position, st.Epoch, f.epochs)
 }
 
 // configs checks the flags and builds the reader and source configurations.
@@ -253,24 +287,41 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 	return cc, sc, start, nil
 }
 
+// outputChunk is how many bytes of minibatch lines readLoop collects before
+// writing them to stdout.
+const outputChunk = 1 << 20
+
 // readLoop reads until the epochs are done, the minibatch limit is reached
 // or the context is cancelled, writing each minibatch in the chosen format.
-func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) error {
-	out := bufio.NewWriterSize(env.Stdout, 1<<20)
+// It returns the state after the last minibatch whose output was written
+// in full (the starting state when none was): a state saved from it is
+// never ahead of what stdout received, even when a write fails midway.
+func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
+	delivered := src.State()
+	pend := make([]byte, 0, outputChunk+4096)
+	flush := func() error {
+		if len(pend) > 0 {
+			if _, err := env.Stdout.Write(pend); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			pend = pend[:0]
+		}
+		delivered = src.State()
+		return nil
+	}
 	var total int64
 	if src.Config().EpochSize == source.EpochFull {
 		total = int64(uint64(f.epochs)*src.SweepSize()) - int64(src.Position())
 	}
 	prog := newProgress(env, "read", "samples", max(total, 0), f.quiet)
 	t := readTotals{start: time.Now(), streams: make([]int64, len(r.Streams()))}
-	var buf []byte
 	var stopErr error
 	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
 		if src.Epoch() >= f.epochs {
 			break
 		}
 		if err := env.Ctx.Err(); err != nil {
-			stopErr = err
+			stopErr = context.Cause(env.Ctx)
 			break
 		}
 		mb, err := src.Next()
@@ -282,23 +333,27 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *r
 		t.add(mb)
 		switch f.format {
 		case "jsonl":
-			buf = appendReadJSON(buf[:0], mb)
+			pend = appendReadJSON(pend, mb)
 		case "text":
-			buf = appendReadText(buf[:0], mb)
+			pend = appendReadText(pend, mb)
 		}
-		if _, err := out.Write(buf); err != nil {
-			return fmt.Errorf("writing output: %w", err)
+		if len(pend) >= outputChunk {
+			if err := flush(); err != nil {
+				return delivered, t, err
+			}
 		}
 		prog.Add(int64(mb.End - mb.Start))
 	}
 	prog.Done()
 	if f.format == "summary" {
-		t.write(out, r.Streams())
+		var b bytes.Buffer
+		t.write(&b, r.Streams())
+		pend = append(pend, b.Bytes()...)
 	}
-	if err := out.Flush(); err != nil {
-		return fmt.Errorf("writing output: %w", err)
+	if err := flush(); err != nil {
+		return delivered, t, err
 	}
-	return stopErr
+	return delivered, t, stopErr
 }
 
 // readTotals counts this rank's delivered data for the summary.
@@ -457,7 +512,7 @@ func (d *readDiagnostics) warn(e ctf.Error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.shown < maxShownDiagnostics {
-		d.pending = append(d.pending, "batchprep read: "+e.Error()+"\n")
+		d.pending = append(d.pending, "batchprep read: "+oneprefix("read", e.Error())+"\n")
 	}
 	d.shown++
 }
@@ -473,13 +528,23 @@ func (d *readDiagnostics) flush() {
 	}
 }
 
-func (d *readDiagnostics) summary(s ctf.Summary) {
+// summary prints the diagnostics left and the bad-sequence count. The
+// count of bad sequences found can exceed the skips in the delivered
+// minibatches (the summary's "skipped sequences"): chunks are parsed ahead,
+// and a sequence past --max-errors stops reading instead of being skipped.
+func (d *readDiagnostics) summary(s ctf.Summary, runErr error, skipped int64) {
 	d.flush()
 	if d.shown > maxShownDiagnostics {
 		fmt.Fprintf(d.w, "batchprep read: %d more diagnostics not shown\n", d.shown-maxShownDiagnostics)
 	}
-	if s.BadSequences > 0 {
-		fmt.Fprintf(d.w, "batchprep read: skipped %d bad sequences:%s\n", s.BadSequences, kindCounts(s.Skipped))
+	var be *ctf.BudgetError
+	switch {
+	case errors.As(runErr, &be):
+		fmt.Fprintf(d.w, "batchprep read: bad sequences found: %d (%s); the last one is more than --max-errors %d and stopped reading; %d skipped in the minibatches delivered\n",
+			s.BadSequences, strings.TrimSpace(kindCounts(s.Skipped)), be.MaxErrors, skipped)
+	case s.BadSequences > 0:
+		fmt.Fprintf(d.w, "batchprep read: bad sequences found: %d (%s); %d skipped in the minibatches delivered\n",
+			s.BadSequences, strings.TrimSpace(kindCounts(s.Skipped)), skipped)
 	}
 	if len(s.Warnings) > 0 {
 		fmt.Fprintf(d.w, "batchprep read: warnings:%s\n", kindCounts(s.Warnings))

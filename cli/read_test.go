@@ -224,7 +224,7 @@ func TestReadSkipped(t *testing.T) {
 	if len(recs) != 1 || !reflect.DeepEqual(recs[0].Sequences, []int{0, 2}) || !reflect.DeepEqual(recs[0].Skipped, []int{1}) || recs[0].End != 3 {
 		t.Errorf("records %+v", recs)
 	}
-	if !strings.Contains(errOut, "skipped 1 bad sequences") || !strings.Contains(errOut, "bad.ctf:2") {
+	if !strings.Contains(errOut, "bad sequences found: 1 (number=1); 1 skipped") || !strings.Contains(errOut, "bad.ctf:2") {
 		t.Errorf("stderr %q", errOut)
 	}
 	code, _, errOut := run(t, "read", p, "--stream", "x:2", "--mb", "10", "--randomize", "none")

@@ -120,7 +120,7 @@ func runTrain(env *Env, args []string) error {
 		}
 		fmt.Fprintln(env.Stdout, line)
 	}
-	fmt.Fprintf(env.Stdout, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, byteSize(man.IO.LoadBytes), man.IO.Saves, byteSize(man.IO.SaveBytes))
+	fmt.Fprintf(env.Stdout, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
 	return nil
 }
 
@@ -129,7 +129,7 @@ func runTrain(env *Env, args []string) error {
 // epoch's end.
 func trainBucketLine(env *Env, prog *progress, cfg *config.Config, ev train.Event, quiet bool) {
 	note := fmt.Sprintf("epoch %d/%d bucket (%d,%d) %d/%d, loss %.4f, loads %d (%s)",
-		ev.Epoch+1, cfg.NumEpochs, ev.Bucket.Lhs, ev.Bucket.Rhs, ev.Done, ev.Total, ev.Loss, ev.IO.Loads, byteSize(ev.IO.LoadBytes))
+		ev.Epoch+1, cfg.NumEpochs, ev.Bucket.Lhs, ev.Bucket.Rhs, ev.Done, ev.Total, ev.Loss, ev.IO.Loads, humanBytes(ev.IO.LoadBytes))
 	if ev.HoldoutAfter != nil {
 		note += fmt.Sprintf(", holdout MRR %.3f -> %.3f", ev.HoldoutBefore.MRR, ev.HoldoutAfter.MRR)
 	}
@@ -139,8 +139,8 @@ func trainBucketLine(env *Env, prog *progress, cfg *config.Config, ev train.Even
 	}
 }
 
-// byteSize prints a byte count with a binary unit.
-func byteSize(n int64) string {
+// humanBytes prints a byte count with a binary unit.
+func humanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

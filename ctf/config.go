@@ -15,6 +15,11 @@ const DefaultChunkBytes = 32 << 20
 // 64-bit mask of the streams each line carries).
 const MaxStreams = 64
 
+// MaxDenseDim bounds a dense stream's dimension: each of its samples is a
+// row of Dim float32 values, 64 MiB at this limit. A larger value (a typo
+// such as x:99999999999) is refused before anything is allocated.
+const MaxDenseDim = 1 << 24
+
 // Config describes how to read one CTF file. Zero values are the defaults.
 type Config struct {
 	// Streams are the inputs to read, in output order. Names are matched
@@ -79,6 +84,9 @@ func (c *Config) Validate() error {
 		}
 		if s.Dim < 1 {
 			return fmt.Errorf("ctf: config: stream %q: dim %d, want >= 1", s.Name, s.Dim)
+		}
+		if !s.Sparse && s.Dim > MaxDenseDim {
+			return fmt.Errorf("ctf: config: stream %q: dense dim %d exceeds the limit %d (each sample would take %d MiB)", s.Name, s.Dim, MaxDenseDim, int64(s.Dim)*4>>20)
 		}
 		if s.Sparse && s.Dim > 1<<31-1 {
 			return fmt.Errorf("ctf: config: stream %q: sparse dim %d exceeds 2^31-1", s.Name, s.Dim)

@@ -28,6 +28,7 @@ func TestConfigValidate(t *testing.T) {
 		"negative budget":  {Streams: []corpus.Stream{dense("a", 1)}, MaxErrors: -1},
 		"negative chunk":   {Streams: []corpus.Stream{dense("a", 1)}, ChunkBytes: -1},
 		"too many streams": {Streams: manyStreams(MaxStreams + 1)},
+		"huge dense dim":   {Streams: []corpus.Stream{dense("a", 99999999999)}},
 	}
 	for name, c := range bad {
 		err := c.Validate()
@@ -36,6 +37,20 @@ func TestConfigValidate(t *testing.T) {
 		} else if !strings.HasPrefix(err.Error(), "ctf: ") {
 			t.Errorf("%s: error %q lacks the ctf: prefix", name, err)
 		}
+	}
+}
+
+// A huge dense dimension is refused before allocating, naming the value and
+// the limit (issue 10 item 3); the same value is fine for a sparse stream.
+func TestConfigHugeDenseDim(t *testing.T) {
+	c := Config{Streams: []corpus.Stream{dense("x", 99999999999)}}
+	err := c.Validate()
+	if err == nil || !strings.Contains(err.Error(), "99999999999") || !strings.Contains(err.Error(), "16777216") {
+		t.Errorf("error %v, want one naming 99999999999 and the limit 16777216", err)
+	}
+	c = Config{Streams: []corpus.Stream{dense("x", MaxDenseDim)}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("dim at the limit refused: %v", err)
 	}
 }
 

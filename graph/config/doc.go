@@ -21,6 +21,16 @@
 //  5. The same configuration written in TOML and in JSON decodes to equal
 //     Config values with equal Canonical encodings; Canonical is a
 //     deterministic function of the Config value.
+//  6. Load makes relative paths (entity_path, edge_paths, checkpoint_path,
+//     init_path) relative to the directory of the config file, so a command
+//     run from any directory finds the same store; Parse leaves them as
+//     written (ResolvePaths does it for a caller with its own base).
+//  7. checkpoint_path is needed only to train (ValidateTraining); import,
+//     plan and verify accept a config without it.
+//  8. Values that size what import and plan allocate or walk are bounded
+//     (limits.go: partitions, buckets, edge chunks, workers, epochs); a
+//     value past its limit is an *Error naming the key, the value and the
+//     limit, never an allocation.
 //
 // Validate checks what import and plan need; ValidateTraining adds what
 // only training needs (dimension, batch_size a multiple of num_batch_negs).

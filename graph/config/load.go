@@ -15,8 +15,9 @@ import (
 
 // Load reads the config file at path: TOML for a .toml extension, JSON for
 // .json, otherwise sniffed (a first non-blank byte '{' means JSON). Defaults
-// are applied and the result is validated (invariants 1-4). Errors are
-// *Error values naming the file and the key.
+// are applied and the result is validated (invariants 1-4). Relative paths
+// in it are made relative to the config file's directory (invariant 6).
+// Errors are *Error values naming the file and the key.
 func Load(path string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -37,7 +38,30 @@ func Load(path string) (*Config, error) {
 		}
 		return nil, err
 	}
+	c.ResolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// ResolvePaths makes the relative paths of c (entity_path, edge_paths,
+// checkpoint_path, init_path) relative to dir, the directory of the config
+// file they were written in (invariant 6). Absolute paths and empty ones
+// stay as they are.
+func (c *Config) ResolvePaths(dir string) {
+	fix := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	c.EntityPath = fix(c.EntityPath)
+	for i, p := range c.EdgePaths {
+		c.EdgePaths[i] = fix(p)
+	}
+	c.CheckpointPath = fix(c.CheckpointPath)
+	if c.InitPath != nil {
+		p := fix(*c.InitPath)
+		c.InitPath = &p
+	}
 }
 
 // Parse decodes data as format "toml", "json" or "" (sniff), applies
@@ -67,7 +91,8 @@ func Parse(data []byte, format string) (*Config, error) {
 		if _, err := toml.Decode(string(data), &m); err != nil {
 			var pe toml.ParseError
 			if errors.As(err, &pe) {
-				return nil, &Error{Msg: fmt.Sprintf("toml: line %d, column %d: %s", pe.Position.Line, pe.Position.Col, pe.Message), Err: err}
+				col := tomlColumn(data, pe)
+				return nil, &Error{Msg: fmt.Sprintf("toml: line %d, column %d: %s", pe.Position.Line, col, pe.Message), Err: err}
 			}
 			return nil, &Error{Msg: "toml: " + err.Error(), Err: err}
 		}
@@ -97,6 +122,31 @@ func fromMap(m map[string]any) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// tomlColumn returns the column of a TOML error within its line. The toml
+// package reports a duplicate key at the end of its value, which can be
+// past the end of the line; the column is then that of the key.
+func tomlColumn(data []byte, pe toml.ParseError) int {
+	lines := bytes.Split(data, []byte{'\n'})
+	n := pe.Position.Line - 1
+	if n < 0 || n >= len(lines) {
+		return pe.Position.Col
+	}
+	line := bytes.TrimRight(lines[n], "\r")
+	if pe.Position.Col >= 1 && pe.Position.Col <= len(line) {
+		return pe.Position.Col
+	}
+	if i := strings.Index(pe.Message, "'"); i >= 0 {
+		if j := strings.Index(pe.Message[i+1:], "'"); j >= 0 {
+			key := pe.Message[i+1 : i+1+j]
+			last := key[strings.LastIndexByte(key, '.')+1:]
+			if k := bytes.Index(line, []byte(last)); k >= 0 {
+				return k + 1
+			}
+		}
+	}
+	return max(1, min(pe.Position.Col, len(line)))
 }
 
 // jsonError turns a JSON syntax error into an *Error with line and column.

@@ -190,7 +190,7 @@ func TestErrorsNameTheKey(t *testing.T) {
 }
 
 func TestMissingRequiredKeys(t *testing.T) {
-	for _, k := range []string{"entity_path", "edge_paths", "checkpoint_path", "entities", "relations"} {
+	for _, k := range []string{"entity_path", "edge_paths", "entities", "relations"} {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(`{"entity_path":"e","edge_paths":["x"],"checkpoint_path":"c",
 			"entities":{"n":{"num_partitions":1}},"relations":[{"name":"r","lhs":"n","rhs":"n"}]}`), &m); err != nil {

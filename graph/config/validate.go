@@ -87,9 +87,6 @@ func (c *Config) Validate() error {
 			return keyErr(fmt.Sprintf("edge_paths[%d]", i), "must not be empty")
 		}
 	}
-	if c.CheckpointPath == "" {
-		return keyErr("checkpoint_path", "must not be empty")
-	}
 	if c.CheckpointPreservationInterval != nil && *c.CheckpointPreservationInterval < 1 {
 		return keyErr("checkpoint_preservation_interval", "must be >= 1 when set, got %d", *c.CheckpointPreservationInterval)
 	}
@@ -120,8 +117,14 @@ func (c *Config) Validate() error {
 	if err := c.validateTrainingRanges(); err != nil {
 		return err
 	}
-	_, _, err := c.bucketShape()
-	return err
+	if err := c.validateLimits(); err != nil {
+		return err
+	}
+	lhs, rhs, err := c.bucketShape()
+	if err != nil {
+		return err
+	}
+	return c.validateBuckets(lhs, rhs)
 }
 
 // validateTrainingRanges checks the ranges of the training and distributed
@@ -195,6 +198,9 @@ func (c *Config) ValidateTraining() error {
 	}
 	if c.Dimension < 1 {
 		return keyErr("dimension", "is required to train (>= 1)")
+	}
+	if c.CheckpointPath == "" {
+		return keyErr("checkpoint_path", "is required to train (where the model is saved)")
 	}
 	if c.NumBatchNegs > 0 && c.BatchSize%c.NumBatchNegs != 0 {
 		return keyErr("batch_size", "must be a multiple of num_batch_negs (%d), got %d", c.NumBatchNegs, c.BatchSize)

@@ -38,4 +38,13 @@
 //     the new one, or an error saying the import was interrupted (no
 //     manifest, or edge sets and entities from different imports); it never
 //     reads a mix.
+//  7. Directories are created 0755 and files 0644 (less the umask), staging
+//     directories included, so a store written by one user can be planned
+//     from by another.
+//  8. A killed Writer may leave hidden .NAME.batchprep-tmp-* and
+//     .NAME.batchprep-old-* directories beside a target NAME. They are never
+//     read; Leftovers lists them (verify reports them) and the next
+//     successful Commit removes those that existed when its Create ran.
+//     One import at a time per store: a second, concurrent import may see
+//     the first one's staging directories as leftovers.
 package edgestore

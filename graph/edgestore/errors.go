@@ -1,6 +1,10 @@
 package edgestore
 
-import "errors"
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+)
 
 // Error is a storage error that names the file (or directory) involved.
 type Error struct {
@@ -8,7 +12,14 @@ type Error struct {
 	Err  error
 }
 
-func (e *Error) Error() string { return "edgestore: " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Error() string {
+	// An *os.PathError on the same path would name it twice.
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) && e.Err == error(pe) && filepath.Clean(pe.Path) == filepath.Clean(e.Path) {
+		return "edgestore: " + e.Path + ": " + pe.Op + ": " + pe.Err.Error()
+	}
+	return "edgestore: " + e.Path + ": " + e.Err.Error()
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrCorrupt marks data that fails a checksum or disagrees with its

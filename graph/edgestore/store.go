@@ -75,26 +75,14 @@ func Open(cfg *config.Config) (*Store, error) {
 	if s.ent, err = DecodeEntityManifest(emBytes); err != nil {
 		return nil, corrupt(mp, err)
 	}
+	if !bytes.Equal(encodeManifest(s.ent), emBytes) {
+		return nil, corrupt(mp, errNotCanonical)
+	}
 	if s.ent.StorageFingerprint != cfg.StorageFingerprint() {
 		return nil, &Error{Path: mp, Err: fmt.Errorf("imported with a different config (entities, relations, dynamic_relations or seed changed since); run batchprep import again")}
 	}
 	for _, f := range s.ent.Files {
 		s.entFiles[f.Name] = f
-	}
-	for _, t := range cfg.EntityTypes() {
-		counts, ok := s.ent.Entities[t]
-		if !ok || len(counts) != cfg.Entities[t].NumPartitions {
-			return nil, corrupt(mp, fmt.Errorf("entity type %q missing or with the wrong partition count", t))
-		}
-		for p, n := range counts {
-			data, err := s.readEntityFile(countFile(t, p))
-			if err != nil {
-				return nil, err
-			}
-			if string(data) != string(countText(n)) {
-				return nil, corrupt(filepath.Join(s.entityPath, countFile(t, p)), fmt.Errorf("holds %q, manifest says %d", data, n))
-			}
-		}
 	}
 	entID := sha256.Sum256(emBytes)
 	h := sha256.New()
@@ -112,8 +100,11 @@ func Open(cfg *config.Config) (*Store, error) {
 		if err != nil {
 			return nil, corrupt(p, err)
 		}
+		if !bytes.Equal(encodeManifest(m), mb) {
+			return nil, corrupt(p, errNotCanonical)
+		}
 		if m.EntitiesID != hex.EncodeToString(entID[:]) {
-			return nil, &Error{Path: p, Err: fmt.Errorf("edge_paths[%d] was written by another import than entity_path %s (an interrupted or partial import?); run batchprep import again", i, cfg.EntityPath)}
+			return nil, &Error{Path: p, Err: fmt.Errorf("edge_paths[%d] was written by another import than the entity manifest %s (an interrupted or partial import, or a file copied from another store?); run batchprep import again", i, mp)}
 		}
 		if m.Partitions != [2]int{s.lhs, s.rhs} || m.StorageFingerprint != s.ent.StorageFingerprint {
 			return nil, corrupt(p, fmt.Errorf("partition shape %v, config gives [%d %d]", m.Partitions, s.lhs, s.rhs))
@@ -122,9 +113,32 @@ func Open(cfg *config.Config) (*Store, error) {
 		n := len(m.Buckets)
 		s.sets = append(s.sets, &edgeSet{dir: dir, man: m, files: make([]*os.File, n), state: make([]checkState, n)})
 	}
+	// The count files are checked once the edge sets are known to come
+	// from the same import as the entity manifest, so that a swapped
+	// manifest is reported as such rather than as a bad count file.
+	for _, t := range cfg.EntityTypes() {
+		counts, ok := s.ent.Entities[t]
+		if !ok || len(counts) != cfg.Entities[t].NumPartitions {
+			return nil, corrupt(mp, fmt.Errorf("entity type %q missing or with the wrong partition count", t))
+		}
+		for p, n := range counts {
+			data, err := s.readEntityFile(countFile(t, p))
+			if err != nil {
+				return nil, err
+			}
+			if string(data) != string(countText(n)) {
+				return nil, corrupt(filepath.Join(s.entityPath, countFile(t, p)), fmt.Errorf("holds %q, manifest says %d", data, n))
+			}
+		}
+	}
 	s.fingerprint = hex.EncodeToString(h.Sum(nil))
 	return s, nil
 }
+
+// errNotCanonical: a manifest whose checksummed body is intact but whose
+// bytes differ from what batchprep writes for that body (edited or
+// damaged outside the body, a lost final newline).
+var errNotCanonical = errors.New("not byte-identical to the manifest batchprep writes for its content (edited, or damaged outside the checksummed body)")
 
 // readEntityFile reads a file of entity_path and checks it against the
 // manifest.

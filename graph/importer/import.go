@@ -23,7 +23,10 @@ type Report struct {
 	Skipped         int            // bad lines skipped, all files
 	SkippedByReason map[Reason]int
 	BadLines        []*LineError // the first 100 bad lines
-	Elapsed         time.Duration
+	// RemovedLeftovers are directories that earlier, interrupted imports
+	// left beside the store, removed once this one succeeded.
+	RemovedLeftovers []string
+	Elapsed          time.Duration
 }
 
 // EdgeSetReport describes one input file and its edge set.
@@ -107,6 +110,7 @@ func Import(ctx context.Context, cfg *config.Config, opts Options, files []strin
 	if err := w.Commit(); err != nil {
 		return rep, err
 	}
+	rep.RemovedLeftovers = w.Removed()
 	rep.Elapsed = time.Since(start)
 	return rep, nil
 }

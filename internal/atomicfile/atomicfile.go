@@ -2,18 +2,37 @@
 // content or the new content, never a part: the data go to a temporary file
 // in the target's directory, which is fsynced, renamed over the target, and
 // the directory is fsynced so the rename itself survives a crash.
+//
+// Invariants (tests cite them by number):
+//
+//  1. After Write returns, path holds the new data; after a failed Write or
+//     a crash at any moment, it holds the old data (or is absent if it was).
+//  2. No temporary file is left behind by a Write that returns.
+//  3. Only regular files are replaced. A symbolic link is followed: its
+//     final target is replaced, the link stays. A path that is (or whose
+//     link resolves to) a device, FIFO, socket or directory is refused
+//     with an error naming it, and is left as it was.
+//  4. A temporary file a killed process left (.NAME.tmp-*, beside NAME) is
+//     removed by the next successful Write of NAME. Two processes writing
+//     the same file at once are not supported (one of them may fail).
 package atomicfile
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Write replaces path with data atomically. The file gets mode perm. On
 // error the target is untouched and no temporary file is left behind.
 func Write(path string, data []byte, perm os.FileMode) (err error) {
+	if path, err = Target(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	prefix := "." + filepath.Base(path) + ".tmp-"
+	f, err := os.CreateTemp(dir, prefix+"*")
 	if err != nil {
 		return err
 	}
@@ -40,7 +59,76 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 		return err
 	}
 	SyncDir(dir)
+	removeStale(dir, prefix)
 	return nil
+}
+
+// removeStale removes the temporary files of earlier, killed writes of the
+// same target (invariant 4).
+func removeStale(dir, prefix string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.HasPrefix(e.Name(), prefix) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// Target returns the file Write(path) replaces: path itself, or the final
+// target of a symbolic link at path. It refuses a path that is not a
+// regular file (invariant 3); an absent path is fine.
+func Target(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if os.IsNotExist(err) {
+		return path, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		resolved, err := filepath.EvalSymlinks(path)
+		if os.IsNotExist(err) {
+			// A dangling link: write where it points.
+			link, lerr := os.Readlink(path)
+			if lerr != nil {
+				return "", lerr
+			}
+			if !filepath.IsAbs(link) {
+				link = filepath.Join(filepath.Dir(path), link)
+			}
+			return Target(link)
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi, err = os.Stat(resolved); err != nil {
+			return "", err
+		}
+		path = resolved
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is %s, not a regular file; refusing to replace it", path, describeMode(fi.Mode()))
+	}
+	return path, nil
+}
+
+func describeMode(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file (" + m.Type().String() + ")"
 }
 
 // SyncDir fsyncs a directory so that renames and creations in it are

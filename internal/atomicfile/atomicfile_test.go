@@ -3,6 +3,8 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -54,5 +56,91 @@ func TestWriteFailureKeepsOld(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(p); string(b) != "old" {
 		t.Errorf("old file changed: %q", b)
+	}
+}
+
+// Invariant 3: device nodes, FIFOs and directories are refused and left as
+// they were; a symbolic link is followed and stays a link.
+func TestWriteRefusesNonRegularTargets(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]string{fifo: "named pipe", sub: "directory", "/dev/null": "character device"}
+	for p, want := range cases {
+		before, _ := os.Lstat(p)
+		err := Write(p, []byte("x"), 0o644)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: error %v, want one naming the path and %q", p, err, want)
+		}
+		after, _ := os.Lstat(p)
+		if before.Mode() != after.Mode() {
+			t.Errorf("%s: mode changed from %v to %v", p, before.Mode(), after.Mode())
+		}
+	}
+	// A link to a device is refused too.
+	link := filepath.Join(dir, "tonull")
+	if err := os.Symlink("/dev/null", link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("x"), 0o644); err == nil {
+		t.Error("a link to /dev/null was replaced")
+	}
+	// A link to a regular file: the file gets the data, the link stays.
+	real := filepath.Join(dir, "real")
+	if err := os.WriteFile(real, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln := filepath.Join(dir, "ln")
+	if err := os.Symlink("real", ln); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(ln, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(ln); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if b, _ := os.ReadFile(real); string(b) != "new" {
+		t.Errorf("link target holds %q, want new", b)
+	}
+	// A dangling link creates its target.
+	dl := filepath.Join(dir, "dangling")
+	if err := os.Symlink("created", dl); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dl, []byte("c"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "created")); string(b) != "c" {
+		t.Errorf("dangling link target holds %q", b)
+	}
+}
+
+// Invariant 4: the temporary files of a killed write are removed by the
+// next successful one; other hidden files stay.
+func TestWriteRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "st.json")
+	stale := filepath.Join(dir, ".st.json.tmp-123456")
+	other := filepath.Join(dir, ".other.tmp-1")
+	for _, f := range []string{stale, other} {
+		if err := os.WriteFile(f, []byte("half"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Write(p, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale temporary still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temporary was removed: %v", err)
 	}
 }

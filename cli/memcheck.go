@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+	"syscall"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// checkChunkMemory refuses a corpus whose largest chunk would need more
+// memory for its dense rows than limit bytes: parsing a chunk allocates
+// samples x (sum of the dense dimensions) float32 values at once, so the
+// check runs on the index, before any chunk is parsed. The error names the
+// chunk, the bytes it needs and the limit.
+func checkChunkMemory(path string, l *corpus.Layout, streams []corpus.Stream, limit uint64) error {
+	var dense uint64
+	for _, s := range streams {
+		if !s.Sparse {
+			dense += uint64(s.Dim)
+		}
+	}
+	if dense == 0 || limit == 0 {
+		return nil
+	}
+	for c := 0; c < l.NumChunks(); c++ {
+		first, end := l.Chunk(c)
+		var samples uint64
+		for i := first; i < end; i++ {
+			samples += uint64(l.Samples[i])
+		}
+		if need := samples * dense * 4; need > limit {
+			return fmt.Errorf("%s: chunk %d holds %d samples of %d dense values each: %d MiB to parse, more than the %d MiB of memory this machine has; use smaller chunks (--chunk-sequences) or check the --stream dimensions",
+				path, c, samples, dense, need>>20, limit>>20)
+		}
+	}
+	return nil
+}
+
+// physicalMemory returns the machine's RAM in bytes (0 when unknown).
+func physicalMemory() uint64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
