@@ -17,7 +17,11 @@ the ranked one are removed; ties count against the true entity. Prints
 count, mrr, hits@1, hits@3, hits@10 and mean_rank over both sides.
 
 Edges naming an entity or relation the dictionary does not know are not
-ranked: they are counted and reported ("unknown"), with examples.`
+ranked: they are counted and reported ("unknown"), with examples.
+
+Examples:
+  batchprep eval --config fb15k.toml --edges test.txt --filter train.txt --filter valid.txt
+  batchprep eval --config fb15k.toml --edges test.txt --format json`
 
 func runEval(env *Env, args []string) error {
 	fs := newFlagSet(env, "eval", "", evalDescription)

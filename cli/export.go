@@ -18,7 +18,11 @@ Formats:
   tsv     one line per entity: type, name, then the values (the default)
   binary  a checksummed little-endian file; layout in docs/training.md
 
---out FILE writes the file atomically; without it, TSV goes to stdout.`
+--out FILE writes the file atomically; without it, TSV goes to stdout.
+
+Examples:
+  batchprep export --config fb15k.toml > embeddings.tsv
+  batchprep export --config fb15k.toml --format binary --out embeddings.bin`
 
 func runExport(env *Env, args []string) error {
 	fs := newFlagSet(env, "export", "", exportDescription)

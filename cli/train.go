@@ -30,7 +30,12 @@ bucket: loss, holdout metrics before and after, partition loads and saves)
 and training.svg (loss and holdout MRR per epoch).
 
 --set key=value overrides a config key (repeatable; dotted paths such as
-relations.0.operator; values in JSON syntax or plain strings).`
+relations.0.operator; values in JSON syntax or plain strings).
+
+Examples:
+  batchprep train --config fb15k.toml
+  batchprep train --config fb15k.toml --set dimension=200 --set workers=2
+  batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
 // loadConfig loads --config and applies --set overrides.
 func loadConfig(path string, sets []string) (*config.Config, error) {
