@@ -185,12 +185,8 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 			rep.Samples[st.Name] = s.Samples[i]
 		}
 	}()
-	for c := 0; c < l.NumChunks(); c++ {
-		if _, err := r.LoadChunk(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Every core parses; diagnostics and the budget see the chunks in order.
+	return r.LoadAll(0, func(int, *corpus.Chunk) error { return nil })
 }
 
 // lengthHistogram bins sequence sample counts by powers of two: 1, 2-3,
