@@ -66,6 +66,18 @@ type ChunkLookahead interface {
 	ChunkAfter(s uint64, c int) (next int, ok bool)
 }
 
+// WindowLookahead is implemented by randomizers that visit a sweep window
+// by window (window): the chunks of the next window are known while the
+// current one is read, and a reader may parse them ahead, in places of its
+// cache kept for them. It never changes an order.
+type WindowLookahead interface {
+	// NextWindow returns the file chunks of the window that sweep s visits
+	// after the window holding chunk c, in placed order, and that window's
+	// number in the sweep; ok=false when c's window is the sweep's last.
+	// The slice is shared: callers must not modify it.
+	NextWindow(s uint64, c int) (win int, chunks []int32, ok bool)
+}
+
 // Cursor walks a sweep's order forward.
 type Cursor interface {
 	// Next returns the ordinal of the next sequence, or ok=false at the end

@@ -69,7 +69,15 @@ func TestWindowStructure(t *testing.T) {
 			}
 			order := walk(t, rz, l, s)
 			pos := 0
-			for i, cut := range expectedCuts(l, sw.chunkOrder, wc, ws) {
+			cuts := expectedCuts(l, sw.chunkOrder, wc, ws)
+			for i, cut := range cuts {
+				// Invariant 10: every chunk of window i names window i+1.
+				for _, c := range cut {
+					win, next, ok := rz.NextWindow(s, int(c))
+					if ok != (i+1 < len(cuts)) || ok && (win != i+1 || !slices.Equal(next, cuts[i+1])) {
+						t.Fatalf("%+v sweep %d: NextWindow(chunk %d of window %d) = %d %v %v, want window %d of %d", cfg, s, c, i, win, next, ok, i+1, len(cuts))
+					}
+				}
 				if len(cut) > rz.MaxResidentChunks()-1 && len(cut) != l.NumChunks() {
 					t.Fatalf("%+v: window of %d chunks, MaxResidentChunks %d", cfg, len(cut), rz.MaxResidentChunks())
 				}
