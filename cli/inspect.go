@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/bits"
@@ -79,7 +80,7 @@ func runInspect(env *Env, args []string) error {
 	fs.Var(&streams, "stream", "stream NAME:DIM[:sparse] (repeatable; default: inferred)")
 	mb := fs.String("defines-mb-size", "", "stream whose lines count as samples")
 	label := fs.String("label", "", "stream whose lines epoch sizes count")
-	chunkBytes := fs.Int64("chunk-bytes", 0, "chunk size in bytes (default 32 MiB)")
+	chunkBytes := fs.Int64("chunk-bytes", defaultReadChunkBytes, "chunk size in bytes (read's default)")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
@@ -94,6 +95,9 @@ func runInspect(env *Env, args []string) error {
 	}
 	if *format != "text" && *format != "json" {
 		return usagef("--format %q: want text or json", *format)
+	}
+	if *chunkSeqs != 0 && !flagSet(fs, "chunk-bytes") {
+		*chunkBytes = 0 // --chunk-sequences alone replaces the default size
 	}
 	cfg := ctf.Config{DefinesMBSize: *mb, Label: *label, ChunkBytes: *chunkBytes, ChunkSequences: *chunkSeqs,
 		MaxErrors: *maxErrors, LineMode: *lineMode, CacheIndex: *cacheIndex}
@@ -272,4 +276,11 @@ func kindList(m map[string]int) string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// flagSet tells whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

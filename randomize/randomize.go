@@ -71,11 +71,11 @@ type ChunkLookahead interface {
 // current one is read, and a reader may parse them ahead, in places of its
 // cache kept for them. It never changes an order.
 type WindowLookahead interface {
-	// NextWindow returns the file chunks of the window that sweep s visits
-	// after the window holding chunk c, in placed order, and that window's
-	// number in the sweep; ok=false when c's window is the sweep's last.
-	// The slice is shared: callers must not modify it.
-	NextWindow(s uint64, c int) (win int, chunks []int32, ok bool)
+	// Windows returns the file chunks of the window of sweep s holding chunk
+	// c and those of the window the sweep visits after it (nil when c's is
+	// the last), each in placed order. The slices are shared: callers must
+	// not modify them.
+	Windows(s uint64, c int) (cur, next []int32)
 }
 
 // Cursor walks a sweep's order forward.

@@ -31,7 +31,7 @@ type window struct {
 	maxResident int
 
 	mu   sync.Mutex
-	plan *windowPlan // NextWindow's last sweep
+	plan *windowPlan // Windows' last sweep
 }
 
 // windowPlan is one sweep's windows, by file chunk.
@@ -62,10 +62,10 @@ func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
 
 func (r *window) MaxResidentChunks() int { return r.maxResident }
 
-// NextWindow implements WindowLookahead. It keeps the last sweep asked
-// about, so a reader asking once per minibatch pays O(chunks) once per
-// sweep; it is safe for concurrent use.
-func (r *window) NextWindow(s uint64, c int) (int, []int32, bool) {
+// Windows implements WindowLookahead. It keeps the last sweep asked about,
+// so a reader asking once per minibatch pays O(chunks) once per sweep; it
+// is safe for concurrent use.
+func (r *window) Windows(s uint64, c int) (cur, next []int32) {
 	r.mu.Lock()
 	p := r.plan
 	if p == nil || p.sweep != s {
@@ -80,13 +80,14 @@ func (r *window) NextWindow(s uint64, c int) (int, []int32, bool) {
 	}
 	r.mu.Unlock()
 	if c < 0 || c >= len(p.winOf) {
-		return 0, nil, false
+		return nil, nil
 	}
-	next := int(p.winOf[c]) + 1
-	if next >= p.sw.numWindows() {
-		return 0, nil, false
+	sw, i := p.sw, int(p.winOf[c])
+	cur = sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]]
+	if i+1 < sw.numWindows() {
+		next = sw.chunkOrder[sw.winStart[i+1]:sw.winStart[i+2]]
 	}
-	return next, p.sw.chunkOrder[p.sw.winStart[next]:p.sw.winStart[next+1]], true
+	return cur, next
 }
 
 // windowSweep is one sweep's chunk order and window cuts.
