@@ -190,7 +190,10 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 		}
 	}()
 	// Every core parses; diagnostics and the budget see the chunks in order.
-	return r.LoadAll(0, func(int, *corpus.Chunk) error { return nil })
+	return r.LoadAll(0, func(_ int, ch *corpus.Chunk) error {
+		r.Recycle(ch) // only the counts are kept: the next chunk reuses its arrays
+		return nil
+	})
 }
 
 // lengthHistogram bins sequence sample counts by powers of two: 1, 2-3,

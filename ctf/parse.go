@@ -44,26 +44,35 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 }
 
 // parse parses chunk c, whose bytes (see index.span) are data.
-func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
+// A recycled chunk old (nil when there is none) lends its arrays: each is
+// reused when its capacity suffices.
+func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
 	n := end - first
-	ch := &corpus.Chunk{First: first, IDs: make([]string, n),
-		Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	ch := old
+	if ch == nil || len(ch.Streams) != len(p.cfg.Streams) {
+		ch = &corpus.Chunk{Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	}
+	ch.First, ch.Bad, ch.IDs = first, nil, reuse(ch.IDs, n, n)
 	var totalSamples int
 	for i := first; i < end; i++ {
 		totalSamples += int(p.x.samples[i])
 	}
 	for s, st := range p.cfg.Streams {
 		d := &ch.Streams[s]
-		d.SeqStart = make([]int32, 1, n+1)
+		d.SeqStart = reuse(d.SeqStart, 1, n+1)
+		d.SeqStart[0] = 0
 		if st.Sparse {
 			// Guess one entry per sample; append grows past it.
-			d.RowStart = make([]int32, 1, totalSamples+1)
-			d.Indices = make([]int32, 0, totalSamples)
-			d.Values = make([]float32, 0, totalSamples)
+			d.RowStart = reuse(d.RowStart, 1, totalSamples+1)
+			d.RowStart[0] = 0
+			d.Indices = reuse(d.Indices, 0, totalSamples)
+			d.Values = reuse(d.Values, 0, totalSamples)
+			d.Dense = nil
 		} else {
-			d.Dense = make([]float32, 0, totalSamples*st.Dim)
+			d.Dense = reuse(d.Dense, 0, totalSamples*st.Dim)
+			d.RowStart, d.Indices, d.Values = nil, nil, nil
 		}
 	}
 	p.ch = ch
@@ -94,6 +103,15 @@ func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
 }
 
 var nl = []byte{'\n'}
+
+// reuse returns a[:n] when a can hold want elements, else a new slice of
+// length n and capacity want.
+func reuse[T any](a []T, n, want int) []T {
+	if cap(a) >= want {
+		return a[:n]
+	}
+	return make([]T, n, want)
+}
 
 // idLen returns the length of the id (leading digits) of a sequence.
 func idLen(seq []byte) int {

@@ -37,9 +37,14 @@ type Reader struct {
 	// points into the bytes it was parsed from (ids are copied), so the
 	// buffer is free after parsing.
 	bufs chan []byte
+	// spare holds chunks handed back by Recycle.
+	spare chan *corpus.Chunk
 }
 
-var _ corpus.Source = (*Reader)(nil)
+var (
+	_ corpus.Source   = (*Reader)(nil)
+	_ corpus.Recycler = (*Reader)(nil)
+)
 
 // Open validates cfg, indexes path (or loads a valid index cache when
 // cfg.CacheIndex is set) and returns a Reader. Sequences dropped by the
@@ -55,7 +60,8 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2)}
+		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2),
+		spare: make(chan *corpus.Chunk, 8)}
 	if err := r.index(); err != nil {
 		f.Close()
 		return nil, err
@@ -182,7 +188,24 @@ func (r *Reader) parseChunk(c int) (*chunkParser, *corpus.Chunk, error) {
 	}
 	defer r.release(data)
 	p := newChunkParser(&r.cfg, r.path, r.x)
-	return p, p.parse(c, data), nil
+	var old *corpus.Chunk
+	select {
+	case old = <-r.spare:
+	default:
+	}
+	return p, p.parse(c, data, old), nil
+}
+
+// Recycle implements corpus.Recycler: a later LoadChunk reuses ch's arrays
+// (up to a few chunks are kept; more are left to the collector).
+func (r *Reader) Recycle(ch *corpus.Chunk) {
+	if ch == nil {
+		return
+	}
+	select {
+	case r.spare <- ch:
+	default:
+	}
 }
 
 // commit reports chunk c's warnings (first load only) and charges its bad
