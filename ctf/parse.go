@@ -105,12 +105,13 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 var nl = []byte{'\n'}
 
 // reuse returns a[:n] when a can hold want elements, else a new slice of
-// length n and capacity want.
+// length n and capacity want plus 1/8: chunks of one corpus differ a little
+// in size, and the slack lets a recycled array serve the next ones.
 func reuse[T any](a []T, n, want int) []T {
 	if cap(a) >= want {
 		return a[:n]
 	}
-	return make([]T, n, want)
+	return make([]T, n, want+want/8)
 }
 
 // idLen returns the length of the id (leading digits) of a sequence.

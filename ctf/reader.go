@@ -31,9 +31,9 @@ type Reader struct {
 	// until the chunk is parsed or counted).
 	carried [][]int64
 	fp      map[string]string // see Fingerprint
-	// bufs recycles up to two chunk read buffers (fresh memory costs page
-	// faults on every read; a reader that loads chunks in parallel, as the
-	// source does when it enters a window, uses two at once): a Chunk never
+	// bufs recycles up to two chunk read buffers per processor (fresh memory
+	// costs page faults on every read; a reader that loads chunks in
+	// parallel, as the source does, uses several at once): a Chunk never
 	// points into the bytes it was parsed from (ids are copied), so the
 	// buffer is free after parsing.
 	bufs chan []byte
@@ -60,7 +60,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2),
+		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
 		spare: make(chan *corpus.Chunk, 8)}
 	if err := r.index(); err != nil {
 		f.Close()
