@@ -94,6 +94,12 @@ func FuzzIndex(f *testing.F) {
 			if again := newChunkParser(&cfg, "fuzz", x).parse(c, chunkBytes(x, c, data), spare); !reflect.DeepEqual(again, ch) {
 				t.Fatalf("chunk %d parsed into a recycled chunk: %+v, fresh %+v", c, again, ch)
 			}
+			// Nor do a scratch chunk's (the arrays a parse builds in).
+			ps := newChunkParser(&cfg, "fuzz", x)
+			ps.scratch = poisoned(ch)
+			if again := ps.parse(c, chunkBytes(x, c, data), poisoned(ch)); !reflect.DeepEqual(again, ch) {
+				t.Fatalf("chunk %d parsed through a scratch chunk: %+v, fresh %+v", c, again, ch)
+			}
 			spare = poisoned(ch)
 			for s, n := range p.carried {
 				carried[s] += n

@@ -39,6 +39,9 @@ type Reader struct {
 	bufs chan []byte
 	// spare holds chunks handed back by Recycle.
 	spare chan *corpus.Chunk
+	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
+	// per processor: the arrays a parse builds in, reused hot.
+	scratch chan *corpus.Chunk
 }
 
 var (
@@ -61,7 +64,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
 		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
-		spare: make(chan *corpus.Chunk, 8)}
+		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}
 	if err := r.index(); err != nil {
 		f.Close()
 		return nil, err
@@ -193,7 +196,18 @@ func (r *Reader) parseChunk(c int) (*chunkParser, *corpus.Chunk, error) {
 	case old = <-r.spare:
 	default:
 	}
-	return p, p.parse(c, data, old), nil
+	select {
+	case p.scratch = <-r.scratch:
+	default:
+		p.scratch = &corpus.Chunk{}
+	}
+	ch := p.parse(c, data, old)
+	select {
+	case r.scratch <- p.scratch:
+	default:
+	}
+	p.scratch = nil
+	return p, ch, nil
 }
 
 // Recycle implements corpus.Recycler: a later LoadChunk reuses ch's arrays
