@@ -46,12 +46,12 @@ stderr; --quiet silences progress only.`
 
 // The defaults a user who sets nothing gets (docs/source.md, "Defaults").
 // SPEC A6 names 32 MiB chunks; with 1 MiB chunks a 128-chunk window is a
-// fraction of a large corpus, so the next window parses (64 chunks of it
+// fraction of a large corpus, so the next window parses (32 chunks of it
 // ahead) while this one is read, and file order parses chunks on every
 // core without a chunk's worth of fresh memory per step.
 const (
 	defaultReadChunkBytes = 1 << 20
-	defaultPrefetchChunks = 64
+	defaultPrefetchChunks = 32
 )
 
 // maxShownDiagnostics bounds the per-line diagnostics printed on stderr; the
