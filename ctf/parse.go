@@ -18,8 +18,8 @@ type chunkParser struct {
 	x       *index
 	ch      *corpus.Chunk
 	scratch *corpus.Chunk // where the stream arrays are built, when set (see parse)
-	counts  []int32 // samples per stream in the current sequence
-	seenRow []int   // row serial in which each stream was last seen
+	counts  []int32       // samples per stream in the current sequence
+	seenRow []int         // row serial in which each stream was last seen
 	row     int
 	warns   []Error
 	unknown map[string]bool // unknown names already warned about in this chunk
