@@ -91,9 +91,9 @@ func runInspect(env *Env, args []string) error {
 	fs.Var(&streams, "stream", "stream `NAME:DIM[:sparse]` (repeatable; default: inferred from the file)")
 	mb := fs.String("defines-mb-size", "", "the `NAME` of the stream whose lines count as samples (default: every line is a sample)")
 	label := fs.String("label", "", "the `NAME` of the stream whose lines epoch sizes count (default: the minibatch-size count)")
-	chunkBytesV := byteSize(ctf.DefaultChunkBytes)
+	chunkBytesV := byteSize(defaultReadChunkBytes)
 	chunkBytes := (*int64)(&chunkBytesV)
-	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB")
+	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (read's default)")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
@@ -109,10 +109,8 @@ func runInspect(env *Env, args []string) error {
 	if *format != "text" && *format != "json" {
 		return usagef("--format %q: want text or json", *format)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if !set["chunk-bytes"] && *chunkSeqs > 0 {
-		*chunkBytes = 0 // --chunk-sequences replaces the default byte size
+	if *chunkSeqs != 0 && !flagSet(fs, "chunk-bytes") {
+		*chunkBytes = 0 // --chunk-sequences alone replaces the default size
 	}
 	cfg := ctf.Config{DefinesMBSize: *mb, Label: *label, ChunkBytes: *chunkBytes, ChunkSequences: *chunkSeqs,
 		MaxErrors: *maxErrors, LineMode: *lineMode, CacheIndex: *cacheIndex}
@@ -211,12 +209,11 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 			rep.Samples[st.Name] = s.Samples[i]
 		}
 	}()
-	for c := 0; c < l.NumChunks(); c++ {
-		if _, err := r.LoadChunk(c); err != nil {
-			return err
-		}
-	}
-	return nil
+	// Every core parses; diagnostics and the budget see the chunks in order.
+	return r.LoadAll(0, func(_ int, ch *corpus.Chunk) error {
+		r.Recycle(ch) // only the counts are kept: the next chunk reuses its arrays
+		return nil
+	})
 }
 
 // lengthHistogram bins sequence sample counts by powers of two: 1, 2-3,
@@ -304,4 +301,11 @@ func kindList(m map[string]int) string {
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// flagSet tells whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -65,3 +65,14 @@ type Source interface {
 	// not be read (I/O, or the error budget is exhausted).
 	LoadChunk(c int) (*Chunk, error)
 }
+
+// Recycler is implemented by Sources whose LoadChunk can reuse the memory of
+// a chunk handed back to it. Recycle(ch) promises that nothing reads or
+// keeps ch or its slices any more (strings taken from ch.IDs stay valid:
+// strings are immutable); a later LoadChunk may overwrite them. A reader
+// that caches chunks recycles the ones it evicts, so the arrays of a new
+// chunk are memory already mapped and touched, not fresh pages to fault in
+// and zero, and the collector has less to do.
+type Recycler interface {
+	Recycle(ch *Chunk)
+}

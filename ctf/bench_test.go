@@ -218,3 +218,54 @@ func benchParse(b *testing.B, c benchCorpus, chunkBytes int64) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(fileSize(b, p))/(1<<20), "file-MiB")
 }
+
+// BenchmarkInfer measures InferStreams (what inspect runs without --stream)
+// on every core against the same scan on one goroutine, in the same run.
+func BenchmarkInfer(b *testing.B) {
+	c := benchCorpora[0]
+	for _, tc := range []struct {
+		name    string
+		workers int
+	}{{"one-goroutine", 1}, {"all-cores", runtime.GOMAXPROCS(0)}} {
+		b.Run(c.name+"-"+tc.name, func(b *testing.B) {
+			p := benchFile(b, c)
+			b.SetBytes(fileSize(b, p))
+			for b.Loop() {
+				if _, err := inferFile(p, tc.workers, inferPiece); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadAll measures LoadAll (inspect's parse of every chunk, in
+// order, on every core) against a loop of LoadChunk on one goroutine, both
+// with 1 MiB chunks, in the same run.
+func BenchmarkLoadAll(b *testing.B) {
+	c := benchCorpora[0]
+	p := benchFile(b, c)
+	r, err := Open(p, Config{Streams: c.streams, ChunkBytes: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	b.Run(c.name+"-baseline-LoadChunk-loop", func(b *testing.B) {
+		b.SetBytes(fileSize(b, p))
+		for b.Loop() {
+			for ch := 0; ch < r.Layout().NumChunks(); ch++ {
+				if _, err := r.LoadChunk(ch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run(c.name+"-LoadAll", func(b *testing.B) {
+		b.SetBytes(fileSize(b, p))
+		for b.Loop() {
+			if err := r.LoadAll(0, func(int, *corpus.Chunk) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -60,4 +60,10 @@
 //     corrupt or stale cache is ignored with a warning and rewritten.
 //  10. Writer output read back with the same streams gives the same ids,
 //     samples and values, bit for bit.
+//  11. LoadAll parses chunks on several goroutines but reports warnings,
+//     charges the budget and calls back in chunk order: what it delivers and
+//     reports is what a loop of LoadChunk(0), LoadChunk(1), ... gives.
+//  12. InferStreams scans the file in pieces on every core, each starting at
+//     a line start; the streams it returns are those of one front-to-back
+//     scan, whatever the pieces.
 package ctf

@@ -85,10 +85,22 @@ func FuzzIndex(f *testing.F) {
 			checkDiag(t, &d, data)
 		}
 		carried := make([]int64, len(cfg.Streams))
+		var spare *corpus.Chunk // the previous chunk, poisoned, to recycle
 		for c := 0; c+1 < len(x.chunkStart); c++ {
 			first := x.chunkStart[c]
 			p := newChunkParser(&cfg, "fuzz", x)
-			ch := p.parse(c, chunkBytes(x, c, data))
+			ch := p.parse(c, chunkBytes(x, c, data), nil)
+			// A recycled chunk's old contents never show through.
+			if again := newChunkParser(&cfg, "fuzz", x).parse(c, chunkBytes(x, c, data), spare); !reflect.DeepEqual(again, ch) {
+				t.Fatalf("chunk %d parsed into a recycled chunk: %+v, fresh %+v", c, again, ch)
+			}
+			// Nor do a scratch chunk's (the arrays a parse builds in).
+			ps := newChunkParser(&cfg, "fuzz", x)
+			ps.scratch = poisoned(ch)
+			if again := ps.parse(c, chunkBytes(x, c, data), poisoned(ch)); !reflect.DeepEqual(again, ch) {
+				t.Fatalf("chunk %d parsed through a scratch chunk: %+v, fresh %+v", c, again, ch)
+			}
+			spare = poisoned(ch)
 			for s, n := range p.carried {
 				carried[s] += n
 			}
@@ -152,7 +164,7 @@ func FuzzParseRow(f *testing.F) {
 			t.Fatalf("index: %v", err)
 		}
 		p := newChunkParser(&cfg, "fuzz", x)
-		ch := p.parse(0, chunkBytes(x, 0, data))
+		ch := p.parse(0, chunkBytes(x, 0, data), nil)
 		if ch.BadAt(0) != nil || ch.BadAt(ch.Len()-1) != nil {
 			t.Fatalf("neighbour rows affected: %v", ch.Bad)
 		}
@@ -202,4 +214,32 @@ func FuzzWriterRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// poisoned returns a deep copy of ch with every number and id replaced by
+// garbage and every slice at full capacity, as a recycled chunk may look.
+func poisoned(ch *corpus.Chunk) *corpus.Chunk {
+	out := &corpus.Chunk{First: -7, IDs: make([]string, len(ch.IDs)+3), Bad: make([]error, len(ch.IDs)+1)}
+	for i := range out.IDs {
+		out.IDs[i] = "poison"
+	}
+	for _, d := range ch.Streams {
+		fill32 := func(a []int32) []int32 {
+			b := make([]int32, len(a)+5)
+			for i := range b {
+				b[i] = -99
+			}
+			return b
+		}
+		fillF := func(a []float32) []float32 {
+			b := make([]float32, len(a)+5)
+			for i := range b {
+				b[i] = -99
+			}
+			return b
+		}
+		out.Streams = append(out.Streams, corpus.StreamData{SeqStart: fill32(d.SeqStart), Dense: fillF(d.Dense),
+			RowStart: fill32(d.RowStart), Indices: fill32(d.Indices), Values: fillF(d.Values)})
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package ctf
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -28,4 +30,72 @@ func TestInferStreams(t *testing.T) {
 	if got, _ := inferStreams(strings.NewReader("")); len(got) != 0 {
 		t.Errorf("empty input: %v", got)
 	}
+}
+
+// Invariant 12: InferStreams splits the file among goroutines at line starts: the result
+// is the one-pass scan's for any number of pieces, including pieces that
+// start inside long lines, after a byte order mark or at the end.
+func TestInferFileSplitsLikeOneScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	names := []string{"a", "bb", "c", "#", "d1"}
+	for trial := range 60 {
+		var b strings.Builder
+		if rng.IntN(3) == 0 {
+			b.WriteString("\xEF\xBB\xBF")
+		}
+		for i := range rng.IntN(40) {
+			fmt.Fprintf(&b, "%d", i)
+			for range rng.IntN(4) {
+				fmt.Fprintf(&b, " |%s", names[rng.IntN(len(names))])
+				for range rng.IntN(6) {
+					if rng.IntN(2) == 0 {
+						fmt.Fprintf(&b, " %d:%d", rng.IntN(500), rng.IntN(3))
+					} else {
+						fmt.Fprintf(&b, "\t%d", rng.IntN(9))
+					}
+				}
+			}
+			if rng.IntN(5) == 0 {
+				b.WriteString(strings.Repeat(" 7", rng.IntN(3000)))
+			}
+			b.WriteString("\n")
+		}
+		if rng.IntN(2) == 0 {
+			b.WriteString("9 |a 1 2 3") // no final newline
+		}
+		want, err := inferStreams(strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := writeTemp(t, b.String())
+		for _, n := range []int{1, 2, 3, 7} {
+			got, err := inferFile(p, n, 1+int64(rng.IntN(200)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("trial %d, %d pieces: %v, want %v", trial, n, got, want)
+			}
+		}
+	}
+}
+
+// FuzzInferStreams: inference never fails on bytes it can read, and the
+// split scan agrees with the one-pass scan.
+func FuzzInferStreams(f *testing.F) {
+	f.Add([]byte("\xEF\xBB\xBF1 |a 1 2 |b 3:1\n2 |a 4\n"), uint8(3))
+	f.Add([]byte("|x 1:2:3 |# c\n\n|y"), uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, pieces uint8) {
+		want, err := inferStreams(strings.NewReader(string(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := inferFile(writeTemp(t, string(data)), 1+int(pieces%8), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("split scan %v, one pass %v", got, want)
+		}
+	})
 }

@@ -17,8 +17,9 @@ type chunkParser struct {
 	names   [][]byte
 	x       *index
 	ch      *corpus.Chunk
-	counts  []int32 // samples per stream in the current sequence
-	seenRow []int   // row serial in which each stream was last seen
+	scratch *corpus.Chunk // where the stream arrays are built, when set (see parse)
+	counts  []int32       // samples per stream in the current sequence
+	seenRow []int         // row serial in which each stream was last seen
 	row     int
 	warns   []Error
 	unknown map[string]bool // unknown names already warned about in this chunk
@@ -44,29 +45,49 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 }
 
 // parse parses chunk c, whose bytes (see index.span) are data.
-func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
+// A recycled chunk old (nil when there is none) lends its arrays: each is
+// reused when its capacity suffices. With p.scratch set, the stream arrays
+// are built in the scratch chunk's arrays, which stay in the processor's
+// cache from one parse to the next, and copied once, at their final sizes,
+// into the chunk's: appending straight into a recycled chunk's arrays,
+// untouched since a window ago, pays a cache miss per line written.
+func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
 	n := end - first
-	ch := &corpus.Chunk{First: first, IDs: make([]string, n),
-		Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	ch := old
+	if ch == nil || len(ch.Streams) != len(p.cfg.Streams) {
+		ch = &corpus.Chunk{Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	}
+	ch.First, ch.Bad, ch.IDs = first, nil, reuse(ch.IDs, n, n)
+	work := ch
+	if sc := p.scratch; sc != nil {
+		if len(sc.Streams) != len(p.cfg.Streams) {
+			sc.Streams = make([]corpus.StreamData, len(p.cfg.Streams))
+		}
+		work = sc
+	}
 	var totalSamples int
 	for i := first; i < end; i++ {
 		totalSamples += int(p.x.samples[i])
 	}
 	for s, st := range p.cfg.Streams {
-		d := &ch.Streams[s]
-		d.SeqStart = make([]int32, 1, n+1)
+		d := &work.Streams[s]
+		d.SeqStart = reuse(d.SeqStart, 1, n+1)
+		d.SeqStart[0] = 0
 		if st.Sparse {
 			// Guess one entry per sample; append grows past it.
-			d.RowStart = make([]int32, 1, totalSamples+1)
-			d.Indices = make([]int32, 0, totalSamples)
-			d.Values = make([]float32, 0, totalSamples)
+			d.RowStart = reuse(d.RowStart, 1, totalSamples+1)
+			d.RowStart[0] = 0
+			d.Indices = reuse(d.Indices, 0, totalSamples)
+			d.Values = reuse(d.Values, 0, totalSamples)
+			d.Dense = nil
 		} else {
-			d.Dense = make([]float32, 0, totalSamples*st.Dim)
+			d.Dense = reuse(d.Dense, 0, totalSamples*st.Dim)
+			d.RowStart, d.Indices, d.Values = nil, nil, nil
 		}
 	}
-	p.ch = ch
+	p.ch = work
 	p.seqLine = p.x.chunkLine[c]
 	var at uint32 // where p.seqLine was counted to
 	for i := first; i < end; i++ {
@@ -85,15 +106,49 @@ func (p *chunkParser) parse(c int, data []byte) *corpus.Chunk {
 			}
 			ch.Bad[i-first] = err
 		}
-		for s := range ch.Streams {
-			d := &ch.Streams[s]
+		for s := range work.Streams {
+			d := &work.Streams[s]
 			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+p.counts[s])
 		}
+	}
+	if work != ch {
+		for s, st := range p.cfg.Streams {
+			w, d := &work.Streams[s], &ch.Streams[s]
+			d.SeqStart = copied(d.SeqStart, w.SeqStart)
+			if st.Sparse {
+				d.RowStart = copied(d.RowStart, w.RowStart)
+				d.Indices = copied(d.Indices, w.Indices)
+				d.Values = copied(d.Values, w.Values)
+				d.Dense = nil
+			} else {
+				d.Dense = copied(d.Dense, w.Dense)
+				d.RowStart, d.Indices, d.Values = nil, nil, nil
+			}
+		}
+		p.ch = ch
 	}
 	return ch
 }
 
+// copied returns src's elements in dst's array when it can hold them (else
+// in a new one with 1/8 slack, see reuse).
+func copied[T any](dst, src []T) []T {
+	dst = reuse(dst, len(src), len(src))
+	copy(dst, src)
+	return dst
+}
+
 var nl = []byte{'\n'}
+
+// reuse returns a[:n] when a can hold want elements, else a new slice of
+// length n and capacity want plus 1/8: chunks of one corpus differ a little
+// in size, and the slack lets a recycled array serve the next ones.
+func reuse[T any](a []T, n, want int) []T {
+	if cap(a) >= want {
+		return a[:n]
+	}
+	return make([]T, n, want+want/8)
+}
 
 // idLen returns the length of the id (leading digits) of a sequence.
 func idLen(seq []byte) int {

@@ -3,7 +3,9 @@ package ctf
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -29,15 +31,23 @@ type Reader struct {
 	// until the chunk is parsed or counted).
 	carried [][]int64
 	fp      map[string]string // see Fingerprint
-	// bufs recycles up to two chunk read buffers (fresh memory costs page
-	// faults on every read; a reader that loads chunks in parallel, as the
-	// source does when it enters a window, uses two at once): a Chunk never
+	// bufs recycles up to two chunk read buffers per processor (fresh memory
+	// costs page faults on every read; a reader that loads chunks in
+	// parallel, as the source does, uses several at once): a Chunk never
 	// points into the bytes it was parsed from (ids are copied), so the
 	// buffer is free after parsing.
 	bufs chan []byte
+	// spare holds chunks handed back by Recycle.
+	spare chan *corpus.Chunk
+	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
+	// per processor: the arrays a parse builds in, reused hot.
+	scratch chan *corpus.Chunk
 }
 
-var _ corpus.Source = (*Reader)(nil)
+var (
+	_ corpus.Source   = (*Reader)(nil)
+	_ corpus.Recycler = (*Reader)(nil)
+)
 
 // Open validates cfg, indexes path (or loads a valid index cache when
 // cfg.CacheIndex is set) and returns a Reader. Sequences dropped by the
@@ -53,7 +63,8 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2)}
+		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
+		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}
 	if err := r.index(); err != nil {
 		f.Close()
 		return nil, err
@@ -155,24 +166,66 @@ func (r *Reader) Path() string { return r.path }
 // sequence over the Reader's life; warnings are reported the first time a
 // chunk is loaded. Once the budget is exhausted every call fails.
 func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
+	p, ch, err := r.parseChunk(c)
+	if err != nil {
+		return nil, err
+	}
+	return r.commit(c, p, ch)
+}
+
+// parseChunk reads and parses chunk c without touching the Reader's
+// accounting (see commit).
+func (r *Reader) parseChunk(c int) (*chunkParser, *corpus.Chunk, error) {
 	if c < 0 || c >= r.layout.NumChunks() {
-		return nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
+		return nil, nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
 	}
 	r.mu.Lock()
 	failed := r.failed
 	r.mu.Unlock()
 	if failed != nil {
-		return nil, failed
+		return nil, nil, failed
 	}
-	first, _ := r.layout.Chunk(c)
 	data, err := r.readChunk(c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.release(data)
 	p := newChunkParser(&r.cfg, r.path, r.x)
-	ch := p.parse(c, data)
+	var old *corpus.Chunk
+	select {
+	case old = <-r.spare:
+	default:
+	}
+	select {
+	case p.scratch = <-r.scratch:
+	default:
+		p.scratch = &corpus.Chunk{}
+	}
+	ch := p.parse(c, data, old)
+	select {
+	case r.scratch <- p.scratch:
+	default:
+	}
+	p.scratch = nil
+	return p, ch, nil
+}
 
+// Recycle implements corpus.Recycler: a later LoadChunk reuses ch's arrays
+// (up to a few chunks are kept; more are left to the collector).
+func (r *Reader) Recycle(ch *corpus.Chunk) {
+	if ch == nil {
+		return
+	}
+	select {
+	case r.spare <- ch:
+	default:
+	}
+}
+
+// commit reports chunk c's warnings (first load only) and charges its bad
+// sequences to the budget.
+func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk, error) {
+	first, _ := r.layout.Chunk(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.carried[c] == nil {
@@ -204,6 +257,69 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 		}
 	}
 	return ch, nil
+}
+
+// LoadAll loads every chunk in order, parsing up to workers of them at once
+// (workers < 1 means GOMAXPROCS), and calls fn with each in chunk order on
+// the caller's goroutine. Warnings, the error budget and fn see the chunks
+// exactly as a loop of LoadChunk(0), LoadChunk(1), ... would: only the
+// parsing runs in parallel, at most 2*workers chunks ahead of fn. The first
+// error (from loading or from fn) stops it.
+func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) error {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	n := r.layout.NumChunks()
+	type parsed struct {
+		p   *chunkParser
+		ch  *corpus.Chunk
+		err error
+	}
+	ahead := 2 * workers
+	slots := make([]chan parsed, n)
+	for c := range slots {
+		slots[c] = make(chan parsed, 1)
+	}
+	var next atomic.Int64
+	sem := make(chan struct{}, ahead) // chunks parsed but not yet committed
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				select {
+				case sem <- struct{}{}:
+				case <-stop:
+					return
+				}
+				c := int(next.Add(1)) - 1
+				if c >= n {
+					return
+				}
+				p, ch, err := r.parseChunk(c)
+				slots[c] <- parsed{p, ch, err}
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+	for c := range n {
+		got := <-slots[c]
+		<-sem
+		if got.err != nil {
+			return got.err
+		}
+		ch, err := r.commit(c, got.p, got.ch)
+		if err != nil {
+			return err
+		}
+		if err := fn(c, ch); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // readChunk reads chunk c's bytes into a recycled buffer (see release).

@@ -37,4 +37,7 @@
 //  9. window: a window spans at most MaxResidentChunks-1 chunks (or all
 //     chunks, when MaxResidentChunks equals their number). For every kind
 //     and layout, MaxResidentChunks >= 1.
+//  10. window: Windows(s, c) (WindowLookahead) returns the chunks of the
+//     window holding chunk c in sweep s and of the window after it, in
+//     placed order, exactly the cuts of invariant 7 (nil after the last).
 package randomize

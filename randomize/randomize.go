@@ -66,6 +66,18 @@ type ChunkLookahead interface {
 	ChunkAfter(s uint64, c int) (next int, ok bool)
 }
 
+// WindowLookahead is implemented by randomizers that visit a sweep window
+// by window (window): the chunks of the next window are known while the
+// current one is read, and a reader may parse them ahead, in places of its
+// cache kept for them. It never changes an order.
+type WindowLookahead interface {
+	// Windows returns the file chunks of the window of sweep s holding chunk
+	// c and those of the window the sweep visits after it (nil when c's is
+	// the last), each in placed order. The slices are shared: callers must
+	// not modify them.
+	Windows(s uint64, c int) (cur, next []int32)
+}
+
 // Cursor walks a sweep's order forward.
 type Cursor interface {
 	// Next returns the ordinal of the next sequence, or ok=false at the end

@@ -3,6 +3,7 @@ package randomize
 import (
 	"math/rand/v2"
 	"sort"
+	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/mix"
@@ -28,6 +29,16 @@ type window struct {
 	chunkWin    int    // chunks per window, when sampleWin == 0
 	sampleWin   uint64 // samples per window, when > 0
 	maxResident int
+
+	mu   sync.Mutex
+	plan *windowPlan // Windows' last sweep
+}
+
+// windowPlan is one sweep's windows, by file chunk.
+type windowPlan struct {
+	sweep uint64
+	sw    *windowSweep
+	winOf []int32 // winOf[c]: the window holding file chunk c
 }
 
 func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
@@ -50,6 +61,34 @@ func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
 }
 
 func (r *window) MaxResidentChunks() int { return r.maxResident }
+
+// Windows implements WindowLookahead. It keeps the last sweep asked about,
+// so a reader asking once per minibatch pays O(chunks) once per sweep; it
+// is safe for concurrent use.
+func (r *window) Windows(s uint64, c int) (cur, next []int32) {
+	r.mu.Lock()
+	p := r.plan
+	if p == nil || p.sweep != s {
+		sw := r.Sweep(s).(*windowSweep)
+		p = &windowPlan{sweep: s, sw: sw, winOf: make([]int32, len(sw.chunkOrder))}
+		for i := range sw.numWindows() {
+			for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
+				p.winOf[ch] = int32(i)
+			}
+		}
+		r.plan = p
+	}
+	r.mu.Unlock()
+	if c < 0 || c >= len(p.winOf) {
+		return nil, nil
+	}
+	sw, i := p.sw, int(p.winOf[c])
+	cur = sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]]
+	if i+1 < sw.numWindows() {
+		next = sw.chunkOrder[sw.winStart[i+1]:sw.winStart[i+2]]
+	}
+	return cur, next
+}
 
 // windowSweep is one sweep's chunk order and window cuts.
 type windowSweep struct {

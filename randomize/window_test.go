@@ -69,7 +69,19 @@ func TestWindowStructure(t *testing.T) {
 			}
 			order := walk(t, rz, l, s)
 			pos := 0
-			for i, cut := range expectedCuts(l, sw.chunkOrder, wc, ws) {
+			cuts := expectedCuts(l, sw.chunkOrder, wc, ws)
+			for i, cut := range cuts {
+				// Invariant 10: every chunk of window i names windows i and i+1.
+				var wantNext []int32
+				if i+1 < len(cuts) {
+					wantNext = cuts[i+1]
+				}
+				for _, c := range cut {
+					cur, next := rz.Windows(s, int(c))
+					if !slices.Equal(cur, cut) || !slices.Equal(next, wantNext) || (next == nil) != (wantNext == nil) {
+						t.Fatalf("%+v sweep %d: Windows(chunk %d of window %d of %d) = %v %v, want %v %v", cfg, s, c, i, len(cuts), cur, next, cut, wantNext)
+					}
+				}
 				if len(cut) > rz.MaxResidentChunks()-1 && len(cut) != l.NumChunks() {
 					t.Fatalf("%+v: window of %d chunks, MaxResidentChunks %d", cfg, len(cut), rz.MaxResidentChunks())
 				}

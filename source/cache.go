@@ -63,8 +63,30 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 		cc.unlink(old)
 		cc.slots[old.c] = nil
 		cc.n--
+		cc.recycle(old)
 	}
 	return e
+}
+
+// recycle hands an evicted entry's chunk back to the corpus
+// (corpus.Recycler) when it has finished loading; one still loading is left
+// to the collector. Evicted chunks are never in use: every insertion and
+// eviction runs on the caller's goroutine, and an assembly's pinned chunks
+// are the cache's newest (see Source.assemble), so the oldest entry is
+// never pinned; a Minibatch copies what it delivers.
+func (cc *chunkCache) recycle(e *cacheEntry) {
+	rc, ok := cc.src.(corpus.Recycler)
+	if !ok {
+		return
+	}
+	select {
+	case <-e.done:
+		if e.err == nil && e.chunk != nil {
+			rc.Recycle(e.chunk)
+			e.chunk = nil
+		}
+	default:
+	}
 }
 
 func (cc *chunkCache) load(e *cacheEntry) {

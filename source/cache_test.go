@@ -15,15 +15,20 @@ import (
 )
 
 // TestCacheBounded checks invariant 9's memory bound: the cache never holds
-// more than MaxResidentChunks()+1 chunks, and walking several sweeps of a
+// more than MaxResidentChunks()+1 chunks, plus PrefetchChunks for the window
+// randomizer's next window, and walking several sweeps of a
 // corpus with many chunks works within it.
 func TestCacheBounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	tc := makeCorpus(t, rng, corpusOpts{n: 200, chunkSeq: 2})
 	for _, kind := range kinds() {
-		cfg := Config{EpochSize: EpochInf, Prefetch: true}
+		cfg := Config{EpochSize: EpochInf, Prefetch: true, PrefetchChunks: 3}
 		cfg.Randomize = randomConfig(rng, kind).Randomize
 		s := mustNew(t, tc, cfg)
+		places := 0 // for the next window's chunks
+		if kind == "window" {
+			places = 3
+		}
 		for s.Position() < 3*tc.Layout().TotalSamples() {
 			mb, err := s.NextK(1 + rng.IntN(30))
 			if err != nil {
@@ -34,8 +39,8 @@ func TestCacheBounded(t *testing.T) {
 				t.Fatalf("%s: %d chunks resident, cap %d", kind, n, s.cache.cap)
 			}
 		}
-		if s.cache.cap != s.rnd.MaxResidentChunks()+1 {
-			t.Errorf("%s: cap %d, want %d", kind, s.cache.cap, s.rnd.MaxResidentChunks()+1)
+		if want := s.rnd.MaxResidentChunks() + 1 + places; s.cache.cap != want || s.ResidentChunks() != want {
+			t.Errorf("%s: cap %d, want %d", kind, s.cache.cap, want)
 		}
 	}
 }
@@ -82,6 +87,8 @@ func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 			cfg.Randomize.Kind = "none"
 		}
 		cfg.Randomize.WindowChunks = 1 + rng.IntN(4)
+		// The next window's chunks, prefetched, are each loaded once too.
+		cfg.PrefetchChunks = rng.IntN(5)
 		s := mustNew(t, tc, cfg)
 		const sweeps = 3
 		M := tc.Layout().TotalSamples()
@@ -110,11 +117,14 @@ func TestLoadAheadKeepsWhatItNeeds(t *testing.T) {
 			total += n
 		}
 		extraOK := 1
-		if cfg.Randomize.Kind == "none" {
+		if cfg.Randomize.Kind == "none" || cfg.PrefetchChunks > 0 {
+			// After the last minibatch, file order's lookahead and the
+			// window prefetch (the next sweep's first window, and part of
+			// its second) load up to a cache's worth ahead.
 			extraOK = s.cache.cap
 		}
 		if extra := total - sweeps*nc; extra > extraOK {
-			t.Fatalf("trial %d: %d loads beyond one per chunk and sweep", trial, extra)
+			t.Fatalf("trial %d (%s, window %d, prefetch %d, %d chunks): %d loads beyond one per chunk and sweep", trial, cfg.Randomize.Kind, cfg.Randomize.WindowChunks, cfg.PrefetchChunks, nc, extra)
 		}
 	}
 }

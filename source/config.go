@@ -34,6 +34,13 @@ type Config struct {
 	// minibatch needs that are not resident in parallel (a new window's
 	// chunks parse on several cores at once). It never changes results.
 	Prefetch bool
+	// PrefetchChunks, with Prefetch, a window randomizer and one worker, is
+	// how many chunks of the next randomization window are parsed in the
+	// background while the current window is read, so that parsing the
+	// next window overlaps the copying of this one. They get cache places of
+	// their own: ResidentChunks grows by PrefetchChunks. 0 prefetches no
+	// window. It never changes results.
+	PrefetchChunks int
 	// OnEpochEnd, when set, is called by Next after a minibatch that ends an
 	// epoch, with that epoch's index and the state after the minibatch (the
 	// state to checkpoint). It runs on the caller's goroutine.
@@ -56,6 +63,9 @@ func (c *Config) Validate() error {
 	case "", "none", "cntk", "window":
 	default:
 		return fmt.Errorf("source: unknown randomizer %q (want none, cntk or window)", c.Randomize.Kind)
+	}
+	if c.PrefetchChunks < 0 {
+		return fmt.Errorf("source: prefetch chunks %d < 0", c.PrefetchChunks)
 	}
 	if c.Randomize.WindowChunks < 0 {
 		return fmt.Errorf("source: window chunks %d < 0", c.Randomize.WindowChunks)

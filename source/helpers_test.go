@@ -99,6 +99,9 @@ func randomConfig(rng *rand.Rand, kind string) Config {
 	// Half the property tests run with prefetching (parallel window loads,
 	// file-order lookahead), which must never change what is delivered.
 	c.Prefetch = rng.IntN(2) == 0
+	if c.Prefetch {
+		c.PrefetchChunks = rng.IntN(5) // the next window's chunks, ahead
+	}
 	return c
 }
 

@@ -80,7 +80,7 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 		sweepM: l.TotalSamples(), sweepL: l.TotalLabels(),
 	}
 	s.fp = fingerprint(src, &cfg)
-	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1)
+	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1+s.windowPrefetch())
 	s.finder = newChunkFinder(l)
 	s.gather = newGather(l.NumChunks())
 	if err := s.Seek(0); err != nil {
@@ -115,7 +115,8 @@ func (s *Source) ChunkLoads() int {
 }
 
 // ResidentChunks is the most parsed chunks the Source keeps alive at once:
-// its cache's capacity (Randomizer.MaxResidentChunks()+1, invariant 9). A
+// its cache's capacity (Randomizer.MaxResidentChunks()+1, plus
+// PrefetchChunks when the next window is prefetched; invariant 9). A
 // prefetch takes one of these places; the chunks an assembly pins never
 // number more. Times the corpus's chunk size, it is the window's memory.
 func (s *Source) ResidentChunks() int { return s.cache.cap }
@@ -360,6 +361,7 @@ func (s *Source) prefetchAfter(k int) {
 		if s.cfg.Rank == 0 {
 			s.cache.prefetch(c)
 		}
+		s.prefetchWindow(u.sweep, c)
 		return
 	}
 	list := append(s.need[:0], c)
@@ -369,6 +371,47 @@ func (s *Source) prefetchAfter(k int) {
 			break
 		}
 		list = append(list, next)
+	}
+	s.need = list
+	s.cache.prefetch(list...)
+}
+
+// windowPrefetch is the number of cache places kept for the next window's
+// chunks: PrefetchChunks when the randomizer names its windows
+// (randomize.WindowLookahead) and there is one worker (a rank loads only
+// the chunks of its own groups, invariant 6), else 0.
+func (s *Source) windowPrefetch() int {
+	if _, ok := s.rnd.(randomize.WindowLookahead); !ok || !s.cfg.Prefetch || s.cfg.workers() > 1 {
+		return 0
+	}
+	return s.cfg.PrefetchChunks
+}
+
+// prefetchWindow starts loading, in the background, the first
+// PrefetchChunks chunks of the window after chunk c's in sweep sw: they
+// parse on the cores the caller leaves idle while it copies the current
+// window's sequences, which would otherwise wait for the whole next window
+// to parse when they get there. It runs after every minibatch and makes the
+// current window's chunks, then these, the cache's newest (chunkCache.fetch,
+// which also loads the current window's chunks not resident yet), so the
+// chunks evicted to make room are older windows' ones, never these nor the
+// current window's: with the places kept for them, a chunk is loaded once
+// per sweep (TestLoadAheadKeepsWhatItNeeds).
+func (s *Source) prefetchWindow(sw uint64, c int) {
+	n := s.windowPrefetch()
+	if n == 0 {
+		return
+	}
+	cur, next := s.rnd.(randomize.WindowLookahead).Windows(sw, c)
+	if next == nil {
+		return
+	}
+	list := s.need[:0]
+	for _, ch := range cur {
+		list = append(list, int(ch))
+	}
+	for _, ch := range next[:min(n, len(next))] {
+		list = append(list, int(ch))
 	}
 	s.need = list
 	s.cache.prefetch(list...)
