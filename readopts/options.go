@@ -84,7 +84,7 @@ func (o *Options) Build() (Built, error) {
 		return b, fieldErrorf("max-errors", fmt.Sprintf("{max-errors} %d: must be >= 0", o.MaxErrors))
 	}
 	if err := cc.Validate(); err != nil {
-		return b, fieldErrorf("stream", fmt.Sprintf("{stream}: %v", err))
+		return b, fieldErrorf("stream", err.Error()) // names the stream or key itself
 	}
 	var err error
 	if sc.Schedule, err = source.ParseSchedule(o.MB); err != nil {
