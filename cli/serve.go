@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -26,7 +27,8 @@ It listens on 127.0.0.1 by default. A non-loopback --listen needs
 --token-file (clients send "authorization: Bearer TOKEN"); --tls-cert and
 --tls-key add TLS. Clients name files by paths the server can read. The
 first lines on stdout are "listening ADDR" and "metrics http://ADDR/metrics"
-(ports resolved, for --listen 127.0.0.1:0); Ctrl-C stops after letting
+(ports resolved, for --listen 127.0.0.1:0). --stop-on-stdin-eof ties the
+server to a parent process (the Python client uses it). Ctrl-C stops after letting
 streams in progress end (5 s at most).`
 
 func runServe(env *Env, args []string) error {
@@ -36,6 +38,7 @@ func runServe(env *Env, args []string) error {
 	tokenFile := fs.String("token-file", "", "file holding the token clients must send (required off loopback)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
 	tlsKey := fs.String("tls-key", "", "TLS private key (PEM), with --tls-cert")
+	stdinEOF := fs.Bool("stop-on-stdin-eof", false, "stop when stdin reaches end of file (a parent that dies closes it)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -97,8 +100,15 @@ func runServe(env *Env, args []string) error {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
+	parentGone := make(chan struct{})
+	if *stdinEOF && env.Stdin != nil {
+		go func() { io.Copy(io.Discard, env.Stdin); close(parentGone) }()
+	}
 	select {
 	case err = <-done:
+	case <-parentGone:
+		srv.Stop()
+		err = <-done
 	case <-env.Ctx.Done():
 		t := time.AfterFunc(5*time.Second, srv.Stop)
 		srv.GracefulStop()

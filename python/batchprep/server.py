@@ -27,8 +27,11 @@ class LocalServer:
 
     def __init__(self, binary=None):
         self._proc = subprocess.Popen(
-            [binary or _binary(), "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
+            [binary or _binary(), "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+             "--stop-on-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # The server stops when its stdin closes: on close(), and when this
+        # process dies, even by SIGKILL.
         line = self._proc.stdout.readline().decode().split()
         if len(line) != 2 or line[0] != "listening":
             self.close()
@@ -39,6 +42,8 @@ class LocalServer:
 
     def close(self):
         p = self._proc
+        if p.stdin:
+            p.stdin.close()
         if p.poll() is None:
             p.terminate()
             try:
