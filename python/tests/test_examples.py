@@ -64,5 +64,20 @@ class AtisExampleTest(unittest.TestCase):
         self.assertEqual(glob.glob(d + "/b/*.tmp"), [])
 
 
+
+GRAPH_EXAMPLE = os.path.join(REPO, "examples", "pytorch", "graph_embeddings.py")
+NATIONS = os.path.join(SHARED, "kg", "nations")
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(NATIONS, "train.txt")), "../shared/data/kg/nations absent")
+class GraphExampleTest(unittest.TestCase):
+    def test_loss_falls(self):
+        p = subprocess.run([sys.executable, GRAPH_EXAMPLE, "--kg", NATIONS, "--epochs", "4"], check=True,
+                           stdout=subprocess.PIPE, env=dict(os.environ, BATCHPREP_BIN=binary()), timeout=600)
+        losses = [float(l.split()[-1]) for l in p.stdout.decode().splitlines() if l.startswith("epoch ")]
+        self.assertEqual(len(losses), 4, p.stdout.decode())
+        self.assertLess(losses[-1], losses[0])
+
+
 if __name__ == "__main__":
     unittest.main()
