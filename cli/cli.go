@@ -41,6 +41,7 @@ var commands = []command{
 	{"eval", "filtered link-prediction ranking of test edges with a trained checkpoint", runEval},
 	{"export", "export trained embeddings with entity names as TSV or binary", runExport},
 	{"verify", "check a store, a state file or an index cache for damage, listing every problem", runVerify},
+	{"serve", "serve minibatches and graph batches to trainers over gRPC", runServe},
 	{"version", "print the version", runVersion},
 }
 

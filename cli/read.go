@@ -19,7 +19,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/source"
 )
 
@@ -60,8 +60,8 @@ Examples:
 // ahead) while this one is read, and file order parses chunks on every
 // core without a chunk's worth of fresh memory per step.
 const (
-	defaultReadChunkBytes = 1 << 20
-	defaultPrefetchChunks = 32
+	defaultReadChunkBytes = readopts.DefaultChunkBytes
+	defaultPrefetchChunks = readopts.DefaultPrefetchChunks
 )
 
 // maxShownDiagnostics bounds the per-line diagnostics printed on stderr; the
@@ -206,101 +206,34 @@ func nothingRead(f *readFlags, st source.State) string {
 	return fmt.Sprintf("nothing to read: 0 minibatches delivered (position %d, epoch %d, --epochs %d)", st.Position, st.Epoch, f.epochs)
 }
 
-// configs checks the flags and builds the reader and source configurations.
+// configs checks the flags and builds the reader and source configurations
+// (readopts, shared with serve).
 func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
-	var cc ctf.Config
-	var sc source.Config
-	if len(f.streams) == 0 {
-		return cc, sc, 0, usagef("at least one --stream NAME:DIM[:sparse] is required")
-	}
-	for _, s := range f.streams {
-		st, err := ctf.ParseStreamFlag(s)
-		if err != nil {
-			return cc, sc, 0, usagef("--stream %s: %v", s, err)
-		}
-		cc.Streams = append(cc.Streams, st)
-	}
-	cc.DefinesMBSize, cc.Label, cc.MaxErrors = f.definesMBSize, f.label, f.maxErrors
-	cc.CacheIndex = f.cacheIndex
-	switch {
-	case f.set["chunk-bytes"] && f.set["chunk-sequences"]:
-		return cc, sc, 0, usagef("--chunk-bytes and --chunk-sequences exclude each other")
-	case f.set["chunk-sequences"]:
-		if f.chunkSequences < 1 {
-			return cc, sc, 0, usagef("--chunk-sequences %d: must be >= 1", f.chunkSequences)
-		}
-		cc.ChunkSequences = f.chunkSequences
-	default:
-		if f.chunkBytes < 1 {
-			return cc, sc, 0, usagef("--chunk-bytes %d: must be >= 1", f.chunkBytes)
-		}
-		cc.ChunkBytes = f.chunkBytes
-	}
-	if f.maxErrors < 0 {
-		return cc, sc, 0, usagef("--max-errors %d: must be >= 0", f.maxErrors)
-	}
-	if err := cc.Validate(); err != nil {
-		return cc, sc, 0, usagef("%v", err) // a stream setup that cannot work is a usage error
-	}
-	var err error
-	if sc.Schedule, err = source.ParseSchedule(f.mb); err != nil {
-		return cc, sc, 0, usagef("--mb: %v", err)
-	}
-	if sc.EpochSize, err = source.ParseEpochSize(f.epochSize); err != nil {
-		return cc, sc, 0, usagef("--epoch-size: %v", err)
-	}
-	if f.epochs < 1 {
-		return cc, sc, 0, usagef("--epochs %d: must be >= 1", f.epochs)
-	}
-	if f.maxMinibatches < 0 {
-		return cc, sc, 0, usagef("--max-minibatches %d: must be >= 0", f.maxMinibatches)
-	}
-	switch f.randomize {
-	case "none", "cntk", "window":
-	default:
-		return cc, sc, 0, usagef("--randomize %q: want none, cntk or window", f.randomize)
-	}
-	sc.Randomize = randomize.Config{Kind: f.randomize, Seed: f.seed, WindowChunks: f.windowChunks}
-	switch {
-	case f.set["window-chunks"] && f.set["window-samples"]:
-		return cc, sc, 0, usagef("--window-chunks and --window-samples exclude each other")
-	case f.set["window-samples"]:
-		if f.windowSamples < 1 {
-			return cc, sc, 0, usagef("--window-samples %d: must be >= 1", f.windowSamples)
-		}
-		sc.Randomize.WindowChunks, sc.Randomize.WindowSamples = 0, f.windowSamples
-	case f.windowChunks < 1:
-		return cc, sc, 0, usagef("--window-chunks %d: must be >= 1", f.windowChunks)
-	}
-	if f.workers < 1 {
-		return cc, sc, 0, usagef("--workers %d: must be >= 1", f.workers)
-	}
-	if f.rank < 0 || f.rank >= f.workers {
-		return cc, sc, 0, usagef("--rank %d: must be in [0, %d)", f.rank, f.workers)
-	}
-	if f.prefetchChunks < 0 {
-		return cc, sc, 0, usagef("--prefetch-chunks %d: must be >= 0", f.prefetchChunks)
-	}
-	sc.Workers, sc.Rank, sc.CutAtSweep, sc.Prefetch = f.workers, f.rank, f.cutAtSweep, true
-	sc.PrefetchChunks = f.prefetchChunks
-	var start uint64
+	o := readopts.Options{Streams: f.streams, DefinesMBSize: f.definesMBSize, Label: f.label,
+		MB: f.mb, EpochSize: f.epochSize, Epochs: f.epochs, MaxMinibatches: f.maxMinibatches,
+		Randomize: f.randomize, WindowChunks: f.windowChunks, WindowSamples: f.windowSamples,
+		Seed: f.seed, ChunkBytes: f.chunkBytes, ChunkSequences: f.chunkSequences,
+		Workers: f.workers, Rank: f.rank, CutAtSweep: f.cutAtSweep, HasState: f.stateIn != "",
+		MaxErrors: f.maxErrors, CacheIndex: f.cacheIndex, PrefetchChunks: f.prefetchChunks, Given: f.set}
 	if f.set["start"] {
-		if f.stateIn != "" {
-			return cc, sc, 0, usagef("--start and --state-in exclude each other")
+		var err error
+		if o.Start, err = strconv.ParseUint(f.start, 10, 64); err != nil && f.stateIn == "" {
+			return ctf.Config{}, source.Config{}, 0, usagef("--start %q: want a nominal position (a sample count >= 0)", f.start)
 		}
-		if start, err = strconv.ParseUint(f.start, 10, 64); err != nil {
-			return cc, sc, 0, usagef("--start %q: want a nominal position (a sample count >= 0)", f.start)
-		}
+	}
+	b, err := o.Build()
+	if err != nil {
+		return b.CTF, b.Source, 0, usagef("%v", err) // a setup that cannot work is a usage error
 	}
 	if _, _, err := parseMemoryLimit(f.memoryLimit); err != nil {
-		return cc, sc, 0, usagef("--memory-limit %q: %v", f.memoryLimit, err)
+		return b.CTF, b.Source, 0, usagef("--memory-limit %q: %v", f.memoryLimit, err)
 	}
 	switch f.format {
 	case "jsonl", "text", "summary":
 	default:
-		return cc, sc, 0, usagef("--format %q: want jsonl, text or summary", f.format)
+		return b.CTF, b.Source, 0, usagef("--format %q: want jsonl, text or summary", f.format)
 	}
-	return cc, sc, start, nil
+	return b.CTF, b.Source, b.Start, nil
 }
 
 // outputChunk is how many bytes of minibatch lines readLoop collects before

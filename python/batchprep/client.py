@@ -1,0 +1,233 @@
+"""The sequence half: read() and MinibatchSource (SPEC C1)."""
+
+import json
+
+import grpc
+import numpy as np
+
+from . import batchprep_pb2 as pb
+from .server import Connection
+
+_I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
+
+
+class Minibatch:
+    """One minibatch: metadata as in `batchprep read --format jsonl`, and
+    each stream's data as numpy arrays over the message's bytes (no copy)."""
+
+    __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
+                 "sequences", "ids", "lengths", "skipped", "_streams", "_state")
+
+    def __init__(self, msg):
+        self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
+        self.start, self.end = msg.start, msg.end
+        self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
+        self.sequences = np.frombuffer(msg.sequences, dtype=_I8)
+        self.ids = list(msg.ids)
+        self.skipped = list(msg.skipped)
+        self.lengths = {}
+        self._streams = {}
+        for s in msg.streams:
+            self.lengths[s.name] = np.frombuffer(s.lengths, dtype=_I4)
+            if s.sparse:
+                self._streams[s.name] = (np.frombuffer(s.indptr, dtype=_I4), np.frombuffer(s.indices, dtype=_I4),
+                                         np.frombuffer(s.values, dtype=_F4))
+            else:
+                self._streams[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
+        self._state = msg.state
+
+    def __getitem__(self, name):
+        """Dense: float32 (samples, dim); sparse: (indptr, indices, values)."""
+        return self._streams[name]
+
+    def keys(self):
+        return self._streams.keys()
+
+    @property
+    def state(self):
+        """The state to resume right after this minibatch (a dict)."""
+        return json.loads(self._state)
+
+    @property
+    def samples(self):
+        """Samples per stream, as read's "samples"."""
+        return {k: int(v.sum()) for k, v in self.lengths.items()}
+
+    def to_torch(self):
+        """The streams as torch tensors sharing the arrays' memory: dense
+        (samples, dim) float32; sparse a tuple (indptr, indices, values)."""
+        from .torch import minibatch_tensors
+        return minibatch_tensors(self)
+
+    def __repr__(self):
+        return "Minibatch(step=%d, epoch=%d, sweep=%d, start=%d, end=%d, sequences=%d)" % (
+            self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
+
+
+def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
+             max_minibatches=None, window_chunks=None, window_samples=None, chunk_bytes=None,
+             chunk_sequences=None, epoch_size="full", cut_at_sweep=False, start=None, defines_mb_size=None,
+             label=None, max_errors=0, k=0):
+    if isinstance(files, str):
+        files = [files]
+    r = pb.SequenceRequest(files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
+                           seed=int(seed), epochs=int(epochs), workers=int(workers), rank=int(rank),
+                           epoch_size=str(epoch_size), cut_at_sweep=bool(cut_at_sweep), max_errors=int(max_errors),
+                           k=int(k))
+    if max_minibatches is not None:
+        r.max_minibatches = int(max_minibatches)
+        if r.max_minibatches == 0:
+            raise ValueError("max_minibatches 0: use None for no limit")
+    for name, v in (("window_chunks", window_chunks), ("window_samples", window_samples),
+                    ("chunk_bytes", chunk_bytes), ("chunk_sequences", chunk_sequences)):
+        if v is not None:
+            if int(v) < 1:
+                raise ValueError("%s %r: must be >= 1" % (name, v))
+            setattr(r, name, int(v))
+    if start is not None:
+        r.start = int(start)
+    if defines_mb_size:
+        r.defines_mb_size = defines_mb_size
+    if label:
+        r.label = label
+    if state is not None:
+        r.state = json.dumps(state).encode() if isinstance(state, dict) else bytes(state)
+    return r
+
+
+class _Stream:
+    """An iterator over one Sequences call; close() cancels it."""
+
+    def __init__(self, conn, req, own_conn):
+        self._conn, self._own = conn, own_conn
+        self._call = conn.sequences(req, metadata=conn.metadata)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return Minibatch(next(self._call))
+        except StopIteration:
+            self.close()
+            raise
+        except grpc.RpcError as e:
+            self.close()
+            raise BatchprepError(e.code(), e.details()) from None
+
+    def close(self):
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
+        if self._own and self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class BatchprepError(RuntimeError):
+    """A refused or failed call: code is the grpc.StatusCode, details the
+    server's message (naming the wrong request field)."""
+
+    def __init__(self, code, details):
+        super().__init__("%s: %s" % (code.name if code else "error", details))
+        self.code, self.details = code, details
+
+
+def read(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
+         max_minibatches=None, address=None, token=None, root_certificates=None, **kw):
+    """Minibatches of `batchprep read` for the same choices (SPEC C1).
+
+    Keywords mirror read's flags (window_chunks, window_samples, chunk_bytes,
+    chunk_sequences, epoch_size, cut_at_sweep, start, defines_mb_size, label,
+    max_errors); state resumes right after the minibatch whose .state it is.
+    The iterator has close(); it is a context manager."""
+    req = _request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
+                   rank=rank, state=state, max_minibatches=max_minibatches, **kw)
+    conn = Connection(address, token=token, root_certificates=root_certificates)
+    return _Stream(conn, req, own_conn=True)
+
+
+_UNLIMITED_EPOCHS = 2**31 - 1
+
+
+class MinibatchSource:
+    """CNTK's calling style: next_minibatch(k) with any k per call (SPEC C1).
+
+    Epochs are unlimited unless epochs= is given. While k stays the same the
+    source reads ahead on one stream; a new k restarts the stream from the
+    current state, so the sequence order never depends on the sizes asked."""
+
+    def __init__(self, files, streams, address=None, token=None, root_certificates=None, epochs=None, **kw):
+        if "max_minibatches" in kw or "k" in kw:
+            raise TypeError("MinibatchSource takes its sizes from next_minibatch(k)")
+        self._files, self._streams, self._kw = files, streams, kw
+        self._epochs = _UNLIMITED_EPOCHS if epochs is None else int(epochs)
+        self._conn = Connection(address, token=token, root_certificates=root_certificates)
+        self._state = kw.pop("state", None)
+        self._start = kw.pop("start", None)
+        _request(files, streams, **kw)  # check the keywords now
+        self._stream, self._k = None, None
+
+    def next_minibatch(self, k):
+        """The next minibatch of at most k samples (whole sequences; the
+        first is taken even if larger), or None when the epochs are done."""
+        k = int(k)
+        if k < 1:
+            raise ValueError("k %d: must be >= 1" % k)
+        if self._stream is None or self._k != k:
+            self._close_stream()
+            req = _request(self._files, self._streams, epochs=self._epochs, state=self._state,
+                           start=self._start if self._state is None else None, k=k, **self._kw)
+            self._stream, self._k = _Stream(self._conn, req, own_conn=False), k
+        try:
+            mb = next(self._stream)
+        except StopIteration:
+            self._stream = None
+            return None
+        self._state, self._start = mb.state, None
+        return mb
+
+    @property
+    def state(self):
+        """The state after the last minibatch (None before the first)."""
+        return self._state
+
+    def restore(self, state):
+        """Continue right after the minibatch whose state this is."""
+        self._close_stream()
+        self._state, self._start = state, None
+
+    def _close_stream(self):
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+    def close(self):
+        self._close_stream()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

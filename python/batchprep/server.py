@@ -1,0 +1,102 @@
+"""Starting a local `batchprep serve` and connecting to a server."""
+
+import atexit
+import os
+import shutil
+import subprocess
+import threading
+
+import grpc
+
+from . import batchprep_pb2 as pb
+
+_SERVICE = "/batchprep.v1.Batches/"
+_live = set()
+_live_lock = threading.Lock()
+
+
+def _binary():
+    b = os.environ.get("BATCHPREP_BIN") or shutil.which("batchprep")
+    if not b:
+        raise FileNotFoundError("batchprep: no server binary: set BATCHPREP_BIN or put batchprep on PATH")
+    return b
+
+
+class LocalServer:
+    """A `batchprep serve` child process on a free loopback port."""
+
+    def __init__(self, binary=None):
+        self._proc = subprocess.Popen(
+            [binary or _binary(), "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
+             "--stop-on-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # The server stops when its stdin closes: on close(), and when this
+        # process dies, even by SIGKILL.
+        line = self._proc.stdout.readline().decode().split()
+        if len(line) != 2 or line[0] != "listening":
+            self.close()
+            raise RuntimeError("batchprep serve did not start (first line %r)" % (line,))
+        self.address = line[1]
+        with _live_lock:
+            _live.add(self)
+
+    def close(self):
+        p = self._proc
+        if p.stdin:
+            p.stdin.close()
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if p.stdout:
+            p.stdout.close()
+        with _live_lock:
+            _live.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+@atexit.register
+def _stop_all():
+    with _live_lock:
+        live = list(_live)
+    for s in live:
+        s.close()
+
+
+class Connection:
+    """A channel to a server (a LocalServer when address is None)."""
+
+    def __init__(self, address=None, token=None, root_certificates=None):
+        self.server = None
+        if address is None:
+            self.server = LocalServer()
+            address = self.server.address
+        opts = [("grpc.max_receive_message_length", -1)]
+        if root_certificates is not None:
+            self.channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates), options=opts)
+        else:
+            self.channel = grpc.insecure_channel(address, options=opts)
+        token = token if token is not None else os.environ.get("BATCHPREP_TOKEN")
+        self.metadata = (("authorization", "Bearer " + token),) if token else None
+        # The stub: grpcio's generic unary_stream over the generated messages
+        # (no grpc_tools needed).
+        self.sequences = self.channel.unary_stream(
+            _SERVICE + "Sequences", request_serializer=pb.SequenceRequest.SerializeToString,
+            response_deserializer=pb.SequenceMinibatch.FromString)
+        self.graph = self.channel.unary_stream(
+            _SERVICE + "Graph", request_serializer=pb.GraphRequest.SerializeToString,
+            response_deserializer=pb.GraphRecord.FromString)
+
+    def close(self):
+        self.channel.close()
+        if self.server is not None:
+            self.server.close()
+            self.server = None

@@ -1,0 +1,136 @@
+"""SPEC C1 against a real `batchprep serve` (started by the client)."""
+
+import os
+import tempfile
+import unittest
+
+import numpy as np
+
+import batchprep
+from batchprep.client import BatchprepError
+
+from .helpers import SHARED, binary, read_jsonl, write_corpus, write_one_sample_corpus
+
+STREAMS = ["x:2", "y:7:sparse"]
+
+
+def as_line(mb):
+    return {"step": mb.step, "epoch": mb.epoch, "sweep": mb.sweep, "start": mb.start, "end": mb.end,
+            "end_of_sweep": mb.end_of_sweep, "end_of_epoch": mb.end_of_epoch,
+            "sequences": mb.sequences.tolist(), "ids": mb.ids, "samples": mb.samples}
+
+
+def flags(streams):
+    out = []
+    for s in streams:
+        out += ["--stream", s]
+    return out
+
+
+class ReadTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        binary()
+        cls.dir = tempfile.mkdtemp()
+        cls.corpus = os.path.join(cls.dir, "c.ctf")
+        write_corpus(cls.corpus, 47)
+        cls.one = os.path.join(cls.dir, "one.ctf")
+        write_one_sample_corpus(cls.one, 40)
+
+    def test_equals_read_jsonl(self):
+        cases = [
+            ({}, []),
+            (dict(mb="7", seed=3, epochs=3, chunk_sequences=5, window_chunks=2),
+             ["--mb", "7", "--seed", "3", "--epochs", "3", "--chunk-sequences", "5", "--window-chunks", "2"]),
+            (dict(mb="3*2:11", randomize="cntk", epochs=4, window_samples=30, chunk_sequences=4),
+             ["--mb", "3*2:11", "--randomize", "cntk", "--epochs", "4", "--window-samples", "30", "--chunk-sequences", "4"]),
+            (dict(mb="9", workers=3, rank=2, randomize="none", cut_at_sweep=True, epoch_size="inf", max_minibatches=30),
+             ["--mb", "9", "--workers", "3", "--rank", "2", "--randomize", "none", "--cut-at-sweep",
+              "--epoch-size", "inf", "--max-minibatches", "30"]),
+            (dict(mb="10", epoch_size="25", epochs=4, start=33, chunk_bytes=200),
+             ["--mb", "10", "--epoch-size", "25", "--epochs", "4", "--start", "33", "--chunk-bytes", "200"]),
+        ]
+        for kw, args in cases:
+            with self.subTest(kw=kw):
+                want = read_jsonl([self.corpus] + flags(STREAMS) + args)
+                with batchprep.read([self.corpus], streams=STREAMS, **kw) as it:
+                    got = [as_line(mb) for mb in it]
+                self.assertTrue(want)
+                self.assertEqual(got, want)
+
+    def test_arrays(self):
+        for mb in batchprep.read([self.corpus], streams=STREAMS, mb="13", seed=1):
+            x = mb["x"]
+            indptr, indices, values = mb["y"]
+            self.assertEqual(x.dtype, np.float32)
+            self.assertEqual(x.shape, (int(mb.lengths["x"].sum()), 2))
+            self.assertEqual(len(indptr), x.shape[0] + 1)
+            row = 0
+            for s, i in enumerate(mb.sequences):
+                n = 1 + i % 4
+                self.assertEqual(mb.lengths["x"][s], n)
+                self.assertEqual(mb.ids[s], str(100 + i))
+                for j in range(n):
+                    self.assertEqual(x[row].tolist(), [i, j])
+                    self.assertEqual(indices[indptr[row]:indptr[row + 1]].tolist(), [(i + j) % 7])
+                    self.assertEqual(values[indptr[row]], np.float32(i + 0.5))
+                    row += 1
+
+    def test_state_round_trip(self):
+        kw = dict(streams=STREAMS, mb="6", seed=9, epochs=2, chunk_sequences=6, window_chunks=2)
+        full = [as_line(mb) | {"state": mb.state} for mb in batchprep.read([self.corpus], **kw)]
+        for i in (0, 5, len(full) // 2, len(full) - 2):
+            rest = [as_line(mb) | {"state": mb.state} for mb in batchprep.read([self.corpus], state=full[i]["state"], **kw)]
+            self.assertEqual(rest, full[i + 1:])
+
+    def test_minibatch_source(self):
+        # Two next_minibatch(K) equal one next_minibatch(2K) on one-sample sequences (SPEC A3.2).
+        a = batchprep.MinibatchSource([self.one], streams=["x:1"], seed=4)
+        b = batchprep.MinibatchSource([self.one], streams=["x:1"], seed=4)
+        try:
+            for _ in range(12):
+                big = b.next_minibatch(6)
+                halves = np.concatenate([a.next_minibatch(3).sequences, a.next_minibatch(3).sequences])
+                self.assertEqual(big.sequences.tolist(), halves.tolist())
+            # Any sizes give the same order; restore resumes after the state.
+            st = a.state
+            seq = [a.next_minibatch(k).sequences.tolist() for k in (1, 5, 2, 7)]
+            a.restore(st)
+            self.assertEqual(sum([a.next_minibatch(k).sequences.tolist() for k in (15,)], []), sum(seq, []))
+        finally:
+            a.close()
+            b.close()
+
+    def test_minibatch_source_rank(self):
+        want = read_jsonl([self.corpus] + flags(STREAMS) + ["--mb", "20", "--workers", "2", "--rank", "1", "--max-minibatches", "5"])
+        with batchprep.MinibatchSource([self.corpus], streams=STREAMS, workers=2, rank=1) as src:
+            got = [as_line(src.next_minibatch(20)) for _ in range(5)]
+        self.assertEqual(got, want)
+
+    def test_bad_request_names_field(self):
+        with self.assertRaises(BatchprepError) as cm:
+            list(batchprep.read([self.corpus], streams=STREAMS, randomize="shuffle"))
+        self.assertIn("randomize", str(cm.exception))
+        with self.assertRaises(BatchprepError) as cm:
+            list(batchprep.read([self.corpus + ".missing"], streams=STREAMS))
+        self.assertIn("files", str(cm.exception))
+
+    def test_local_server_stops_on_close(self):
+        it = batchprep.read([self.corpus], streams=STREAMS, epoch_size="inf")
+        next(it)
+        proc = it._conn.server._proc
+        self.assertIsNone(proc.poll())
+        it.close()
+        self.assertIsNotNone(proc.poll())
+
+    @unittest.skipUnless(os.path.exists(os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")), "../shared/data/ctf/atis absent")
+    def test_atis(self):
+        atis = os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")
+        streams = ["S0:943:sparse", "S2:129:sparse"]
+        want = read_jsonl([atis] + flags(streams) + ["--mb", "256", "--workers", "2", "--rank", "0"])
+        got = [as_line(mb) for mb in batchprep.read([atis], streams=streams, mb="256", workers=2, rank=0)]
+        self.assertEqual(got, want)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,37 @@
+// Package serve is the gRPC service behind `batchprep serve`: it streams a
+// CTF corpus's minibatches (SPEC A) and a graph plan's records (SPEC B) to
+// trainers in other languages, as the Batches service of proto/batchprep.proto
+// (docs/serve.md). Arrays travel as raw little-endian bytes, so a Python
+// client wraps them with numpy.frombuffer without parsing.
+//
+// Invariants (tests cite them by number):
+//
+//  1. Contract. For the same choices, the Sequences stream holds exactly the
+//     minibatches `batchprep read --format jsonl` prints (step, epoch, sweep,
+//     start, end, flags, sequences, ids, per-stream sample counts), with the
+//     data of every stream: dense float32 rows, sparse CSR (int32 row offsets
+//     and column indices, float32 values), int32 per-sequence lengths. The
+//     request's choices are converted by readopts, as read's flags are.
+//  2. Resume. Every message carries the state after it; a request with that
+//     state streams exactly what followed it in the uninterrupted stream.
+//  3. Isolation. Each call has its own source or plan iterator; concurrent
+//     calls do not change each other's output. Parsed indexes of a file are
+//     shared between calls with the same reader settings (the file must not
+//     change meanwhile; a changed size or modification time opens it anew).
+//  4. Release. When a client goes away or cancels, its call returns within
+//     one minibatch, closes its source and drops its share of the cache; the
+//     clients gauge counts only calls in progress.
+//  5. Errors. A request that cannot work is refused with InvalidArgument (bad
+//     choice), NotFound (missing file) or FailedPrecondition (state of another
+//     setup), before any message, with a message naming the request field.
+//  6. Access. A server with a token refuses every Batches call without
+//     "authorization: Bearer TOKEN" metadata (Unauthenticated); the health
+//     service stays open.
+//  7. Graph. The Graph stream holds the records of `batchprep plan` for the
+//     same config: every bucket record, and the batch records of the chosen
+//     worker (or all), each with its edges' ordinals, lhs, rhs, relations and
+//     weights, and the plan state after it.
+//
+// The package never prints; metrics are registered on the registry given in
+// Options.
+package serve

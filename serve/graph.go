@@ -1,0 +1,146 @@
+package serve
+
+import (
+	"errors"
+	"io/fs"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/plan"
+	pb "github.com/batchprep/batchprep/proto/batchpreppb"
+)
+
+// graphSetup is a checked GraphRequest.
+type graphSetup struct {
+	worker int // -1: all workers
+	state  *plan.State
+	max    int64
+}
+
+// checkGraphRequest validates what it can without files (invariant 5).
+func checkGraphRequest(req *pb.GraphRequest) (*graphSetup, error) {
+	if req.Config == "" {
+		return nil, status.Error(codes.InvalidArgument, "config: a graph config path is required")
+	}
+	if req.MaxBatches < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "max_batches %d: must be >= 0", req.MaxBatches)
+	}
+	g := &graphSetup{worker: int(req.Worker), max: req.MaxBatches}
+	if req.AllWorkers {
+		g.worker = -1
+	} else if req.Worker < 0 {
+		return nil, status.Errorf(codes.InvalidArgument, "worker %d: must be >= 0 (or set all_workers)", req.Worker)
+	}
+	if len(req.State) > 0 {
+		st, err := plan.DecodeState(req.State)
+		if err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "state: %v", err)
+		}
+		g.state = st
+	}
+	return g, nil
+}
+
+// Graph streams a plan's records (invariants 4, 5, 7).
+func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err error) {
+	const call = "graph"
+	s.metrics.clients.WithLabelValues(call).Inc()
+	defer func() {
+		s.metrics.clients.WithLabelValues(call).Dec()
+		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
+	}()
+	g, err := checkGraphRequest(req)
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(req.Config)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return status.Errorf(codes.NotFound, "config: %v", err)
+		}
+		return status.Errorf(codes.InvalidArgument, "config: %v", err)
+	}
+	store, err := edgestore.Open(cfg)
+	if err != nil {
+		return status.Errorf(codes.FailedPrecondition, "config: opening the edge store: %v", err)
+	}
+	defer store.Close()
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "config: %v", err)
+	}
+	if g.worker >= p.Options().Workers {
+		return status.Errorf(codes.InvalidArgument, "worker %d: must be in [0, %d) (the config's workers)", g.worker, p.Options().Workers)
+	}
+	st := p.Start()
+	if g.state != nil {
+		st = *g.state
+	}
+	it, err := p.Iter(st)
+	if err != nil {
+		return status.Errorf(codes.FailedPrecondition, "state: %v", err)
+	}
+	ctx := stream.Context()
+	sent, bytes, wait := s.metrics.batches.WithLabelValues(call), s.metrics.bytes.WithLabelValues(call), s.metrics.parseWait.WithLabelValues(call)
+	var batches int64
+	var ords []uint64
+	for g.max == 0 || batches < g.max {
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		t0 := time.Now()
+		ok := it.Next()
+		wait.Add(time.Since(t0).Seconds())
+		if !ok {
+			break
+		}
+		rec := it.Record()
+		if rec.Kind == plan.BatchRecord && g.worker >= 0 && rec.Worker != g.worker {
+			continue
+		}
+		msg := &pb.GraphRecord{Epoch: int32(rec.Epoch), EdgeSet: int32(rec.EdgeSet), Chunk: int32(rec.Chunk),
+			BucketLhs: int32(rec.Bucket.Lhs), BucketRhs: int32(rec.Bucket.Rhs), Index: int32(rec.Index),
+			State: it.State().Encode()}
+		if rec.Kind == plan.BucketRecord {
+			msg.Kind, msg.Edges, msg.Resumed = pb.GraphRecord_BUCKET, int64(rec.Edges), rec.Resumed
+			ords = rec.Ordinals(ords[:0], rec.Holdout)
+			msg.Holdout = uint64Bytes(ords)
+		} else {
+			batches++
+			msg.Kind, msg.Worker, msg.Batch, msg.Relation = pb.GraphRecord_BATCH, int32(rec.Worker), int32(rec.Batch), int32(rec.Relation)
+			ords = rec.Ordinals(ords[:0], rec.Rows)
+			msg.Ordinals = uint64Bytes(ords)
+			msg.Lhs, msg.Rhs, msg.Rel = gatherBytes(rec.Data.Lhs, rec.Rows), gatherBytes(rec.Data.Rhs, rec.Rows), gatherBytes(rec.Data.Rel, rec.Rows)
+			if rec.Data.Weight != nil {
+				w := make([]float32, len(rec.Rows))
+				for i, r := range rec.Rows {
+					w[i] = rec.Data.Weight[r]
+				}
+				msg.Weight = float32Bytes(w)
+			}
+		}
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+		sent.Inc()
+		bytes.Add(float64(proto.Size(msg)))
+	}
+	if err := it.Err(); err != nil {
+		return status.Errorf(codes.DataLoss, "plan: %v", err)
+	}
+	return nil
+}
+
+// gatherBytes returns col[rows] as little-endian uint32s.
+func gatherBytes(col []uint32, rows []uint32) []byte {
+	v := make([]uint32, len(rows))
+	for i, r := range rows {
+		v[i] = col[r]
+	}
+	return uint32Bytes(v)
+}

@@ -1,0 +1,28 @@
+package serve
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MetricsHandler serves the metrics of g in Prometheus's text format; with
+// a token it requires "Authorization: Bearer TOKEN", as the gRPC calls do.
+func MetricsHandler(g prometheus.Gatherer, token string) http.Handler {
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if token != "" {
+			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(token)) != 1 {
+				http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+	return mux
+}
