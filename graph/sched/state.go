@@ -163,3 +163,6 @@ func (s *State) release(b graph.Bucket) {
 		s.locks[b.Rhs]--
 	}
 }
+
+// NumGiven is the number of buckets given in this pass (MarkGiven calls).
+func (s *State) NumGiven() int { return s.nGiven }
