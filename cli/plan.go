@@ -43,20 +43,6 @@ var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error)
 	return s, s.Close, nil
 }
 
-// planOptions converts a loaded config into plan options.
-func planOptions(cfg *config.Config) plan.Options {
-	o := plan.Options{NumEpochs: cfg.NumEpochs, MaxEdgesPerChunk: cfg.MaxEdgesPerChunk,
-		BucketOrder: cfg.BucketOrder, Workers: cfg.NumWorkers(), BatchSize: cfg.BatchSize,
-		EvalFraction: cfg.EvalFraction, DynamicRelations: cfg.DynamicRelations, Seed: cfg.Seed}
-	if cfg.NumEdgeChunks != nil {
-		o.NumEdgeChunks = *cfg.NumEdgeChunks
-	}
-	if !cfg.DynamicRelations {
-		o.NumRelations = len(cfg.Relations)
-	}
-	return o
-}
-
 func runPlan(env *Env, args []string) error {
 	fs := newFlagSet(env, "plan", "", planDescription)
 	cfgPath := fs.String("config", "", "graph config (TOML or JSON, PBG key names) (required)")
@@ -88,7 +74,7 @@ func runPlan(env *Env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	p, err := plan.New(r, planOptions(cfg))
+	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		return err
 	}

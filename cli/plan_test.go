@@ -272,7 +272,7 @@ func TestPlanSummaryLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _, _ := openPlanStore(cfg)
-	p, err := plan.New(r, planOptions(cfg))
+	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,11 @@
 //     interrupted between batches is announced again with Resumed set.
 //  9. A State whose fingerprint differs from the plan's is refused with an
 //     error naming every differing field; a malformed State is an error.
+//  10. Per bucket: PrepareBucket(epoch, set, chunk, bucket) gives the same
+//     holdout and, through Share(w), the same batches of every worker as
+//     the Iter's records of that bucket, whatever was prepared before; the
+//     shares may be walked concurrently (a Hogwild trainer gives each
+//     worker goroutine its own Share).
 //
 // Memory: per bucket chunk of n edges the iterator holds the columns (lhs,
 // rhs, rel: 4 bytes each, ordinal 8, weight 4 when present) and two uint32

@@ -186,9 +186,30 @@ func (it *Iter) enter() error {
 		it.order, it.orderFor = p.Order(pos.Epoch, pos.EdgeSet, pos.Chunk), key
 	}
 	b := it.order[pos.Index]
+	cn, err := it.load(b)
+	if err != nil {
+		return err
+	}
+	resumed := pos.Worker != 0 || pos.Batch != 0
+	if resumed {
+		if w := it.workers[pos.Worker]; pos.Batch >= len(w.batches) {
+			return fmt.Errorf("%w: position %+v: worker %d has only %d batches in this bucket", ErrState, pos, pos.Worker, len(w.batches))
+		}
+	}
+	it.in = true
+	it.rec = Record{Kind: BucketRecord, Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk,
+		Bucket: b, Index: pos.Index, Edges: cn, Holdout: it.perm[it.m:cn], Resumed: resumed, Data: &it.edges}
+	return nil
+}
+
+// load reads bucket b's chunk at it.pos (epoch, set, chunk) and prepares it:
+// holdout, shuffle, shares and every worker's batches. It returns the
+// chunk's size before the holdout.
+func (it *Iter) load(b graph.Bucket) (int, error) {
+	p, pos := it.p, it.pos
 	n, err := p.r.NumEdges(pos.EdgeSet, b)
 	if err != nil {
-		return fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
+		return 0, fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
 	}
 	begin, end := ChunkRange(n, p.chunks, pos.Chunk)
 	cn := end - begin
@@ -221,27 +242,18 @@ func (it *Iter) enter() error {
 	}
 	held.Wait()
 	if err != nil {
-		return fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
+		return 0, fmt.Errorf("plan: edge set %d bucket (%d,%d) chunk %d: %w", pos.EdgeSet, b.Lhs, b.Rhs, pos.Chunk, err)
 	}
 	if it.edges.Len() != end-begin {
-		return fmt.Errorf("plan: edge set %d bucket (%d,%d): read %d edges, want %d", pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Len(), end-begin)
+		return 0, fmt.Errorf("plan: edge set %d bucket (%d,%d): read %d edges, want %d", pos.EdgeSet, b.Lhs, b.Rhs, it.edges.Len(), end-begin)
 	}
 	if w := it.edges.Weight; w != nil && cap(w) > it.p.maxChunk {
 		it.edges.Weight = append(make([]float32, 0, it.p.maxChunk), w...)
 	}
 	if err := it.prepare(b); err != nil {
-		return err
+		return 0, err
 	}
-	resumed := pos.Worker != 0 || pos.Batch != 0
-	if resumed {
-		if w := it.workers[pos.Worker]; pos.Batch >= len(w.batches) {
-			return fmt.Errorf("%w: position %+v: worker %d has only %d batches in this bucket", ErrState, pos, pos.Worker, len(w.batches))
-		}
-	}
-	it.in = true
-	it.rec = Record{Kind: BucketRecord, Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk,
-		Bucket: b, Index: pos.Index, Edges: cn, Holdout: it.perm[it.m:cn], Resumed: resumed, Data: &it.edges}
-	return nil
+	return cn, nil
 }
 
 // reserve sizes the buffers, once, for the plan's largest chunk, so that

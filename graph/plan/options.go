@@ -8,7 +8,7 @@ import (
 )
 
 // Options are the settings that shape a plan (PBG's key names in the
-// comments). cli converts a graph/config.Config into Options.
+// comments). OptionsFromConfig converts a graph/config.Config.
 type Options struct {
 	NumEpochs        int     // num_epochs
 	NumEdgeChunks    int     // num_edge_chunks; 0 = derive from MaxEdgesPerChunk
