@@ -39,6 +39,7 @@ var commands = []command{
 	{"read", "read minibatches from a CTF corpus on the nominal timeline (SPEC A6)", runRead},
 	{"import", "import edge lists into partitioned bucket files (SPEC B1)", runImport},
 	{"plan", "print the batch schedule of a graph config without training (SPEC B4)", runPlan},
+	{"coordinator", "run a single-node etcd for distributed plans and training (SPEC B6)", runCoordinator},
 	{"version", "print the version", runVersion},
 }
 

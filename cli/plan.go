@@ -51,6 +51,7 @@ func runPlan(env *Env, args []string) error {
 	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
 	format := fs.String("format", "jsonl", "output: jsonl, text or summary")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	dist := distFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -65,6 +66,9 @@ func runPlan(env *Env, args []string) error {
 	case *format != "jsonl" && *format != "text" && *format != "summary":
 		return usagef("--format %q: want jsonl, text or summary", *format)
 	}
+	if err := dist.check(*format, *stateIn != "" || *stateOut != "" || *maxBatches != 0); err != nil {
+		return err
+	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
@@ -77,6 +81,9 @@ func runPlan(env *Env, args []string) error {
 	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		return err
+	}
+	if dist.on() {
+		return dist.run(env, p, r, *cfgPath, *format)
 	}
 	st := p.Start()
 	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)
@@ -190,11 +197,13 @@ type planSink interface {
 }
 
 // jsonlSink writes SPEC B4's JSON lines, built by hand (plain integers
-// only) to keep big plans fast.
+// only) to keep big plans fast. With claim set (distributed mode, SPEC
+// B6), bucket lines carry "rank" and "claim".
 type jsonlSink struct {
-	w    *bufio.Writer
-	buf  []byte
-	ords []uint64
+	w     io.Writer
+	buf   []byte
+	ords  []uint64
+	claim *[2]int64 // rank, claim number
 }
 
 func (s *jsonlSink) record(r *plan.Record) error {
@@ -220,6 +229,10 @@ func (s *jsonlSink) record(r *plan.Record) error {
 		b = appendList(b, s.ords)
 		if r.Resumed {
 			b = append(b, `,"resumed":true`...)
+		}
+		if s.claim != nil {
+			b = appendField(b, "rank", s.claim[0])
+			b = appendField(b, "claim", s.claim[1])
 		}
 	} else {
 		b = appendField(b, "index", int64(r.Index))
