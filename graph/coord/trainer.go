@@ -9,6 +9,7 @@ import (
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/sched"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -62,6 +63,9 @@ type Trainer struct {
 	lease *lease
 	pass  int
 	prev  *graph.Bucket
+	// cached is the pass's state as the last commit left it, read in
+	// the commit's transaction.
+	cached *view
 }
 
 // Join connects a trainer to the run (creating the run if it is new),
@@ -114,6 +118,8 @@ func (t *Trainer) Valid() bool { return t.lease.valid() }
 func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 	var overhead time.Duration
 	retries := 0
+	v := t.cached
+	t.cached = nil
 	for t.pass < t.o.Passes {
 		if t.lease.expired() {
 			if err := t.renewLease(ctx); err != nil {
@@ -121,25 +127,28 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 			}
 		}
 		start := time.Now()
-		st, rev, err := t.snapshot(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if st.Complete() {
-			t.pass++
-			t.prev = nil
-			overhead += time.Since(start)
-			continue
-		}
-		b, ok := t.o.Policy(st, t.prev)
-		if !ok {
-			overhead += time.Since(start)
-			if err := t.wait(ctx, rev); err != nil {
+		if v == nil || v.pass != t.pass {
+			var err error
+			if v, err = t.snapshot(ctx); err != nil {
 				return nil, err
 			}
+		}
+		if v.st.Complete() {
+			t.pass++
+			t.prev, v = nil, nil
+			overhead += time.Since(start)
 			continue
 		}
-		num, ok, err := t.claim(ctx, b, st.Pass().TreeInit && st.NumGiven() == 0)
+		b, ok := t.o.Policy(v.st, t.prev, t.o.Rank, t.o.World)
+		if !ok {
+			overhead += time.Since(start)
+			if err := t.wait(ctx, v.rev); err != nil {
+				return nil, err
+			}
+			v = nil
+			continue
+		}
+		num, fresh, err := t.claim(ctx, b, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
 		overhead += time.Since(start)
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			// The lease expired while this trainer was paused: the
@@ -148,13 +157,15 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 				return nil, err
 			}
 			retries++
+			v = nil
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if fresh != nil {
 			retries++
+			v = fresh
 			continue
 		}
 		return &Claim{Pass: t.pass, Bucket: b, Number: num, Rank: t.o.Rank, Overhead: overhead, Retries: retries}, nil
@@ -162,34 +173,53 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 	return nil, ErrDone
 }
 
+// view is a pass's state as read at one etcd revision.
+type view struct {
+	pass int
+	st   *sched.State
+	rev  int64
+}
+
+// stateOps are the reads that make up pass t.pass's view; claim and commit
+// transactions append them so that a trainer rarely needs a read of its
+// own.
+func (t *Trainer) stateOps() []clientv3.Op {
+	ops := []clientv3.Op{
+		clientv3.OpGet(t.k.doneDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+		clientv3.OpGet(t.k.heldDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+	}
+	if t.pass == 0 && !t.o.NoTreeInit {
+		ops = append(ops, clientv3.OpGet(t.k.givenDir(), clientv3.WithPrefix(), clientv3.WithKeysOnly()))
+	}
+	return ops
+}
+
 // snapshot reads pass t.pass's state at one revision.
-func (t *Trainer) snapshot(ctx context.Context) (*sched.State, int64, error) {
+func (t *Trainer) snapshot(ctx context.Context) (*view, error) {
+	resp, err := t.c.Txn(ctx).Then(t.stateOps()...).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("coord: reading pass %d: %w", t.pass, err)
+	}
+	return t.parseView(resp.Responses, resp.Header.Revision)
+}
+
+// parseView builds the view from the responses of stateOps.
+func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, error) {
 	var order []graph.Bucket
 	if t.o.Order != nil {
 		order = t.o.Order(t.pass)
 	}
 	tree := t.pass == 0 && !t.o.NoTreeInit
 	st := sched.NewState(sched.Pass{L: t.o.L, R: t.o.R, Order: order, TreeInit: tree})
-	ops := []clientv3.Op{
-		clientv3.OpGet(t.k.doneDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-		clientv3.OpGet(t.k.heldDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
-	}
-	if tree {
-		ops = append(ops, clientv3.OpGet(t.k.givenDir(), clientv3.WithPrefix(), clientv3.WithKeysOnly()))
-	}
-	resp, err := t.c.Txn(ctx).Then(ops...).Commit()
-	if err != nil {
-		return nil, 0, fmt.Errorf("coord: reading pass %d: %w", t.pass, err)
-	}
 	dirs := []string{t.k.doneDir(t.pass), t.k.heldDir(t.pass), t.k.givenDir()}
-	for i, r := range resp.Responses {
+	for i, r := range rs {
 		for _, kv := range r.GetResponseRange().Kvs {
 			b, err := parseBucket(string(kv.Key), dirs[i])
 			if err == nil && (b.Lhs >= t.o.L || b.Rhs >= t.o.R) {
 				err = fmt.Errorf("coord: key %q outside the %dx%d grid: another run with this name?", kv.Key, t.o.L, t.o.R)
 			}
 			if err != nil {
-				return nil, 0, err
+				return nil, err
 			}
 			switch i {
 			case 0:
@@ -201,13 +231,13 @@ func (t *Trainer) snapshot(ctx context.Context) (*sched.State, int64, error) {
 			}
 		}
 	}
-	return st, resp.Header.Revision, nil
+	return &view{pass: t.pass, st: st, rev: rev}, nil
 }
 
 // claim tries to take b in one transaction: its partitions unlocked, b
 // neither held nor done, and for the first bucket of the first pass, no
 // bucket given yet. ok is false when another trainer won a race.
-func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64, bool, error) {
+func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64, *view, error) {
 	val := strconv.Itoa(t.o.Rank)
 	lease := clientv3.WithLease(t.lease.id)
 	cmps := []clientv3.Cmp{
@@ -227,11 +257,15 @@ func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64,
 			ops = append(ops, clientv3.OpPut(t.k.givenAny(), val))
 		}
 	}
-	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Else(t.stateOps()...).Commit()
 	if err != nil {
-		return 0, false, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
+		return 0, nil, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
 	}
-	return resp.Header.Revision, resp.Succeeded, nil
+	if resp.Succeeded {
+		return resp.Header.Revision, nil, nil
+	}
+	v, err := t.parseView(resp.Responses, resp.Header.Revision)
+	return 0, v, err
 }
 
 // wait blocks until anything under the run changes after revision rev.
@@ -264,6 +298,10 @@ func (t *Trainer) wait(ctx context.Context, rev int64) error {
 func (t *Trainer) Commit(ctx context.Context, c *Claim) error {
 	held := t.k.held(c.Pass, c.Bucket)
 	ops := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
+	nput := len(ops)
+	if c.Pass == t.pass {
+		ops = append(ops, t.stateOps()...)
+	}
 	resp, err := t.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)).Then(ops...).Commit()
 	if err != nil {
 		return fmt.Errorf("coord: committing pass %d bucket (%d,%d): %w", c.Pass, c.Bucket.Lhs, c.Bucket.Rhs, err)
@@ -273,6 +311,13 @@ func (t *Trainer) Commit(ctx context.Context, c *Claim) error {
 	}
 	b := c.Bucket
 	t.prev = &b
+	if c.Pass == t.pass {
+		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
+		if err != nil {
+			return err
+		}
+		t.cached = v
+	}
 	return nil
 }
 

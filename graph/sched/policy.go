@@ -2,22 +2,31 @@ package sched
 
 import "github.com/batchprep/batchprep/graph"
 
-// Policy chooses the bucket a trainer is given among the claimable ones;
-// prev is the bucket it finished last (nil at its start). ok is false when
-// nothing is claimable: the trainer waits.
-type Policy func(s *State, prev *graph.Bucket) (b graph.Bucket, ok bool)
+// Policy chooses the bucket trainer rank (of world) is given among the
+// claimable ones; prev is the bucket it finished last in this pass (nil at
+// the pass's start). ok is false when nothing is claimable: the trainer
+// waits.
+type Policy func(s *State, prev *graph.Bucket, rank, world int) (b graph.Bucket, ok bool)
 
 // Batchprep is batchprep's policy (invariant 4): a claimable bucket sharing
-// a partition with prev first, earliest in the pass's bucket order among
-// equals.
-func Batchprep(s *State, prev *graph.Bucket) (graph.Bucket, bool) {
+// a partition with prev first; among equals, the first in the pass's
+// bucket order read cyclically from the rank's own starting place,
+// rank*L*R/world. The rank's offset keeps trainers that look at the same
+// state from all reaching for the same bucket (with etcd, all but one
+// claim would fail and be retried).
+func Batchprep(s *State, prev *graph.Bucket, rank, world int) (graph.Bucket, bool) {
+	n := len(s.done)
+	off := 0
+	if world > 0 {
+		off = rank % world * n / world
+	}
 	best, bestKey := -1, 0
 	for k := range s.done {
 		b := s.bucket(k)
 		if !s.Claimable(b) {
 			continue
 		}
-		key := s.prio[k]
+		key := (s.prio[k] - off + n) % n
 		if prev == nil || !shares(*prev, b) {
 			key += len(s.done)
 		}
@@ -37,7 +46,7 @@ func Batchprep(s *State, prev *graph.Bucket) (graph.Bucket, bool) {
 // of the symmetric difference of the two partition sets: what must be
 // loaded plus what must be saved; a diagonal bucket has one partition), the
 // lexicographically first among equals.
-func PBG(s *State, prev *graph.Bucket) (graph.Bucket, bool) {
+func PBG(s *State, prev *graph.Bucket, _, _ int) (graph.Bucket, bool) {
 	best, bestCost := -1, 0
 	for k := range s.done {
 		b := s.bucket(k)

@@ -71,7 +71,7 @@ func Simulate(passes []Pass, w int, policy Policy, cost func(pass int, b graph.B
 				if t < 0 {
 					break
 				}
-				b, ok := policy(s, prev[t])
+				b, ok := policy(s, prev[t], t, w)
 				if !ok {
 					break
 				}

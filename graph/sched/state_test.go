@@ -43,7 +43,7 @@ func TestRandomOperations(t *testing.T) {
 				if len(given) > 0 && r.IntN(2) == 0 {
 					prev = &given[r.IntN(len(given))]
 				}
-				b, ok := Batchprep(s, prev)
+				b, ok := Batchprep(s, prev, 0, 1)
 				if !ok {
 					// Invariant 5: with nothing held, something is claimable.
 					if len(held) == 0 {
@@ -100,29 +100,29 @@ func TestRandomOperations(t *testing.T) {
 func TestPreference(t *testing.T) {
 	s := NewState(Pass{L: 3, R: 3})
 	prev := graph.Bucket{Lhs: 2, Rhs: 2}
-	if b, _ := Batchprep(s, &prev); b != (graph.Bucket{Lhs: 0, Rhs: 2}) {
+	if b, _ := Batchprep(s, &prev, 0, 1); b != (graph.Bucket{Lhs: 0, Rhs: 2}) {
 		t.Fatalf("got (%d,%d), want (0,2)", b.Lhs, b.Rhs)
 	}
-	if b, _ := Batchprep(s, nil); b != (graph.Bucket{Lhs: 0, Rhs: 0}) {
+	if b, _ := Batchprep(s, nil, 0, 1); b != (graph.Bucket{Lhs: 0, Rhs: 0}) {
 		t.Fatalf("got (%d,%d), want (0,0)", b.Lhs, b.Rhs)
 	}
 	// (0,0) held: buckets touching 0 are locked; (1,2) shares 2 with prev.
 	s.MarkHeld(graph.Bucket{})
-	if b, _ := Batchprep(s, &prev); b != (graph.Bucket{Lhs: 1, Rhs: 2}) {
+	if b, _ := Batchprep(s, &prev, 0, 1); b != (graph.Bucket{Lhs: 1, Rhs: 2}) {
 		t.Fatalf("got (%d,%d), want (1,2)", b.Lhs, b.Rhs)
 	}
 	// PBG from scratch: the diagonal (1,1) needs one partition.
-	if b, _ := PBG(s, nil); b != (graph.Bucket{Lhs: 1, Rhs: 1}) {
+	if b, _ := PBG(s, nil, 0, 1); b != (graph.Bucket{Lhs: 1, Rhs: 1}) {
 		t.Fatalf("pbg got (%d,%d), want (1,1)", b.Lhs, b.Rhs)
 	}
 	// PBG after (2,2): (2,2) itself is free in this state and differs by
 	// nothing; then (1,2) before (2,1) (one load, one save each).
-	if b, _ := PBG(s, &prev); b != (graph.Bucket{Lhs: 2, Rhs: 2}) {
+	if b, _ := PBG(s, &prev, 0, 1); b != (graph.Bucket{Lhs: 2, Rhs: 2}) {
 		t.Fatalf("pbg got (%d,%d), want (2,2)", b.Lhs, b.Rhs)
 	}
 	s.MarkHeld(graph.Bucket{Lhs: 2, Rhs: 2})
 	s.Finish(graph.Bucket{Lhs: 2, Rhs: 2})
-	if b, _ := PBG(s, &prev); b != (graph.Bucket{Lhs: 1, Rhs: 2}) {
+	if b, _ := PBG(s, &prev, 0, 1); b != (graph.Bucket{Lhs: 1, Rhs: 2}) {
 		t.Fatalf("pbg got (%d,%d), want (1,2)", b.Lhs, b.Rhs)
 	}
 }
@@ -134,8 +134,13 @@ func TestOrderPriority(t *testing.T) {
 		p := randomPass(r)
 		p.TreeInit = false
 		s := NewState(p)
-		if b, _ := Batchprep(s, nil); b != p.Order[0] {
+		if b, _ := Batchprep(s, nil, 0, 1); b != p.Order[0] {
 			t.Fatalf("%+v: first pick (%d,%d), want the order's first (%d,%d)", p, b.Lhs, b.Rhs, p.Order[0].Lhs, p.Order[0].Rhs)
+		}
+		// Rank 1 of 2 starts half way through the order.
+		n := p.L * p.R
+		if b, _ := Batchprep(s, nil, 1, 2); b != p.Order[n/2] {
+			t.Fatalf("%+v: rank 1 of 2 picks (%d,%d), want the order's place %d", p, b.Lhs, b.Rhs, n/2)
 		}
 	}
 }
