@@ -66,6 +66,7 @@ type Trainer struct {
 	// cached is the pass's state as the last commit left it, read in
 	// the commit's transaction.
 	cached *view
+	known  known
 }
 
 // Join connects a trainer to the run (creating the run if it is new),
@@ -180,16 +181,30 @@ type view struct {
 	rev  int64
 }
 
-// stateOps are the reads that make up pass t.pass's view; claim and commit
-// transactions append them so that a trainer rarely needs a read of its
-// own.
+// known is what a trainer has read of its pass that cannot be undone
+// within a run: done buckets and (pass 0) given buckets. Each read asks
+// only for such keys created after rev; held keys, which come and go, are
+// read in full (there are at most W).
+type known struct {
+	pass        int
+	rev         int64
+	done, given []graph.Bucket
+}
+
+// stateOps are the reads that bring pass t.pass's view up to date; claim
+// and commit transactions append them so that a trainer rarely needs a
+// read of its own.
 func (t *Trainer) stateOps() []clientv3.Op {
+	if t.known.pass != t.pass {
+		t.known = known{pass: t.pass}
+	}
+	since := clientv3.WithMinCreateRev(t.known.rev + 1)
 	ops := []clientv3.Op{
-		clientv3.OpGet(t.k.doneDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
+		clientv3.OpGet(t.k.doneDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly(), since),
 		clientv3.OpGet(t.k.heldDir(t.pass), clientv3.WithPrefix(), clientv3.WithKeysOnly()),
 	}
 	if t.pass == 0 && !t.o.NoTreeInit {
-		ops = append(ops, clientv3.OpGet(t.k.givenDir(), clientv3.WithPrefix(), clientv3.WithKeysOnly()))
+		ops = append(ops, clientv3.OpGet(t.k.givenDir(), clientv3.WithPrefix(), clientv3.WithKeysOnly(), since))
 	}
 	return ops
 }
@@ -203,7 +218,8 @@ func (t *Trainer) snapshot(ctx context.Context) (*view, error) {
 	return t.parseView(resp.Responses, resp.Header.Revision)
 }
 
-// parseView builds the view from the responses of stateOps.
+// parseView builds the view from the responses of the stateOps built last,
+// read at revision rev.
 func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, error) {
 	var order []graph.Bucket
 	if t.o.Order != nil {
@@ -212,6 +228,8 @@ func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, er
 	tree := t.pass == 0 && !t.o.NoTreeInit
 	st := sched.NewState(sched.Pass{L: t.o.L, R: t.o.R, Order: order, TreeInit: tree})
 	dirs := []string{t.k.doneDir(t.pass), t.k.heldDir(t.pass), t.k.givenDir()}
+	kn := &t.known
+	var held []graph.Bucket
 	for i, r := range rs {
 		for _, kv := range r.GetResponseRange().Kvs {
 			b, err := parseBucket(string(kv.Key), dirs[i])
@@ -223,13 +241,23 @@ func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, er
 			}
 			switch i {
 			case 0:
-				st.MarkDone(b)
+				kn.done = append(kn.done, b)
 			case 1:
-				st.MarkHeld(b)
+				held = append(held, b)
 			default:
-				st.MarkGiven(b)
+				kn.given = append(kn.given, b)
 			}
 		}
+	}
+	kn.rev = max(kn.rev, rev)
+	for _, b := range kn.done {
+		st.MarkDone(b)
+	}
+	for _, b := range kn.given {
+		st.MarkGiven(b)
+	}
+	for _, b := range held {
+		st.MarkHeld(b)
 	}
 	return &view{pass: t.pass, st: st, rev: rev}, nil
 }
