@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batchprep/batchprep/graph"
@@ -143,10 +144,15 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 		b, ok := t.o.Policy(v.st, t.prev, t.o.Rank, t.o.World)
 		if !ok {
 			overhead += time.Since(start)
-			if err := t.wait(ctx, v.rev); err != nil {
+			evs, err := t.wait(ctx, v.rev)
+			if err != nil {
 				return nil, err
 			}
-			v = nil
+			if evs == nil || t.known.pass != t.pass || t.known.rev != v.rev {
+				v = nil // read afresh
+			} else if v, err = t.applyEvents(evs); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		num, fresh, err := t.claim(ctx, b, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
@@ -189,14 +195,15 @@ type known struct {
 	pass        int
 	rev         int64
 	done, given []graph.Bucket
+	held        map[graph.Bucket]bool
 }
 
 // stateOps are the reads that bring pass t.pass's view up to date; claim
 // and commit transactions append them so that a trainer rarely needs a
 // read of its own.
 func (t *Trainer) stateOps() []clientv3.Op {
-	if t.known.pass != t.pass {
-		t.known = known{pass: t.pass}
+	if t.known.pass != t.pass || t.known.held == nil {
+		t.known = known{pass: t.pass, held: map[graph.Bucket]bool{}}
 	}
 	since := clientv3.WithMinCreateRev(t.known.rev + 1)
 	ops := []clientv3.Op{
@@ -221,21 +228,12 @@ func (t *Trainer) snapshot(ctx context.Context) (*view, error) {
 // parseView builds the view from the responses of the stateOps built last,
 // read at revision rev.
 func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, error) {
-	var order []graph.Bucket
-	if t.o.Order != nil {
-		order = t.o.Order(t.pass)
-	}
-	tree := t.pass == 0 && !t.o.NoTreeInit
-	st := sched.NewState(sched.Pass{L: t.o.L, R: t.o.R, Order: order, TreeInit: tree})
 	dirs := []string{t.k.doneDir(t.pass), t.k.heldDir(t.pass), t.k.givenDir()}
 	kn := &t.known
-	var held []graph.Bucket
+	clear(kn.held)
 	for i, r := range rs {
 		for _, kv := range r.GetResponseRange().Kvs {
-			b, err := parseBucket(string(kv.Key), dirs[i])
-			if err == nil && (b.Lhs >= t.o.L || b.Rhs >= t.o.R) {
-				err = fmt.Errorf("coord: key %q outside the %dx%d grid: another run with this name?", kv.Key, t.o.L, t.o.R)
-			}
+			b, err := t.parseKey(string(kv.Key), dirs[i])
 			if err != nil {
 				return nil, err
 			}
@@ -243,23 +241,81 @@ func (t *Trainer) parseView(rs []*etcdserverpb.ResponseOp, rev int64) (*view, er
 			case 0:
 				kn.done = append(kn.done, b)
 			case 1:
-				held = append(held, b)
+				kn.held[b] = true
 			default:
 				kn.given = append(kn.given, b)
 			}
 		}
 	}
 	kn.rev = max(kn.rev, rev)
+	return t.buildView(rev), nil
+}
+
+// applyEvents brings the view up to date from watch events (what changed
+// after the last view), without a read.
+func (t *Trainer) applyEvents(evs []*clientv3.Event) (*view, error) {
+	kn := &t.known
+	done, held, given := t.k.doneDir(t.pass), t.k.heldDir(t.pass), t.k.givenDir()
+	tree := t.pass == 0 && !t.o.NoTreeInit
+	for _, ev := range evs {
+		key := string(ev.Kv.Key)
+		put := ev.Type == clientv3.EventTypePut
+		switch {
+		case strings.HasPrefix(key, done) && put:
+			b, err := t.parseKey(key, done)
+			if err != nil {
+				return nil, err
+			}
+			kn.done = append(kn.done, b)
+		case strings.HasPrefix(key, held):
+			b, err := t.parseKey(key, held)
+			if err != nil {
+				return nil, err
+			}
+			if put {
+				kn.held[b] = true
+			} else {
+				delete(kn.held, b)
+			}
+		case tree && strings.HasPrefix(key, given) && put:
+			b, err := t.parseKey(key, given)
+			if err != nil {
+				return nil, err
+			}
+			kn.given = append(kn.given, b)
+		}
+		kn.rev = max(kn.rev, ev.Kv.ModRevision)
+	}
+	return t.buildView(kn.rev), nil
+}
+
+func (t *Trainer) parseKey(key, dir string) (graph.Bucket, error) {
+	b, err := parseBucket(key, dir)
+	if err == nil && (b.Lhs >= t.o.L || b.Rhs >= t.o.R) {
+		err = fmt.Errorf("coord: key %q outside the %dx%d grid: another run with this name?", key, t.o.L, t.o.R)
+	}
+	return b, err
+}
+
+// buildView makes the scheduler state of what the trainer knows.
+func (t *Trainer) buildView(rev int64) *view {
+	var order []graph.Bucket
+	if t.o.Order != nil {
+		order = t.o.Order(t.pass)
+	}
+	tree := t.pass == 0 && !t.o.NoTreeInit
+	st := sched.NewState(sched.Pass{L: t.o.L, R: t.o.R, Order: order, TreeInit: tree})
+	kn := &t.known
 	for _, b := range kn.done {
 		st.MarkDone(b)
 	}
 	for _, b := range kn.given {
 		st.MarkGiven(b)
 	}
-	for _, b := range held {
+	for b := range kn.held {
 		st.MarkHeld(b)
 	}
-	return &view{pass: t.pass, st: st, rev: rev}, nil
+	return &view{pass: t.pass, st: st, rev: rev}
 }
 
 // claim tries to take b in one transaction: its partitions unlocked, b
@@ -296,24 +352,25 @@ func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64,
 	return 0, v, err
 }
 
-// wait blocks until anything under the run changes after revision rev.
-func (t *Trainer) wait(ctx context.Context, rev int64) error {
+// wait blocks until anything under the run changes after revision rev and
+// returns the changes (nil: read the state afresh).
+func (t *Trainer) wait(ctx context.Context, rev int64) ([]*clientv3.Event, error) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	wc := t.c.Watch(wctx, t.k.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		case r, ok := <-wc:
 			if !ok {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
-			if err := r.Err(); err != nil {
-				return fmt.Errorf("coord: watching run %q: %w", t.o.Run, err)
+			if r.Err() != nil {
+				return nil, nil // compacted or cancelled: the caller reads afresh
 			}
 			if len(r.Events) > 0 {
-				return nil
+				return r.Events, nil
 			}
 		}
 	}
