@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -201,4 +202,49 @@ func waitForClaim(t *testing.T, dir string, rank, n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("rank %d made no claim in 30 s", rank)
+}
+
+// TestCommitFencedByClaim (invariants 1 and 2): a trainer whose lease
+// expired while it held a bucket cannot commit it, even if it never
+// checks Valid; the bucket is given again and committed once.
+func TestCommitFencedByClaim(t *testing.T) {
+	srv := startServer(t)
+	ctx := context.Background()
+	join := func(rank int) *Trainer {
+		c, err := newClient(srv.Endpoint())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		tr, err := Join(ctx, c, Options{Run: "fence", Rank: rank, World: 2, L: 1, R: 1, Passes: 1, LeaseTTL: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b := join(0), join(1)
+	ca, err := a.Next(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.lease.halt()         // a stops sending keep-alives, as if paused
+	cb, err := b.Next(ctx) // waits until a's lease expires
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cb.Bucket != ca.Bucket || cb.Number <= ca.Number {
+		t.Fatalf("b got %+v after a's %+v", cb, ca)
+	}
+	if a.Valid() {
+		t.Fatal("a's lease reported valid after it expired")
+	}
+	if err := a.Commit(ctx, ca); !errors.Is(err, ErrLost) {
+		t.Fatalf("a's commit after its lease expired: %v, want ErrLost", err)
+	}
+	if err := b.Commit(ctx, cb); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Next(ctx); !errors.Is(err, ErrDone) {
+		t.Fatalf("b: %v, want ErrDone", err)
+	}
 }
