@@ -83,7 +83,7 @@ func runPlan(env *Env, args []string) error {
 		return err
 	}
 	if dist.on() {
-		return dist.run(env, p, r, *cfgPath, *format)
+		return dist.run(env, p, r, *format)
 	}
 	st := p.Start()
 	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)

@@ -38,7 +38,7 @@ func distFlags(fs *flag.FlagSet) *planDist {
 		etcd:     fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given (SPEC B6)"),
 		rank:     fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
 		world:    fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
-		runName:  fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the config path and the plan's fingerprint)"),
+		runName:  fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the plan's fingerprint and num_epochs, the same for every rank given the same config and data)"),
 		leaseTTL: fs.Duration("lease-ttl", 10*time.Second, "with --etcd: lease of this rank's claims; a rank silent this long loses its bucket"),
 		trainers: fs.Int("trainers", 0, "with --simulate: the number of simulated trainers"),
 		simulate: fs.Bool("simulate", false, "simulate --trainers W trainers (bucket time = its edges) and print the schedule and idle time"),
@@ -72,14 +72,17 @@ func (d *planDist) check(format string, resumeFlags bool) error {
 	return nil
 }
 
-func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, cfgPath, format string) error {
+func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) error {
 	if *d.simulate {
 		return d.runSimulate(env, p, r, format)
 	}
 	run := *d.runName
 	if run == "" {
-		fp, _ := json.Marshal(p.Fingerprint())
-		h := sha256.Sum256(append([]byte(cfgPath+"\x00"), fp...))
+		fp, _ := json.Marshal(struct {
+			F      plan.Fingerprint
+			Epochs int
+		}{p.Fingerprint(), p.Options().NumEpochs})
+		h := sha256.Sum256(fp)
 		run = "plan-" + hex.EncodeToString(h[:8])
 	}
 	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*d.etcd, ","), DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
