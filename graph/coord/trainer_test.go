@@ -127,15 +127,41 @@ func startChild(t *testing.T, s trainerSpec) *exec.Cmd {
 // SIGKILL while it works and restarted (it rejoins the running run), one
 // is paused with SIGSTOP for longer than its lease and resumed (its claim
 // is lost, its work not counted, and it carries on with a new lease).
-// Checked from the processes' logs.
+// Checked from the processes' logs. The first schedule is fixed; more,
+// with random grids, ranks and kill and pause points, run with
+// BATCHPREP_COORD_PROCS=N (N schedules in all).
 func TestKilledAndPausedProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
+	n := 1
+	if v := os.Getenv("BATCHPREP_COORD_PROCS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("BATCHPREP_COORD_PROCS=%q: want a positive integer", v)
+		}
+	}
 	srv := startServer(t)
+	for i := 0; i < n; i++ {
+		r := rand.New(rand.NewPCG(uint64(i), 77))
+		s := trainerSpec{Endpoint: srv.Endpoint(), Run: fmt.Sprintf("killed-%d", i), World: 4, L: 4, R: 4, Passes: 2,
+			Order: bucket.InsideOut, Seed: 5, TTLms: 1000, MaxDelay: 20, Steps: 4}
+		kill, killAfter, pause, pauseAfter, pauseFor := 1, 0, 2, 0, 2500*time.Millisecond
+		if i > 0 {
+			s.World, s.L, s.Passes, s.Order, s.Seed = 2+r.IntN(4), 2+r.IntN(4), 1+r.IntN(2), bucket.Names[r.IntN(4)], uint64(i)
+			s.R = s.L
+			kill, killAfter = r.IntN(s.World), r.IntN(2)
+			pause, pauseAfter = (kill+1+r.IntN(s.World-1))%s.World, r.IntN(2)
+			pauseFor = time.Duration(1500+r.IntN(1500)) * time.Millisecond
+		}
+		t.Run(specString(s), func(t *testing.T) {
+			killAndPause(t, s, kill, killAfter, pause, pauseAfter, pauseFor)
+		})
+	}
+}
+
+func killAndPause(t *testing.T, s trainerSpec, kill, killAfter, pause, pauseAfter int, pauseFor time.Duration) {
 	dir := t.TempDir()
-	s := trainerSpec{Endpoint: srv.Endpoint(), Run: "killed", World: 4, L: 4, R: 4, Passes: 2, Order: bucket.InsideOut,
-		Seed: 5, TTLms: 1000, MaxDelay: 20, Steps: 4}
 	procs := make([]*exec.Cmd, s.World)
 	spec := func(rank int) trainerSpec {
 		sp := s
@@ -145,16 +171,18 @@ func TestKilledAndPausedProcesses(t *testing.T) {
 	for rank := range procs {
 		procs[rank] = startChild(t, spec(rank))
 	}
-	// Kill rank 1 as soon as it has claimed something, then restart it.
-	waitForClaim(t, dir, 1, 0)
-	procs[1].Process.Signal(syscall.SIGKILL)
-	procs[1].Wait()
-	procs[1] = startChild(t, spec(1))
-	// Pause rank 2 inside a claim for 2.5 lease TTLs.
-	waitForClaim(t, dir, 2, 0)
-	procs[2].Process.Signal(syscall.SIGSTOP)
-	time.Sleep(2500 * time.Millisecond)
-	procs[2].Process.Signal(syscall.SIGCONT)
+	// Kill a rank once it has made killAfter+1 claims, then restart it.
+	if waitForClaim(t, dir, kill, killAfter) {
+		procs[kill].Process.Signal(syscall.SIGKILL)
+		procs[kill].Wait()
+		procs[kill] = startChild(t, spec(kill))
+	}
+	// Pause another inside a claim for longer than its lease.
+	if waitForClaim(t, dir, pause, pauseAfter) {
+		procs[pause].Process.Signal(syscall.SIGSTOP)
+		time.Sleep(pauseFor)
+		procs[pause].Process.Signal(syscall.SIGCONT)
+	}
 	done := make(chan error, len(procs))
 	for _, p := range procs {
 		go func() { done <- p.Wait() }()
@@ -178,15 +206,16 @@ func TestKilledAndPausedProcesses(t *testing.T) {
 	checkRemoved(t, s.Endpoint, s.Run)
 	lost := 0
 	for _, e := range evs {
-		if e.Kind == "lost" && e.Rank == 2 {
+		if e.Kind == "lost" && e.Rank == pause {
 			lost++
 		}
 	}
-	t.Logf("%d events; rank 2 lost %d claims while paused", len(evs), lost)
+	t.Logf("%d events; rank %d killed, rank %d lost %d claims while paused", len(evs), kill, pause, lost)
 }
 
-// waitForClaim waits until rank's log shows more than n claims.
-func waitForClaim(t *testing.T, dir string, rank, n int) {
+// waitForClaim waits until rank's log shows more than n claims; false if
+// the rank ended first (a small run can be over before it claims again).
+func waitForClaim(t *testing.T, dir string, rank, n int) bool {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -195,13 +224,17 @@ func waitForClaim(t *testing.T, dir string, rank, n int) {
 			if e.Rank == rank && e.Kind == "claim" {
 				c++
 			}
+			if e.Rank == rank && e.Kind == "end" {
+				return false
+			}
 		}
 		if c > n {
-			return
+			return true
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("rank %d made no claim in 30 s", rank)
+	return false
 }
 
 // TestCommitFencedByClaim (invariants 1 and 2): a trainer whose lease
