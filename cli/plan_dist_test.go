@@ -134,7 +134,7 @@ func TestPlanDistributedUnion(t *testing.T) {
 					wg.Go(func() {
 						var o, e bytes.Buffer
 						if c := Main([]string{"plan", "--config", cfg, "--etcd", srv.Endpoint(), "--rank", fmt.Sprint(r),
-							"--world", fmt.Sprint(w), "--run", "union-" + order, "--format", "jsonl", "--lease-ttl", "2s"},
+							"--world", fmt.Sprint(w), "--format", "jsonl", "--lease-ttl", "2s"}, // default --run
 							strings.NewReader(""), &o, &e); c != 0 {
 							t.Errorf("rank %d: exit %d: %s", r, c, e.String())
 						}
