@@ -107,9 +107,12 @@ func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) er
 	return err
 }
 
-// walkDistributed prints the buckets tr is given, each written only once
-// its claim is committed, so a claim lost to an expired lease prints
-// nothing and the union over ranks holds every bucket once.
+// walkDistributed prints the buckets tr is given, each written (and
+// flushed) only once its claim is committed, so a claim lost to an expired
+// lease prints nothing and the union over ranks holds every bucket once. A
+// rank killed between a commit and the flush loses that bucket's lines
+// from its stdout (at most one bucket): the commit, not the output, is the
+// record.
 func walkDistributed(ctx context.Context, tr *coord.Trainer, p *plan.Plan, out *bufio.Writer) error {
 	var buf bytes.Buffer
 	sink := &jsonlSink{w: &buf}
@@ -149,6 +152,9 @@ func walkDistributed(ctx context.Context, tr *coord.Trainer, p *plan.Plan, out *
 			return err
 		}
 		if _, err := out.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		if err := out.Flush(); err != nil { // a committed bucket is on stdout at once
 			return fmt.Errorf("writing output: %w", err)
 		}
 	}
