@@ -127,14 +127,14 @@ func startChild(t *testing.T, s trainerSpec) *exec.Cmd {
 // SIGKILL while it works and restarted (it rejoins the running run), one
 // is paused with SIGSTOP for longer than its lease and resumed (its claim
 // is lost, its work not counted, and it carries on with a new lease).
-// Checked from the processes' logs. The first schedule is fixed; more,
-// with random grids, ranks and kill and pause points, run with
-// BATCHPREP_COORD_PROCS=N (N schedules in all).
+// Checked from the processes' logs. The first schedule is fixed, the
+// others have random grids, ranks and kill and pause points: 2 schedules
+// by default, N with BATCHPREP_COORD_PROCS=N.
 func TestKilledAndPausedProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
 	}
-	n := 1
+	n := 2
 	if v := os.Getenv("BATCHPREP_COORD_PROCS"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
