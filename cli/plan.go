@@ -32,7 +32,15 @@ Formats:
 saves where the plan stopped, and --state-in resumes there: the rest is
 exactly what an uninterrupted run prints, and a bucket interrupted between
 batches is printed again with "resumed":true. Ctrl-C stops after the
-current batch and still writes --state-out.`
+current batch and still writes --state-out.
+
+Distributed mode (SPEC B6, docs/distributed.md): with --etcd HOST:PORT
+--rank R --world W, this process is one of W ranks sharing the buckets
+through etcd (see 'batchprep coordinator'); it prints the bucket and batch
+lines of the buckets it is given, bucket lines with "rank" and "claim".
+With --trainers W --simulate, no etcd: a deterministic simulation of W
+trainers (a bucket takes as long as it has edges) prints the schedule and
+the trainers' idle time.`
 
 // openPlanStore opens the store a config names (replaced in tests).
 var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error) {
