@@ -28,6 +28,7 @@ type planDist struct {
 	rank, world *int
 	runName     *string
 	leaseTTL    *time.Duration
+	dialTimeout *time.Duration
 	trainers    *int
 	simulate    *bool
 	policy      *string
@@ -35,14 +36,15 @@ type planDist struct {
 
 func distFlags(fs *flag.FlagSet) *planDist {
 	return &planDist{
-		etcd:     fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given (SPEC B6)"),
-		rank:     fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
-		world:    fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
-		runName:  fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the plan's fingerprint and num_epochs, the same for every rank given the same config and data)"),
-		leaseTTL: fs.Duration("lease-ttl", 10*time.Second, "with --etcd: lease of this rank's claims; a rank silent this long loses its bucket"),
-		trainers: fs.Int("trainers", 0, "with --simulate: the number of simulated trainers"),
-		simulate: fs.Bool("simulate", false, "simulate --trainers W trainers (bucket time = its edges) and print the schedule and idle time"),
-		policy:   fs.String("policy", "batchprep", "with --simulate: batchprep (this scheduler) or pbg (PBG's lock server)"),
+		etcd:        fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given (SPEC B6)"),
+		rank:        fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
+		world:       fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
+		runName:     fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the plan's fingerprint and num_epochs, the same for every rank given the same config and data)"),
+		leaseTTL:    fs.Duration("lease-ttl", 10*time.Second, "with --etcd: lease of this rank's claims; a rank silent this long loses its bucket"),
+		dialTimeout: fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: give up joining the run when etcd does not answer within this"),
+		trainers:    fs.Int("trainers", 0, "with --simulate: the number of simulated trainers"),
+		simulate:    fs.Bool("simulate", false, "simulate --trainers W trainers (bucket time = its edges) and print the schedule and idle time"),
+		policy:      fs.String("policy", "batchprep", "with --simulate: batchprep (this scheduler) or pbg (PBG's lock server)"),
 	}
 }
 
@@ -85,21 +87,25 @@ func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) er
 		h := sha256.Sum256(fp)
 		run = "plan-" + hex.EncodeToString(h[:8])
 	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*d.etcd, ","), DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*d.etcd, ","), DialTimeout: *d.dialTimeout, Logger: zap.NewNop()})
 	if err != nil {
 		return fmt.Errorf("--etcd %s: %w", *d.etcd, err)
 	}
 	defer c.Close()
 	o := coord.PlanOptions(p)
 	o.Run, o.Rank, o.World, o.LeaseTTL = run, *d.rank, *d.world, *d.leaseTTL
-	tr, err := coord.Join(env.Ctx, c, o)
+	jctx, cancel := context.WithTimeout(env.Ctx, *d.dialTimeout)
+	tr, err := coord.Join(jctx, c, o)
+	cancel()
 	if err != nil {
-		return err
+		return fmt.Errorf("--etcd %s: %w", *d.etcd, err)
 	}
 	out := bufio.NewWriterSize(env.Stdout, 1<<20)
 	err = walkDistributed(env.Ctx, tr, p, out)
-	if cerr := tr.Close(context.WithoutCancel(env.Ctx)); err == nil {
-		err = cerr
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(env.Ctx), *d.dialTimeout)
+	defer cancel()
+	if cerr := tr.Close(cctx); err == nil && cerr != nil {
+		err = fmt.Errorf("--etcd %s: %w", *d.etcd, cerr)
 	}
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing output: %w", ferr)

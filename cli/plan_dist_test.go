@@ -231,6 +231,14 @@ func TestPlanDistributedUsage(t *testing.T) {
 	}
 }
 
+func TestPlanDistributedUnreachable(t *testing.T) {
+	cfg := distFixture(t, "random")
+	code, _, errOut := run(t, "plan", "--config", cfg, "--etcd", "127.0.0.1:1", "--world", "1", "--etcd-timeout", "500ms")
+	if code != 1 || !strings.Contains(errOut, "--etcd 127.0.0.1:1") {
+		t.Fatalf("exit %d, stderr %q: want 1 and an error naming the endpoint", code, errOut)
+	}
+}
+
 func TestCoordinatorCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var o, e lockedBuffer
