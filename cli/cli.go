@@ -42,6 +42,7 @@ var commands = []command{
 	{"export", "export trained embeddings with entity names as TSV or binary", runExport},
 	{"verify", "check a store, a state file or an index cache for damage, listing every problem", runVerify},
 	{"serve", "serve minibatches and graph batches to trainers over gRPC", runServe},
+	{"coordinator", "run a single-node etcd for distributed plans and training", runCoordinator},
 	{"version", "print the version", runVersion},
 }
 

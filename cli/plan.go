@@ -37,10 +37,20 @@ batches is printed again with "resumed":true. Ctrl-C stops after the
 current batch and still writes --state-out (exit 130; SIGTERM 143). A run
 that prints no batch (a state already at the end) says so on stderr.
 
+Distributed mode (docs/distributed.md): with --etcd HOST:PORT --rank R
+--world W, this process is one of W ranks sharing the buckets through etcd
+(see 'batchprep coordinator'); it prints the bucket and batch lines of the
+buckets it is given, bucket lines with "rank" and "claim". With --trainers
+W --simulate, no etcd: a deterministic simulation of W trainers (a bucket
+takes as long as it has edges) prints the schedule and the trainers' idle
+time.
+
 Examples:
   batchprep plan --config fb15k.toml --format summary
   batchprep plan --config fb15k.toml --max-batches 1000 --state-out plan.json > part1.jsonl
-  batchprep plan --config fb15k.toml --state-in plan.json > part2.jsonl`
+  batchprep plan --config fb15k.toml --state-in plan.json > part2.jsonl
+  batchprep plan --config fb15k.toml --etcd 127.0.0.1:2379 --rank 0 --world 2
+  batchprep plan --config fb15k.toml --trainers 4 --simulate`
 
 // openPlanStore opens the store a config names (replaced in tests).
 var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error) {
@@ -59,6 +69,7 @@ func runPlan(env *Env, args []string) error {
 	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
 	format := fs.String("format", "jsonl", "output: jsonl, text or summary")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	dist := distFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -73,6 +84,9 @@ func runPlan(env *Env, args []string) error {
 	case *format != "jsonl" && *format != "text" && *format != "summary":
 		return usagef("--format %q: want jsonl, text or summary", *format)
 	}
+	if err := dist.check(*format, *stateIn != "" || *stateOut != "" || *maxBatches != 0); err != nil {
+		return err
+	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		return err
@@ -85,6 +99,9 @@ func runPlan(env *Env, args []string) error {
 	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		return err
+	}
+	if dist.on() {
+		return dist.run(env, p, r, *format)
 	}
 	st := p.Start()
 	total := p.EdgesPerEpoch() * int64(cfg.NumEpochs)
@@ -211,11 +228,13 @@ type planSink interface {
 }
 
 // jsonlSink writes SPEC B4's JSON lines, built by hand (plain integers
-// only) to keep big plans fast.
+// only) to keep big plans fast. With claim set (distributed mode, SPEC
+// B6), bucket lines carry "rank" and "claim".
 type jsonlSink struct {
-	w    *bufio.Writer
-	buf  []byte
-	ords []uint64
+	w     io.Writer
+	buf   []byte
+	ords  []uint64
+	claim *[2]int64 // rank, claim number
 }
 
 func (s *jsonlSink) record(r *plan.Record) error {
@@ -241,6 +260,10 @@ func (s *jsonlSink) record(r *plan.Record) error {
 		b = appendList(b, s.ords)
 		if r.Resumed {
 			b = append(b, `,"resumed":true`...)
+		}
+		if s.claim != nil {
+			b = appendField(b, "rank", s.claim[0])
+			b = appendField(b, "claim", s.claim[1])
 		}
 	} else {
 		b = appendField(b, "index", int64(r.Index))

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/batchprep/batchprep/graph/coord"
+)
+
+const coordinatorDescription = `
+Run a single-node etcd in this process for distributed plans and training
+on one machine (SPEC B6, docs/distributed.md): ranks connect with
+--etcd HOST:PORT. Its data lives in --data-dir. It runs until interrupted
+(Ctrl-C, SIGTERM). For several machines, use an etcd cluster of your own
+(Kubernetes's, for example) and pass its endpoints to --etcd.`
+
+func runCoordinator(env *Env, args []string) error {
+	fs := newFlagSet(env, "coordinator", "", coordinatorDescription)
+	dir := fs.String("data-dir", "", "etcd data directory (required)")
+	listen := fs.String("listen", "127.0.0.1:2379", "client address host:port (port 0: a free port)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return usagef("unexpected argument %q", pos[0])
+	case *dir == "":
+		return usagef("--data-dir is required")
+	}
+	s, err := coord.Serve(coord.ServerOptions{Dir: *dir, Listen: *listen})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(env.Stdout, "coordinator: etcd serving on %s (data in %s)\n", s.Endpoint(), *dir)
+	select {
+	case <-env.Ctx.Done():
+		return nil
+	case err := <-s.Err():
+		return fmt.Errorf("etcd: %w", err)
+	}
+}

@@ -1,0 +1,318 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/sched"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Options describe a run and one trainer in it.
+type Options struct {
+	Run         string        // names the key prefix; several runs share a cluster
+	Rank, World int           // this trainer's rank; how many ranks sign off the run
+	LeaseTTL    time.Duration // default 10 s; etcd rounds up to whole seconds
+	L, R        int           // partitions per side
+	Passes      int           // (epoch, edge set, chunk) passes of the run
+	// Order returns pass k's bucket order (the preference among free
+	// buckets); nil: lexicographic.
+	Order func(pass int) []graph.Bucket
+	// Policy picks among claimable buckets; nil: sched.Batchprep.
+	Policy sched.Policy
+	// NoTreeInit turns off the first-pass rule (invariant 3 of sched).
+	NoTreeInit bool
+}
+
+// ErrDone is returned by Next when every pass of the run is done.
+var ErrDone = errors.New("coord: run complete")
+
+// ErrLost is returned by Commit when the claim is no longer held: the
+// trainer's lease expired (it was paused or cut off) and the bucket went
+// back to the pool. Its work must be discarded.
+var ErrLost = errors.New("coord: claim lost (lease expired); the bucket went back to the pool")
+
+// Claim is a bucket given to a trainer.
+type Claim struct {
+	Pass   int
+	Bucket graph.Bucket
+	// Number is the etcd revision at which the claim was granted: it
+	// increases across all ranks of the run in grant order.
+	Number int64
+	Rank   int
+	// Overhead is the time Next spent reading the state and running
+	// claim transactions for this claim, not counting waits for a bucket
+	// to become free.
+	Overhead time.Duration
+	// Retries counts claim transactions that lost a race and were redone.
+	Retries int
+}
+
+// Trainer is one process's handle on a run. Its methods are not safe for
+// concurrent use.
+type Trainer struct {
+	c     *clientv3.Client
+	o     Options
+	k     keys
+	lease *lease
+	pass  int
+	prev  *graph.Bucket
+	// cached is the pass's state as the last commit left it, read in
+	// the commit's transaction.
+	cached *view
+	known  known
+}
+
+// Join connects a trainer to the run (creating the run if it is new),
+// grants its lease and starts keeping it alive. A trainer that joins a
+// running run starts with the first pass not yet done.
+func Join(ctx context.Context, c *clientv3.Client, o Options) (*Trainer, error) {
+	k, err := newKeys(o.Run)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case o.World < 1 || o.Rank < 0 || o.Rank >= o.World:
+		return nil, fmt.Errorf("coord: --rank %d --world %d: want 0 <= rank < world", o.Rank, o.World)
+	case o.L < 1 || o.R < 1 || o.Passes < 0:
+		return nil, fmt.Errorf("coord: %dx%d partitions, %d passes", o.L, o.R, o.Passes)
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = 10 * time.Second
+	}
+	if o.Policy == nil {
+		o.Policy = sched.Batchprep
+	}
+	w := strconv.Itoa(o.World)
+	resp, err := c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k.world()), "=", 0)).
+		Then(clientv3.OpPut(k.world(), w)).Else(clientv3.OpGet(k.world())).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("coord: joining run %q: %w", o.Run, err)
+	}
+	if !resp.Succeeded {
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(kvs) == 1 && string(kvs[0].Value) != w {
+			return nil, fmt.Errorf("coord: run %q has world %s, --world says %d", o.Run, kvs[0].Value, o.World)
+		}
+	}
+	l, err := grantLease(ctx, c, o.LeaseTTL)
+	if err != nil {
+		return nil, fmt.Errorf("coord: lease: %w", err)
+	}
+	return &Trainer{c: c, o: o, k: k, lease: l}, nil
+}
+
+// Valid reports whether the trainer's lease is certainly alive now, so
+// that what it holds is still its own. A trainer checks it before work it
+// cannot undo; Commit is the final check.
+func (t *Trainer) Valid() bool { return t.lease.valid() }
+
+// Next blocks until the trainer is given a bucket, and returns it. It
+// returns ErrDone when every pass is done. A trainer holds at most one
+// bucket: call Commit (or Abandon) before the next Next.
+func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
+	var overhead time.Duration
+	retries := 0
+	v := t.cached
+	t.cached = nil
+	for t.pass < t.o.Passes {
+		if t.lease.expired() {
+			if err := t.renewLease(ctx); err != nil {
+				return nil, err
+			}
+		}
+		start := time.Now()
+		if v == nil || v.pass != t.pass {
+			var err error
+			if v, err = t.snapshot(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if v.st.Complete() {
+			t.pass++
+			t.prev, v = nil, nil
+			overhead += time.Since(start)
+			continue
+		}
+		b, ok := t.o.Policy(v.st, t.prev, t.o.Rank, t.o.World)
+		if !ok {
+			overhead += time.Since(start)
+			evs, err := t.wait(ctx, v.rev)
+			if err != nil {
+				return nil, err
+			}
+			if evs == nil || t.known.pass != t.pass || t.known.rev != v.rev {
+				v = nil // read afresh
+			} else if v, err = t.applyEvents(evs); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		num, fresh, err := t.claim(ctx, b, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
+		overhead += time.Since(start)
+		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			// The lease expired while this trainer was paused: the
+			// keep-alive loop will notice; take a new lease now.
+			if err := t.renewLease(ctx); err != nil {
+				return nil, err
+			}
+			retries++
+			v = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if fresh != nil {
+			retries++
+			v = fresh
+			continue
+		}
+		return &Claim{Pass: t.pass, Bucket: b, Number: num, Rank: t.o.Rank, Overhead: overhead, Retries: retries}, nil
+	}
+	return nil, ErrDone
+}
+
+// claim tries to take b in one transaction: its partitions unlocked, b
+// neither held nor done, and for the first bucket of the first pass, no
+// bucket given yet. ok is false when another trainer won a race.
+func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64, *view, error) {
+	val := strconv.Itoa(t.o.Rank)
+	lease := clientv3.WithLease(t.lease.id)
+	cmps := []clientv3.Cmp{
+		clientv3.Compare(clientv3.CreateRevision(t.k.lock(b.Lhs)), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(t.k.lock(b.Rhs)), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(t.k.held(t.pass, b)), "=", 0),
+		clientv3.Compare(clientv3.CreateRevision(t.k.done(t.pass, b)), "=", 0),
+	}
+	ops := []clientv3.Op{clientv3.OpPut(t.k.lock(b.Lhs), val, lease), clientv3.OpPut(t.k.held(t.pass, b), val, lease)}
+	if b.Rhs != b.Lhs {
+		ops = append(ops, clientv3.OpPut(t.k.lock(b.Rhs), val, lease))
+	}
+	if t.pass == 0 && !t.o.NoTreeInit {
+		ops = append(ops, clientv3.OpPut(t.k.given(b), val))
+		if first {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(t.k.givenAny()), "=", 0))
+			ops = append(ops, clientv3.OpPut(t.k.givenAny(), val))
+		}
+	}
+	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Else(t.stateOps()...).Commit()
+	if err != nil {
+		return 0, nil, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil, nil
+	}
+	v, err := t.parseView(resp.Responses, resp.Header.Revision)
+	return 0, v, err
+}
+
+// wait blocks until anything under the run changes after revision rev and
+// returns the changes (nil: read the state afresh).
+func (t *Trainer) wait(ctx context.Context, rev int64) ([]*clientv3.Event, error) {
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	wc := t.c.Watch(wctx, t.k.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case r, ok := <-wc:
+			if !ok {
+				return nil, ctx.Err()
+			}
+			if r.Err() != nil {
+				return nil, nil // compacted or cancelled: the caller reads afresh
+			}
+			if len(r.Events) > 0 {
+				return r.Events, nil
+			}
+		}
+	}
+}
+
+// Commit marks c's bucket done and releases its partitions, in one
+// transaction that succeeds only if the claim is still held. It returns
+// ErrLost otherwise; the bucket then belongs to the pool (or to another
+// trainer) and the caller's work on it does not count.
+func (t *Trainer) Commit(ctx context.Context, c *Claim) error {
+	held := t.k.held(c.Pass, c.Bucket)
+	ops := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
+	nput := len(ops)
+	if c.Pass == t.pass {
+		ops = append(ops, t.stateOps()...)
+	}
+	resp, err := t.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)).Then(ops...).Commit()
+	if err != nil {
+		return fmt.Errorf("coord: committing pass %d bucket (%d,%d): %w", c.Pass, c.Bucket.Lhs, c.Bucket.Rhs, err)
+	}
+	if !resp.Succeeded {
+		return ErrLost
+	}
+	b := c.Bucket
+	t.prev = &b
+	if c.Pass == t.pass {
+		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
+		if err != nil {
+			return err
+		}
+		t.cached = v
+	}
+	return nil
+}
+
+// Abandon gives c's bucket back to the pool without marking it done.
+func (t *Trainer) Abandon(ctx context.Context, c *Claim) error {
+	held := t.k.held(c.Pass, c.Bucket)
+	_, err := t.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)).Then(t.release(c)...).Commit()
+	return err
+}
+
+// release lists the deletions that free c's bucket and partitions (a key
+// may appear only once in a transaction: a diagonal bucket has one lock).
+func (t *Trainer) release(c *Claim) []clientv3.Op {
+	ops := []clientv3.Op{clientv3.OpDelete(t.k.held(c.Pass, c.Bucket)), clientv3.OpDelete(t.k.lock(c.Bucket.Lhs))}
+	if c.Bucket.Rhs != c.Bucket.Lhs {
+		ops = append(ops, clientv3.OpDelete(t.k.lock(c.Bucket.Rhs)))
+	}
+	return ops
+}
+
+func (t *Trainer) renewLease(ctx context.Context) error {
+	_ = t.lease.close(ctx) // already expired; revoking fails harmlessly
+	l, err := grantLease(ctx, t.c, t.o.LeaseTTL)
+	if err != nil {
+		return fmt.Errorf("coord: renewing the lease: %w", err)
+	}
+	t.lease = l
+	return nil
+}
+
+// Close ends the trainer. After Next returned ErrDone it signs the rank
+// off; the rank that finds all World ranks signed off removes the run's
+// keys. Otherwise the lease is revoked and whatever the trainer held
+// returns to the pool at once.
+func (t *Trainer) Close(ctx context.Context) error {
+	err := t.lease.close(ctx)
+	if t.pass < t.o.Passes {
+		return err
+	}
+	if _, err := t.c.Put(ctx, t.k.left(t.o.Rank), "1"); err != nil {
+		return fmt.Errorf("coord: signing off: %w", err)
+	}
+	resp, err := t.c.Get(ctx, t.k.leftDir(), clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("coord: signing off: %w", err)
+	}
+	if resp.Count >= int64(t.o.World) {
+		if _, err := t.c.Delete(ctx, t.k.prefix, clientv3.WithPrefix()); err != nil {
+			return fmt.Errorf("coord: removing run %q: %w", t.o.Run, err)
+		}
+	}
+	return nil
+}
