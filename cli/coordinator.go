@@ -8,10 +8,14 @@ import (
 
 const coordinatorDescription = `
 Run a single-node etcd in this process for distributed plans and training
-on one machine (SPEC B6, docs/distributed.md): ranks connect with
+on one machine (docs/distributed.md): ranks connect with
 --etcd HOST:PORT. Its data lives in --data-dir. It runs until interrupted
 (Ctrl-C, SIGTERM). For several machines, use an etcd cluster of your own
-(Kubernetes's, for example) and pass its endpoints to --etcd.`
+(Kubernetes's, for example) and pass its endpoints to --etcd.
+
+Examples:
+  batchprep coordinator --data-dir /tmp/etcd-run1
+  batchprep coordinator --data-dir etcd-data --listen 127.0.0.1:0`
 
 func runCoordinator(env *Env, args []string) error {
 	fs := newFlagSet(env, "coordinator", "", coordinatorDescription)

@@ -36,7 +36,7 @@ type planDist struct {
 
 func distFlags(fs *flag.FlagSet) *planDist {
 	return &planDist{
-		etcd:        fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given (SPEC B6)"),
+		etcd:        fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given"),
 		rank:        fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
 		world:       fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
 		runName:     fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the plan's fingerprint and num_epochs, the same for every rank given the same config and data)"),

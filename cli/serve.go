@@ -29,7 +29,12 @@ It listens on 127.0.0.1 by default. A non-loopback --listen needs
 first lines on stdout are "listening ADDR" and "metrics http://ADDR/metrics"
 (ports resolved, for --listen 127.0.0.1:0). --stop-on-stdin-eof ties the
 server to a parent process (the Python client uses it). Ctrl-C stops after letting
-streams in progress end (5 s at most).`
+streams in progress end (5 s at most).
+
+Examples:
+  batchprep serve
+  batchprep serve --listen 127.0.0.1:0 --metrics-listen off
+  batchprep serve --listen 0.0.0.0:7411 --token-file token.txt --tls-cert cert.pem --tls-key key.pem`
 
 func runServe(env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "", serveDescription)
