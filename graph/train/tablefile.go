@@ -36,7 +36,12 @@ func decodeTable(b []byte) (*model.Table, error) {
 		return nil, fmt.Errorf("not a table file (magic %q)", b[:min(8, len(b))])
 	}
 	rows, dim := binary.LittleEndian.Uint64(b[8:]), uint64(binary.LittleEndian.Uint32(b[16:]))
-	if dim == 0 || rows > uint64(len(b))/4 || uint64(len(b)) != 24+4*(rows*dim+rows) {
+	if r := binary.LittleEndian.Uint32(b[20:]); r != 0 {
+		return nil, fmt.Errorf("table file: reserved field is %d, want 0", r)
+	}
+	// Each row takes 4*(dim+1) bytes; dividing first keeps the check free
+	// of overflow whatever the header claims.
+	if dim == 0 || rows > uint64(len(b)-24)/(4*(dim+1)) || uint64(len(b)-24) != 4*rows*(dim+1) {
 		return nil, fmt.Errorf("table file: %d bytes do not hold %d rows of dimension %d", len(b), rows, dim)
 	}
 	t := &model.Table{Rows: int(rows), Dim: int(dim)}
