@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/graph/train"
 )
 
 // checkChunkMemory refuses a corpus whose largest chunk would need more
@@ -43,4 +44,15 @@ func physicalMemory() uint64 {
 		return 0
 	}
 	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
+// checkGraphMemory refuses a train, eval or export run whose estimated
+// memory (graph/train's TrainMemory or EvalMemory) is more than limit
+// bytes, before the tables are allocated; limit 0 means unknown.
+func checkGraphMemory(cfgPath string, m train.Memory, limit uint64) error {
+	if limit == 0 || m.Bytes <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: the run needs about %v, more than the %d MiB of memory this machine has; lower dimension (or workers), or raise num_partitions",
+		cfgPath, m, limit>>20)
 }

@@ -66,15 +66,35 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.ValidateTraining(); err != nil {
+		return err
+	}
 	store, err := edgestore.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	mem, err := train.TrainMemory(cfg, store)
+	if err != nil {
+		return err
+	}
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory()); err != nil {
+		return err
+	}
+	// The log is appended to: a damaged one, or one of another run, is
+	// refused rather than extended.
+	prior, err := train.ReadManifest(cfg.CheckpointPath)
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(cfg.CheckpointPath, train.LogName)
+	if err := train.CheckLog(logPath, prior); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.CheckpointPath, 0o755); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(filepath.Join(cfg.CheckpointPath, "training_log.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
@@ -106,8 +126,9 @@ func runTrain(env *Env, args []string) error {
 	prog.Done()
 	man = tr.Manifest()
 	if len(man.History) > 0 {
-		if err := atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(man.History), 0o644); err != nil {
-			return err
+		svg := filepath.Join(cfg.CheckpointPath, "training.svg")
+		if err := atomicfile.Write(svg, train.PlotSVG(man.History), 0o644); err != nil && runErr == nil {
+			return fmt.Errorf("writing %s: %w", svg, err)
 		}
 	}
 	if errors.Is(runErr, context.Canceled) {

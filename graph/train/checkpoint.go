@@ -12,8 +12,15 @@ import (
 // the next sequence number, each written atomically; then the manifest,
 // naming them with their SHA-256 and the position next, replaces the old
 // one atomically; only then are the files no manifest names removed. A
-// crash at any point leaves the old or the new checkpoint, whole.
-func (t *Trainer) checkpoint(next Position) error {
+// crash at any point leaves the old or the new checkpoint, whole. A failed
+// write (a full disk) removes the files this checkpoint wrote, which the
+// old manifest does not name.
+func (t *Trainer) checkpoint(next Position) (err error) {
+	defer func() {
+		if err != nil {
+			t.removeStray()
+		}
+	}()
 	seq := t.man.Seq + 1
 	nm := *t.man
 	nm.Seq, nm.Next = seq, next

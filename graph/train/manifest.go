@@ -104,7 +104,11 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, ManifestName), append(env, '\n'), 0o644)
+	path := filepath.Join(dir, ManifestName)
+	if err := atomicfile.Write(path, append(env, '\n'), 0o644); err != nil {
+		return fmt.Errorf("train: writing checkpoint manifest %s: %w", path, err)
+	}
+	return nil
 }
 
 // ReadManifest reads and verifies dir's checkpoint manifest; it returns
@@ -151,8 +155,9 @@ func readRef(dir string, r FileRef) ([]byte, error) {
 
 // writeRef writes data as file name in dir, atomically, and describes it.
 func writeRef(dir, name string, data []byte) (FileRef, error) {
-	if err := atomicfile.Write(filepath.Join(dir, name), data, 0o644); err != nil {
-		return FileRef{}, err
+	path := filepath.Join(dir, name)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return FileRef{}, fmt.Errorf("train: writing checkpoint file %s: %w", path, err)
 	}
 	return FileRef{File: name, SHA256: sum(data), Bytes: int64(len(data))}, nil
 }
