@@ -36,6 +36,11 @@ func CheckLog(path string, man *Manifest) error {
 	bad := func(line, col int, format string, a ...any) error {
 		return fmt.Errorf("%s: line %d, column %d: %s", path, line, col, fmt.Sprintf(format, a...))
 	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n := bytes.Count(data, []byte{'\n'})
+		last := data[bytes.LastIndexByte(data, '\n')+1:]
+		return bad(n+1, len(last)+1, "the last line is cut short (no newline)")
+	}
 	var prev *Position
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
@@ -74,9 +79,6 @@ func CheckLog(path string, man *Manifest) error {
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: line %d: %v", path, line+1, err)
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		return bad(line, 1, "the last line is cut short (no newline)")
 	}
 	if int64(line) > buckets {
 		return fmt.Errorf("%s: %d lines for a checkpoint of %d trained buckets: the log belongs to another run (or the checkpoint was replaced); move it away to start a new log", path, line, buckets)
