@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // checkpoint commits the state after a bucket (invariant 4): the
@@ -66,7 +67,9 @@ var dataFile = regexp.MustCompile(`^(emb_\d+_\d+|model)\.v\d+\.bin$`)
 
 // removeStray deletes the checkpoint files the manifest does not name
 // (superseded ones, and those of a checkpoint interrupted before its
-// manifest was written).
+// manifest was written), and the temporaries of data-file writes a kill
+// interrupted (.NAME.tmp-*: each data file name is written once, so no
+// later write of the same name would remove them).
 func (t *Trainer) removeStray() error {
 	keep := map[string]bool{t.man.Model.File: true}
 	for _, r := range t.man.Tables {
@@ -77,6 +80,10 @@ func (t *Trainer) removeStray() error {
 		return err
 	}
 	for _, e := range ents {
+		if n, i := e.Name(), strings.Index(e.Name(), ".tmp-"); strings.HasPrefix(n, ".") && i > 1 && dataFile.MatchString(n[1:i]) {
+			os.Remove(filepath.Join(t.dir, n))
+			continue
+		}
 		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
 			if err := os.Remove(filepath.Join(t.dir, e.Name())); err != nil {
 				return err
