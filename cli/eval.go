@@ -48,6 +48,8 @@ func runEval(env *Env, args []string) error {
 		return usagef("--config and --edges are required")
 	case cols.Lhs < 0 || cols.Rhs < 0 || cols.Rel < -1:
 		return usagef("--lhs-col %d, --rel-col %d, --rhs-col %d: columns are 0-based (--rel-col -1: none)", cols.Lhs, cols.Rel, cols.Rhs)
+	case cols.Delimiter != "tab" && cols.Delimiter != "comma" && cols.Delimiter != "space":
+		return usagef("--delimiter %q: want tab, comma or space", cols.Delimiter)
 	case *format != "text" && *format != "json":
 		return usagef("--format %q: want text or json", *format)
 	}

@@ -80,7 +80,10 @@ func runExport(env *Env, args []string) error {
 	} else {
 		var buf bytes.Buffer
 		if *out == "" {
-			return export.WriteTSV(env.Stdout, types)
+			if err := export.WriteTSV(env.Stdout, types); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			return nil
 		}
 		if err := export.WriteTSV(&buf, types); err != nil {
 			return err
