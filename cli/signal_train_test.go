@@ -3,6 +3,8 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	"github.com/batchprep/batchprep/graph/train"
+	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 )
 
 // Issue 10, what to build 5, for train: SIGINT and SIGTERM stop training
@@ -127,5 +133,69 @@ func TestSignalsStopServers(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A signal while a trainer is streaming: serve lets the stream run for up
+// to 5 s, then cuts it and exits 143; the client gets an error (never a
+// clean end of stream, which would mean "all delivered") and holds the
+// state of the last minibatch it received, to resume from.
+func TestSignalStopsServeStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process; skipped with -short")
+	}
+	f := newBigFixture(t, 60000, 10)
+	cmd := child(t, f.dir, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := pb.NewBatchesClient(conn).Sequences(context.Background(), &pb.SequenceRequest{
+		Files: []string{filepath.Join(f.dir, f.corpus)}, Streams: []string{"x:2"}, Mb: "1", Randomize: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *pb.SequenceMinibatch
+	for range 10 {
+		if last, err = stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	// The client stops reading: the stream cannot end by itself.
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 143 || !strings.Contains(e.String(), "interrupted by SIGTERM; stopped cleanly") {
+		t.Errorf("exit %d, stderr %q", code, e.String())
+	}
+	for {
+		_, err := stream.Recv()
+		if err == io.EOF {
+			t.Fatal("the cut stream ended as if complete")
+		}
+		if err != nil {
+			break
+		}
+	}
+	if last.Step != 9 || len(last.State) == 0 {
+		t.Errorf("last minibatch received: step %d, state %q", last.Step, last.State)
 	}
 }
