@@ -86,7 +86,7 @@ func runEval(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory()); err != nil {
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
 		return err
 	}
 	ev, err := eval.Open(cfg, store)

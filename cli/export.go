@@ -59,7 +59,7 @@ func runExport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory()); err != nil {
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
 		return err
 	}
 	ev, err := eval.Open(cfg, store)

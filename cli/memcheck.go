@@ -49,10 +49,18 @@ func physicalMemory() uint64 {
 // checkGraphMemory refuses a train, eval or export run whose estimated
 // memory (graph/train's TrainMemory or EvalMemory) is more than limit
 // bytes, before the tables are allocated; limit 0 means unknown.
-func checkGraphMemory(cfgPath string, m train.Memory, limit uint64) error {
+// hint says what the user can change.
+func checkGraphMemory(cfgPath string, m train.Memory, limit uint64, hint string) error {
 	if limit == 0 || m.Bytes <= limit {
 		return nil
 	}
-	return fmt.Errorf("%s: the run needs about %v, more than the %d MiB of memory this machine has; lower dimension (or workers), or raise num_partitions",
-		cfgPath, m, limit>>20)
+	return fmt.Errorf("%s: the run needs about %v, more than the %d MiB of memory this machine has; %s",
+		cfgPath, m, limit>>20, hint)
 }
+
+// Hints of checkGraphMemory: training holds two partitions per type at a
+// time; eval and export hold them all.
+const (
+	trainMemoryHint = "lower dimension (or workers), or raise num_partitions"
+	evalMemoryHint  = "eval and export hold every partition at once: lower dimension, or use a machine with more memory"
+)

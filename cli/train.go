@@ -78,7 +78,7 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory()); err != nil {
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), trainMemoryHint); err != nil {
 		return err
 	}
 	var prog *progress
