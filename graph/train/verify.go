@@ -22,7 +22,8 @@ type Check struct {
 // manifest's own checksum and version, then every file it names (present,
 // its size and SHA-256, a table or model file that decodes, a table with
 // the rows the manifest records, one dimension for all tables). A
-// directory without a manifest is a problem too: there is nothing to use.
+// directory with checkpoint files but no manifest is a problem (the
+// manifest was lost); one with neither holds no checkpoint yet (a note).
 func VerifyCheckpoint(dir string) Check {
 	var c Check
 	man, err := ReadManifest(dir)
@@ -31,7 +32,17 @@ func VerifyCheckpoint(dir string) Check {
 		c.Problems = append(c.Problems, err)
 		return c
 	case man == nil:
-		c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no %s (no checkpoint was committed here)", ErrCheckpoint, dir, ManifestName))
+		// Files of a checkpoint without the manifest that names them: it
+		// was deleted or lost. No files at all: no checkpoint yet (a run
+		// stopped before its first bucket ended).
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if dataFile.MatchString(e.Name()) {
+				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no %s, but checkpoint files such as %s: the manifest was lost", ErrCheckpoint, dir, ManifestName, e.Name()))
+				return c
+			}
+		}
+		c.Notes = append(c.Notes, fmt.Sprintf("%s: no checkpoint yet (no %s and no checkpoint files)", dir, ManifestName))
 		return c
 	}
 	c.Manifest = man
