@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/batchprep/batchprep/graph/coord"
@@ -10,7 +11,7 @@ const coordinatorDescription = `
 Run a single-node etcd in this process for distributed plans and training
 on one machine (docs/distributed.md): ranks connect with
 --etcd HOST:PORT. Its data lives in --data-dir. It runs until interrupted
-(Ctrl-C, SIGTERM). For several machines, use an etcd cluster of your own
+(Ctrl-C, SIGTERM), then closes etcd and exits 130 or 143. For several machines, use an etcd cluster of your own
 (Kubernetes's, for example) and pass its endpoints to --etcd.
 
 Examples:
@@ -39,7 +40,8 @@ func runCoordinator(env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "coordinator: etcd serving on %s (data in %s)\n", s.Endpoint(), *dir)
 	select {
 	case <-env.Ctx.Done():
-		return nil
+		return context.Cause(env.Ctx) // exit 130 / 143 once etcd is closed
+
 	case err := <-s.Err():
 		return fmt.Errorf("etcd: %w", err)
 	}

@@ -75,7 +75,7 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 
 // linePrefix is the one prefix every stderr line carries; after it no
 // package or command name may follow (issue 10 item 9).
-var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|source|config|edgestore|importer|plan|inspect|read|import|corpus|randomize): `)
+var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|source|config|edgestore|importer|plan|inspect|read|import|corpus|randomize|train|eval|export|serve|coord|coordinator|verify): `)
 
 // TestBadInputsTable pins, for every command, the exit code and the message
 // of bad inputs: 1 for bad data or a runtime failure, 2 for a usage

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/eval"
+	"github.com/batchprep/batchprep/graph/train"
 )
 
 const evalDescription = `
@@ -45,6 +46,10 @@ func runEval(env *Env, args []string) error {
 		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "" || *edges == "":
 		return usagef("--config and --edges are required")
+	case cols.Lhs < 0 || cols.Rhs < 0 || cols.Rel < -1:
+		return usagef("--lhs-col %d, --rel-col %d, --rhs-col %d: columns are 0-based (--rel-col -1: none)", cols.Lhs, cols.Rel, cols.Rhs)
+	case cols.Delimiter != "tab" && cols.Delimiter != "comma" && cols.Delimiter != "space":
+		return usagef("--delimiter %q: want tab, comma or space", cols.Delimiter)
 	case *format != "text" && *format != "json":
 		return usagef("--format %q: want text or json", *format)
 	}
@@ -77,6 +82,13 @@ func runEval(env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	mem, err := train.EvalMemory(cfg, store)
+	if err != nil {
+		return err
+	}
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
+		return err
+	}
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/eval"
 	"github.com/batchprep/batchprep/graph/export"
+	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
@@ -54,6 +55,13 @@ func runExport(env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	mem, err := train.EvalMemory(cfg, store)
+	if err != nil {
+		return err
+	}
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
+		return err
+	}
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err
@@ -72,7 +80,10 @@ func runExport(env *Env, args []string) error {
 	} else {
 		var buf bytes.Buffer
 		if *out == "" {
-			return export.WriteTSV(env.Stdout, types)
+			if err := export.WriteTSV(env.Stdout, types); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			return nil
 		}
 		if err := export.WriteTSV(&buf, types); err != nil {
 			return err
@@ -80,7 +91,7 @@ func runExport(env *Env, args []string) error {
 		data = buf.Bytes()
 	}
 	if err := atomicfile.Write(*out, data, 0o644); err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", *out, err)
 	}
 	n := 0
 	for _, t := range types {

@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/graph/train"
 )
 
 // checkChunkMemory refuses a corpus whose largest chunk would need more
@@ -44,3 +45,22 @@ func physicalMemory() uint64 {
 	}
 	return uint64(si.Totalram) * uint64(si.Unit)
 }
+
+// checkGraphMemory refuses a train, eval or export run whose estimated
+// memory (graph/train's TrainMemory or EvalMemory) is more than limit
+// bytes, before the tables are allocated; limit 0 means unknown.
+// hint says what the user can change.
+func checkGraphMemory(cfgPath string, m train.Memory, limit uint64, hint string) error {
+	if limit == 0 || m.Bytes <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: the run needs about %v, more than the %d MiB of memory this machine has; %s",
+		cfgPath, m, limit>>20, hint)
+}
+
+// Hints of checkGraphMemory: training holds two partitions per type at a
+// time; eval and export hold them all.
+const (
+	trainMemoryHint = "lower dimension (or workers), or raise num_partitions"
+	evalMemoryHint  = "eval and export hold every partition at once: lower dimension, or use a machine with more memory"
+)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +29,9 @@ It listens on 127.0.0.1 by default. A non-loopback --listen needs
 --tls-key add TLS. Clients name files by paths the server can read. The
 first lines on stdout are "listening ADDR" and "metrics http://ADDR/metrics"
 (ports resolved, for --listen 127.0.0.1:0). --stop-on-stdin-eof ties the
-server to a parent process (the Python client uses it). Ctrl-C stops after letting
-streams in progress end (5 s at most).
+server to a parent process (the Python client uses it; it then exits 0).
+Ctrl-C or SIGTERM stops after letting streams in progress end (5 s at
+most) and exits 130 or 143, as every batchprep command a signal stops.
 
 Examples:
   batchprep serve
@@ -118,7 +120,8 @@ func runServe(env *Env, args []string) error {
 		t := time.AfterFunc(5*time.Second, srv.Stop)
 		srv.GracefulStop()
 		t.Stop()
-		err = <-done
+		<-done
+		err = context.Cause(env.Ctx) // exit 130 / 143, as every command a signal stops
 	}
 	if hs != nil {
 		hs.Close()

@@ -66,22 +66,25 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.ValidateTraining(); err != nil {
+		return err
+	}
 	store, err := edgestore.Open(cfg)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := os.MkdirAll(cfg.CheckpointPath, 0o755); err != nil {
-		return err
-	}
-	logf, err := os.OpenFile(filepath.Join(cfg.CheckpointPath, "training_log.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	mem, err := train.TrainMemory(cfg, store)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
+	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), trainMemoryHint); err != nil {
+		return err
+	}
 	var prog *progress
 	var tr *train.Trainer
-	opts := train.Options{Log: logf, Edges: func(n int) { prog.Add(int64(n)) }}
+	logw := &logWriter{}
+	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) }}
 	opts.Bucket = func(ev train.Event) {
 		trainBucketLine(env, prog, cfg, ev, *quiet)
 		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {
@@ -94,6 +97,17 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The log is appended to: a damaged one, or one of another run, is
+	// refused rather than extended (after New has checked the manifest and
+	// the model file, which name a damage more precisely).
+	logPath := filepath.Join(cfg.CheckpointPath, train.LogName)
+	if err := train.CheckLog(logPath, tr.Manifest()); err != nil {
+		return err
+	}
+	if logw.f, err = os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
+		return err
+	}
+	defer logw.f.Close()
 	p := tr.Plan()
 	total := int64(float64(p.EdgesPerEpoch()*int64(cfg.NumEpochs)) * (1 - cfg.EvalFraction))
 	man := tr.Manifest()
@@ -106,8 +120,9 @@ func runTrain(env *Env, args []string) error {
 	prog.Done()
 	man = tr.Manifest()
 	if len(man.History) > 0 {
-		if err := atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(man.History), 0o644); err != nil {
-			return err
+		svg := filepath.Join(cfg.CheckpointPath, "training.svg")
+		if err := atomicfile.Write(svg, train.PlotSVG(man.History), 0o644); err != nil && runErr == nil {
+			return fmt.Errorf("writing %s: %w", svg, err)
 		}
 	}
 	if errors.Is(runErr, context.Canceled) {
@@ -155,4 +170,14 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// logWriter appends the trainer's log lines to f, once it is open.
+type logWriter struct{ f *os.File }
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	if w.f == nil {
+		return len(p), nil
+	}
+	return w.f.Write(p)
 }

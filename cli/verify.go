@@ -28,6 +28,11 @@ What is checked:
                against the corpus when read resumes from it)
   index cache  --index-cache CORPUS: the cache for the --stream (and
                chunking) flags that read and inspect would use
+  checkpoint   --checkpoint DIR, or with --config its checkpoint_path when
+               that directory exists: the manifest and every file it
+               names (sizes, SHA-256, layouts), the training log, and with
+               --config that the checkpoint was made with that config
+  export       --export FILE: a binary embeddings export (checksum, layout)
 
 Exit codes: 0 no problem, 1 at least one problem, 2 usage.
 
@@ -35,6 +40,8 @@ Examples:
   batchprep verify --config fb15k.toml
   batchprep verify --config fb15k.toml --plan-state plan.json
   batchprep verify --read-state st.json
+  batchprep verify --checkpoint model/fb15k
+  batchprep verify --export embeddings.bin
   batchprep verify --index-cache corpus.ctf --stream S0:943:sparse --stream S1:26:sparse`
 
 func runVerify(env *Env, args []string) error {
@@ -43,6 +50,8 @@ func runVerify(env *Env, args []string) error {
 	planState := fs.String("plan-state", "", "plan state `file` to check")
 	readState := fs.String("read-state", "", "read state `file` to check")
 	cache := fs.String("index-cache", "", "the `CORPUS` whose index cache to check")
+	ckpt := fs.String("checkpoint", "", "checkpoint `directory` to check (default with --config: its checkpoint_path, when present)")
+	exported := fs.String("export", "", "binary embeddings export `file` to check")
 	var streams stringList
 	fs.Var(&streams, "stream", "with --index-cache: stream `NAME:DIM[:sparse]` (repeatable)")
 	mb := fs.String("defines-mb-size", "", "with --index-cache: the `NAME` of the stream whose lines count as samples (default: every line is a sample)")
@@ -57,8 +66,8 @@ func runVerify(env *Env, args []string) error {
 	switch {
 	case len(pos) > 0:
 		return usagef("unexpected argument %q", pos[0])
-	case *cfgPath == "" && *planState == "" && *readState == "" && *cache == "":
-		return usagef("nothing to verify: give --config, --plan-state, --read-state or --index-cache")
+	case *cfgPath == "" && *planState == "" && *readState == "" && *cache == "" && *ckpt == "" && *exported == "":
+		return usagef("nothing to verify: give --config, --plan-state, --read-state, --index-cache, --checkpoint or --export")
 	case *cache != "" && len(streams) == 0:
 		return usagef("--index-cache needs the --stream flags the cache was built for")
 	}
@@ -75,6 +84,18 @@ func runVerify(env *Env, args []string) error {
 	}
 	if *planState != "" {
 		verifyPlanState(rep, *planState, cfg, store)
+	}
+	dir := *ckpt
+	if dir == "" && cfg != nil && cfg.CheckpointPath != "" {
+		if _, err := os.Stat(cfg.CheckpointPath); err == nil {
+			dir = cfg.CheckpointPath
+		}
+	}
+	if dir != "" {
+		verifyCheckpoint(rep, dir, cfg, store)
+	}
+	if *exported != "" {
+		verifyExport(rep, *exported)
 	}
 	if *readState != "" {
 		if err := checkStateKind(*readState, "read"); err != nil {

@@ -27,8 +27,9 @@
 //     written (ResolvePaths does it for a caller with its own base).
 //  7. checkpoint_path is needed only to train (ValidateTraining); import,
 //     plan and verify accept a config without it.
-//  8. Values that size what import and plan allocate or walk are bounded
-//     (limits.go: partitions, buckets, edge chunks, workers, epochs); a
+//  8. Values that size what import, plan and train allocate or walk are
+//     bounded (limits.go: partitions, buckets, edge chunks, workers,
+//     epochs, dimension, batch size, negatives); a
 //     value past its limit is an *Error naming the key, the value and the
 //     limit, never an allocation.
 //

@@ -20,6 +20,17 @@ const (
 	// MaxEpochs bounds num_epochs, so that epoch counts times edge counts
 	// stay within 64 bits.
 	MaxEpochs = 1 << 31
+	// MaxDimension bounds dimension (and entities.T.dimension): every
+	// entity of a held partition has this many float32 values, and each
+	// worker keeps scratch rows of it. PBG runs use 100 to 1,024.
+	MaxDimension = 1 << 16
+	// MaxBatchSize bounds batch_size: a batch's edges are gathered into
+	// per-worker arrays of batch_size rows.
+	MaxBatchSize = 1 << 24
+	// MaxNegatives bounds num_batch_negs, num_uniform_negs and their eval_
+	// counterparts: a worker scores each chunk of positives against this
+	// many negatives, so its score arrays grow with the square.
+	MaxNegatives = 1 << 16
 )
 
 // validateLimits checks the limits above.
@@ -38,7 +49,42 @@ func (c *Config) validateLimits() error {
 	if c.NumEpochs > MaxEpochs {
 		return keyErr("num_epochs", "%d exceeds the limit %d", c.NumEpochs, MaxEpochs)
 	}
+	return c.validateTrainingLimits()
+}
+
+// validateTrainingLimits checks the limits of the training keys that size
+// the trainer's memory; the memory of their product with the entity counts
+// is checked by the commands against the machine's RAM (graph/train's
+// MemoryNeed).
+func (c *Config) validateTrainingLimits() error {
+	if c.Dimension > MaxDimension {
+		return keyErr("dimension", "%d exceeds the limit %d", c.Dimension, MaxDimension)
+	}
+	for _, t := range sortedKeys(c.Entities) {
+		if d := c.Entities[t].Dimension; d != nil && *d > MaxDimension {
+			return keyErr("entities."+t+".dimension", "%d exceeds the limit %d", *d, MaxDimension)
+		}
+	}
+	if c.BatchSize > MaxBatchSize {
+		return keyErr("batch_size", "%d exceeds the limit %d", c.BatchSize, MaxBatchSize)
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"num_batch_negs", c.NumBatchNegs}, {"num_uniform_negs", c.NumUniformNegs},
+		{"eval_num_batch_negs", deref(c.EvalNumBatchNegs)}, {"eval_num_uniform_negs", deref(c.EvalNumUniformNegs)}} {
+		if f.v > MaxNegatives {
+			return keyErr(f.key, "%d exceeds the limit %d", f.v, MaxNegatives)
+		}
+	}
 	return nil
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // validateBuckets checks the bucket count of a valid shape.

@@ -55,7 +55,7 @@ and ` + "`examples/snap-ca-grqc.toml`" + ` (a SNAP edge list).
 	}
 	b.WriteString(`## Limits
 
-Values that size what import and plan allocate or walk are bounded; a larger value is an error
+Values that size what import, plan and train allocate or walk are bounded; a larger value is an error
 naming the key, the value and the limit, before anything is allocated:
 
 | value | limit |
@@ -65,7 +65,9 @@ naming the key, the value and the limit, before anything is allocated:
 		what string
 		v    int64
 	}{{"`entities.TYPE.num_partitions`", MaxPartitions}, {"lhs x rhs partitions (bucket files per edge set)", MaxBuckets},
-		{"`num_edge_chunks`", MaxEdgeChunks}, {"`workers`", MaxWorkers}, {"`num_epochs`", MaxEpochs}} {
+		{"`num_edge_chunks`", MaxEdgeChunks}, {"`workers`", MaxWorkers}, {"`num_epochs`", MaxEpochs},
+		{"`dimension`, `entities.TYPE.dimension`", MaxDimension}, {"`batch_size`", MaxBatchSize},
+		{"`num_batch_negs`, `num_uniform_negs`, `eval_num_batch_negs`, `eval_num_uniform_negs`", MaxNegatives}} {
 		fmt.Fprintf(&b, "| %s | %d |\n", l.what, l.v)
 	}
 	return b.Bytes()

@@ -67,6 +67,11 @@ func Open(cfg *config.Config) (*Store, error) {
 	mp := filepath.Join(cfg.EntityPath, EntityManifestName)
 	emBytes, err := os.ReadFile(mp)
 	if errors.Is(err, os.ErrNotExist) {
+		// A killed import may be between moving the old manifest away and
+		// moving the new one in (invariant 6): its staging directories say so.
+		if left, _ := Leftovers(cfg); len(left) > 0 {
+			return nil, &Error{Path: mp, Err: fmt.Errorf("no entity manifest: an import was interrupted here (it left %s); run batchprep import again", left[0])}
+		}
 		return nil, &Error{Path: mp, Err: fmt.Errorf("no entity manifest: entity_path holds no imported graph (run batchprep import)")}
 	}
 	if err != nil {

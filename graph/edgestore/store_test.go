@@ -420,8 +420,9 @@ func TestCrashAtEveryStepIsDetected(t *testing.T) {
 		st, err := Open(c)
 		switch {
 		case strings.HasPrefix(step, "entity file") || step == "entity manifest":
-			// Old manifest moved away, files being replaced: refused.
-			if err == nil || !strings.Contains(err.Error(), "no entity manifest") {
+			// Old manifest moved away, files being replaced: refused,
+			// saying an import was interrupted.
+			if err == nil || !strings.Contains(err.Error(), "no entity manifest: an import was interrupted here") {
 				t.Errorf("step %s: half-replaced entities opened: %v", step, err)
 			}
 		case strings.HasPrefix(step, "rename edge_paths"):

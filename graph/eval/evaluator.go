@@ -41,7 +41,7 @@ func Open(cfg *config.Config, store Store) (*Evaluator, error) {
 		return nil, err
 	}
 	if man == nil {
-		return nil, fmt.Errorf("eval: %s holds no checkpoint (run batchprep train first)", cfg.CheckpointPath)
+		return nil, fmt.Errorf("eval: %s holds no checkpoint: no %s (run batchprep train first)", cfg.CheckpointPath, train.ManifestName)
 	}
 	m, err := train.LoadModel(cfg, store.NumRelations(), store.Fingerprint(), cfg.CheckpointPath, man)
 	if err != nil {

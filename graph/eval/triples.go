@@ -37,6 +37,9 @@ func ReadTriples(file string, r io.Reader, c Columns) ([]Triple, error) {
 	if c.Delimiter != "tab" && c.Delimiter != "comma" && c.Delimiter != "space" {
 		return nil, fmt.Errorf("eval: delimiter %q is not one of tab, comma, space", c.Delimiter)
 	}
+	if c.Lhs < 0 || c.Rhs < 0 || c.Rel < -1 {
+		return nil, fmt.Errorf("eval: columns lhs %d, rel %d, rhs %d: want lhs, rhs >= 0 and rel >= -1", c.Lhs, c.Rel, c.Rhs)
+	}
 	need := max(c.Lhs, c.Rel, c.Rhs)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // checkpoint commits the state after a bucket (invariant 4): the
@@ -12,8 +13,15 @@ import (
 // the next sequence number, each written atomically; then the manifest,
 // naming them with their SHA-256 and the position next, replaces the old
 // one atomically; only then are the files no manifest names removed. A
-// crash at any point leaves the old or the new checkpoint, whole.
-func (t *Trainer) checkpoint(next Position) error {
+// crash at any point leaves the old or the new checkpoint, whole. A failed
+// write (a full disk) removes the files this checkpoint wrote, which the
+// old manifest does not name.
+func (t *Trainer) checkpoint(next Position) (err error) {
+	defer func() {
+		if err != nil {
+			t.removeStray()
+		}
+	}()
 	seq := t.man.Seq + 1
 	nm := *t.man
 	nm.Seq, nm.Next = seq, next
@@ -59,7 +67,9 @@ var dataFile = regexp.MustCompile(`^(emb_\d+_\d+|model)\.v\d+\.bin$`)
 
 // removeStray deletes the checkpoint files the manifest does not name
 // (superseded ones, and those of a checkpoint interrupted before its
-// manifest was written).
+// manifest was written), and the temporaries of data-file writes a kill
+// interrupted (.NAME.tmp-*: each data file name is written once, so no
+// later write of the same name would remove them).
 func (t *Trainer) removeStray() error {
 	keep := map[string]bool{t.man.Model.File: true}
 	for _, r := range t.man.Tables {
@@ -70,6 +80,10 @@ func (t *Trainer) removeStray() error {
 		return err
 	}
 	for _, e := range ents {
+		if n, i := e.Name(), strings.Index(e.Name(), ".tmp-"); strings.HasPrefix(n, ".") && i > 1 && dataFile.MatchString(n[1:i]) {
+			os.Remove(filepath.Join(t.dir, n))
+			continue
+		}
 		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
 			if err := os.Remove(filepath.Join(t.dir, e.Name())); err != nil {
 				return err

@@ -41,4 +41,9 @@
 //  7. Settings the trainer does not implement (featurized entities,
 //     per-type dimensions, bias, max_norm, half_precision, several
 //     machines, regularizers other than N3) are refused with the key named.
+//  8. Memory: TrainMemory and EvalMemory bound, from the config and the
+//     store's entity counts alone, the bytes a run's tables and worker
+//     arrays will take, so that a command can refuse a run the machine
+//     cannot hold before allocating it (the config's own limits bound
+//     each key; this bounds their product with the entity counts).
 package train

@@ -94,17 +94,35 @@ func sum(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// writeManifest commits m in dir atomically.
-func writeManifest(dir string, m *Manifest) error {
+// encodeManifest returns the bytes of checkpoint.json for m.
+func encodeManifest(m *Manifest) ([]byte, error) {
 	body, err := json.Marshal(m)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	return indentEnvelope(body)
+}
+
+// indentEnvelope returns the file form of a compact manifest body.
+func indentEnvelope(body []byte) ([]byte, error) {
 	env, err := json.MarshalIndent(envelope{Body: body, SHA256: sum(body)}, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(env, '\n'), nil
+}
+
+// writeManifest commits m in dir atomically.
+func writeManifest(dir string, m *Manifest) error {
+	env, err := encodeManifest(m)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, ManifestName), append(env, '\n'), 0o644)
+	path := filepath.Join(dir, ManifestName)
+	if err := atomicfile.Write(path, env, 0o644); err != nil {
+		return fmt.Errorf("train: writing checkpoint manifest %s: %w", path, err)
+	}
+	return nil
 }
 
 // ReadManifest reads and verifies dir's checkpoint manifest; it returns
@@ -133,6 +151,13 @@ func ReadManifest(dir string) (*Manifest, error) {
 	if m.Version != ManifestVersion {
 		return nil, fmt.Errorf("%w: %s: format version %d, this program reads %d", ErrCheckpoint, path, m.Version, ManifestVersion)
 	}
+	// The file must be exactly what batchprep writes for its content, so
+	// that no damage (a lost final newline, edited spacing) goes unseen.
+	// (The body is compared as the JSON text that was checksummed, not
+	// re-encoded from Go values, which could round numbers.)
+	if again, err := indentEnvelope(compact.Bytes()); err != nil || !bytes.Equal(again, data) {
+		return nil, fmt.Errorf("%w: %s: not byte for byte what batchprep writes for its content (edited or damaged)", ErrCheckpoint, path)
+	}
 	return &m, nil
 }
 
@@ -141,18 +166,22 @@ func readRef(dir string, r FileRef) ([]byte, error) {
 	path := filepath.Join(dir, r.File)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCheckpoint, err)
+		return nil, fmt.Errorf("%w: %s names %s: %v", ErrCheckpoint, filepath.Join(dir, ManifestName), r.File, err)
 	}
-	if int64(len(data)) != r.Bytes || sum(data) != r.SHA256 {
-		return nil, fmt.Errorf("%w: %s: size or checksum differs from the manifest", ErrCheckpoint, path)
+	if int64(len(data)) != r.Bytes {
+		return nil, fmt.Errorf("%w: %s: %d bytes, the manifest says %d", ErrCheckpoint, path, len(data), r.Bytes)
+	}
+	if sum(data) != r.SHA256 {
+		return nil, fmt.Errorf("%w: %s: SHA-256 differs from the manifest's (damaged, or another version of the file)", ErrCheckpoint, path)
 	}
 	return data, nil
 }
 
 // writeRef writes data as file name in dir, atomically, and describes it.
 func writeRef(dir, name string, data []byte) (FileRef, error) {
-	if err := atomicfile.Write(filepath.Join(dir, name), data, 0o644); err != nil {
-		return FileRef{}, err
+	path := filepath.Join(dir, name)
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
+		return FileRef{}, fmt.Errorf("train: writing checkpoint file %s: %w", path, err)
 	}
 	return FileRef{File: name, SHA256: sum(data), Bytes: int64(len(data))}, nil
 }

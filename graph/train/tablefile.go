@@ -35,6 +35,9 @@ func decodeTable(b []byte) (*model.Table, error) {
 	if len(b) < 24 || string(b[:8]) != tableMagic {
 		return nil, fmt.Errorf("not a table file (magic %q)", b[:min(8, len(b))])
 	}
+	if r := binary.LittleEndian.Uint32(b[20:]); r != 0 {
+		return nil, fmt.Errorf("table file: reserved header field is %d, not 0", r)
+	}
 	rows, dim := binary.LittleEndian.Uint64(b[8:]), uint64(binary.LittleEndian.Uint32(b[16:]))
 	if r := binary.LittleEndian.Uint32(b[20:]); r != 0 {
 		return nil, fmt.Errorf("table file: reserved field is %d, want 0", r)

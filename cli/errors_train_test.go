@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestBadInputsTableTrain pins, for train, eval, export, serve and
+// coordinator, the exit code and the message of bad flags, config values
+// and files (issue 10, what to build 6): 2 for a usage mistake, 1 for bad
+// data or a runtime failure, one prefix per message, the config key named
+// for a bad value, and huge values refused with the value and the limit
+// before anything is allocated.
+func TestBadInputsTableTrain(t *testing.T) {
+	dir, cfg := trainFixture(t)
+	if code, _, e := run(t, "train", "--config", cfg, "--quiet", "--set", "num_epochs=1"); code != 0 {
+		t.Fatal(e)
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	test := filepath.Join(dir, "test.txt")
+	short := write("short.txt", "usa\tembassy\n")
+	empty := write("empty-token", "  \n")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	other := "checkpoint_path=" + filepath.Join(dir, "none")
+	set := func(kv ...string) []string {
+		args := []string{"train", "--config", cfg, "--quiet"}
+		for _, s := range kv {
+			args = append(args, "--set", s)
+		}
+		return args
+	}
+	cases := []struct {
+		name string
+		args []string
+		full bool // stdout fails as a full disk
+		code int
+		msg  string
+	}{
+		// train: usage
+		{"train without config", []string{"train"}, false, 2, "--config is required"},
+		{"train with an argument", []string{"train", "--config", cfg, "extra"}, false, 2, "unexpected argument \"extra\""},
+		{"train bad flag", []string{"train", "--config", cfg, "--epochs", "3"}, false, 2, "flag provided but not defined: -epochs"},
+		// train: config values, each naming its key
+		{"train missing config", []string{"train", "--config", filepath.Join(dir, "no.toml")}, false, 1, "no.toml: no such file or directory"},
+		{"train --set without =", set("dimension"), false, 1, "dimension: override must be key=value"},
+		{"train unknown key", set("dimensions=8"), false, 1, "dimensions: unknown key"},
+		{"train dimension not a number", set("dimension=abc"), false, 1, "dimension: want an integer, got string \"abc\""},
+		{"train dimension 0", set("dimension=0"), false, 1, "dimension: is required to train (>= 1)"},
+		{"train bad operator", set("relations.0.operator=rotate"), false, 1, "relations[0].operator: \"rotate\" is not one of"},
+		{"train bad comparator", set("comparator=euclid"), false, 1, "comparator: \"euclid\" is not one of dot, cos, l2, squared_l2"},
+		{"train bad loss", set("loss_fn=hinge"), false, 1, "loss_fn: \"hinge\" is not one of ranking, logistic, softmax"},
+		{"train negative lr", set("lr=-1"), false, 1, "lr: must be a finite number >= 0, got -1"},
+		{"train batch not a multiple", set("batch_size=75"), false, 1, "batch_size: must be a multiple of num_batch_negs (50), got 75"},
+		{"train no checkpoint_path", set("checkpoint_path="), false, 1, "checkpoint_path: is required to train"},
+		{"train checkpoint_path a file", set("checkpoint_path=" + test), false, 1, test},
+		{"train no store", set("entity_path=" + filepath.Join(dir, "nowhere")), false, 1, "no entity manifest: entity_path holds no imported graph (run batchprep import)"},
+		{"train another config's checkpoint", set("dimension=16", "lr=0.5"), false, 1, "dimension: checkpoint has 8, config has 16"},
+		{"train unsupported key", set("bias=true"), false, 1, "bias = true is not supported"},
+		// train: huge values, refused with the value and the limit
+		{"train huge dimension", set("dimension=100000000000"), false, 1, "dimension: 100000000000 exceeds the limit 65536"},
+		{"train huge uniform negatives", set("num_uniform_negs=100000000000"), false, 1, "num_uniform_negs: 100000000000 exceeds the limit 65536"},
+		{"train huge batch negatives", set("num_batch_negs=1000000"), false, 1, "num_batch_negs: 1000000 exceeds the limit 65536"},
+		{"train huge batch", set("batch_size=100000000000"), false, 1, "batch_size: 100000000000 exceeds the limit 16777216"},
+		{"train huge partitions", set("entities.country.num_partitions=70000"), false, 1, "entities.country.num_partitions: 70000 exceeds the limit 65536"},
+		{"train huge workers", set("workers=100000"), false, 1, "workers: 100000 exceeds the limit 4096"},
+		// eval
+		{"eval without edges", []string{"eval", "--config", cfg}, false, 2, "--config and --edges are required"},
+		{"eval bad format", []string{"eval", "--config", cfg, "--edges", test, "--format", "xml"}, false, 2, "--format \"xml\": want text or json"},
+		{"eval negative column", []string{"eval", "--config", cfg, "--edges", test, "--lhs-col", "-3"}, false, 2, "--lhs-col -3, --rel-col 1, --rhs-col 2: columns are 0-based"},
+		{"eval bad delimiter", []string{"eval", "--config", cfg, "--edges", test, "--delimiter", "pipe"}, false, 2, "--delimiter \"pipe\": want tab, comma or space"},
+		{"eval missing edges", []string{"eval", "--config", cfg, "--edges", filepath.Join(dir, "no.txt")}, false, 1, "open " + filepath.Join(dir, "no.txt") + ": no such file or directory"},
+		{"eval short line", []string{"eval", "--config", cfg, "--edges", short}, false, 1, short + ":1:12: 2 fields, need at least 3"},
+		{"eval missing filter", []string{"eval", "--config", cfg, "--edges", test, "--filter", filepath.Join(dir, "no.txt")}, false, 1, "no.txt: no such file or directory"},
+		{"eval no checkpoint", []string{"eval", "--config", cfg, "--edges", test, "--set", other}, false, 1, "holds no checkpoint: no checkpoint.json (run batchprep train first)"},
+		{"eval another config", []string{"eval", "--config", cfg, "--edges", test, "--set", "relations.0.operator=linear"}, false, 1, "relations[0].operator: checkpoint has"},
+		{"eval huge dimension", []string{"eval", "--config", cfg, "--edges", test, "--set", "dimension=100000000000"}, false, 1, "dimension: 100000000000 exceeds the limit 65536"},
+		{"eval to a full disk", []string{"eval", "--config", cfg, "--edges", test}, true, 1, "batchprep eval: writing output:"},
+		// export
+		{"export without config", []string{"export"}, false, 2, "--config is required"},
+		{"export bad format", []string{"export", "--config", cfg, "--format", "npy"}, false, 2, "--format \"npy\": want tsv or binary"},
+		{"export binary to stdout", []string{"export", "--config", cfg, "--format", "binary"}, false, 2, "--format binary needs --out FILE"},
+		{"export into a vanished directory", []string{"export", "--config", cfg, "--out", filepath.Join(dir, "gone", "e.tsv")}, false, 1, "writing " + filepath.Join(dir, "gone", "e.tsv") + ": open"},
+		{"export to a FIFO", []string{"export", "--config", cfg, "--out", fifo}, false, 1, fifo + " is a named pipe (FIFO), not a regular file; refusing to replace it"},
+		{"export no checkpoint", []string{"export", "--config", cfg, "--set", other}, false, 1, "holds no checkpoint: no checkpoint.json"},
+		{"export to a full disk", []string{"export", "--config", cfg}, true, 1, "batchprep export: writing output:"},
+		// serve
+		{"serve with an argument", []string{"serve", "extra"}, false, 2, "unexpected argument \"extra\""},
+		{"serve cert without key", []string{"serve", "--tls-cert", test}, false, 2, "--tls-cert and --tls-key go together"},
+		{"serve open without token", []string{"serve", "--listen", "0.0.0.0:0"}, false, 2, "--listen 0.0.0.0:0 is not a loopback address: --token-file is required"},
+		{"serve metrics open without token", []string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "0.0.0.0:0"}, false, 2, "--metrics-listen 0.0.0.0:0 is not a loopback address"},
+		{"serve missing token file", []string{"serve", "--token-file", filepath.Join(dir, "no-token")}, false, 1, "--token-file: open " + filepath.Join(dir, "no-token") + ": no such file or directory"},
+		{"serve empty token file", []string{"serve", "--token-file", empty}, false, 2, "the file is empty"},
+		{"serve bad certificate", []string{"serve", "--tls-cert", test, "--tls-key", test}, false, 1, "--tls-cert/--tls-key: tls: failed to find any PEM data"},
+		{"serve busy port", []string{"serve", "--listen", busy.Addr().String(), "--metrics-listen", "off"}, false, 1, "address already in use"},
+		// coordinator
+		{"coordinator without data dir", []string{"coordinator"}, false, 2, "--data-dir is required"},
+		{"coordinator with an argument", []string{"coordinator", "--data-dir", dir, "extra"}, false, 2, "unexpected argument \"extra\""},
+		{"coordinator bad listen", []string{"coordinator", "--data-dir", filepath.Join(dir, "etcd"), "--listen", "nope"}, false, 1, "--listen \"nope\": want host:port"},
+		{"coordinator data dir a file", []string{"coordinator", "--data-dir", test, "--listen", "127.0.0.1:0"}, false, 1, "cannot access data directory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var o, e bytes.Buffer
+			var stdout interface{ Write([]byte) (int, error) } = &o
+			if c.full {
+				stdout = fullWriter{}
+			}
+			code := Main(c.args, strings.NewReader(""), stdout, &e)
+			if code != c.code || !strings.Contains(e.String(), c.msg) {
+				t.Errorf("%v:\ncode %d (want %d)\nstderr %q\n(want %q)", c.args, code, c.code, e.String(), c.msg)
+			}
+			lines := strings.Split(strings.TrimSpace(e.String()), "\n")
+			if !strings.HasPrefix(lines[0], "batchprep "+c.args[0]+": ") {
+				t.Errorf("message without the command's prefix: %q", lines[0])
+			}
+			for _, line := range lines {
+				if repeatedPrefix.MatchString(line) {
+					t.Errorf("repeated prefix: %q", line)
+				}
+			}
+		})
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO given to --out was replaced")
+	}
+}

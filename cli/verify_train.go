@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/export"
+	"github.com/batchprep/batchprep/graph/train"
+)
+
+// verifyCheckpoint checks the checkpoint in dir (every file against the
+// manifest, the training log against the manifest) and, with a config
+// and its store, that the checkpoint was made with that config.
+func verifyCheckpoint(rep *verifyReport, dir string, cfg *config.Config, store *edgestore.Store) {
+	c := train.VerifyCheckpoint(dir)
+	for _, p := range c.Problems {
+		rep.problem(p)
+	}
+	for _, n := range c.Notes {
+		rep.note("%s", n)
+	}
+	if err := train.CheckLog(filepath.Join(dir, train.LogName), c.Manifest); err != nil {
+		rep.problem(err)
+	}
+	if c.Manifest == nil {
+		return
+	}
+	if cfg != nil && store != nil {
+		if diff := train.DiffFingerprints(c.Manifest.Fingerprint, train.Fingerprint(cfg, store.Fingerprint())); len(diff) > 0 {
+			rep.problem(fmt.Errorf("%s was made with a different config:\n           %s", dir, strings.Join(diff, "\n           ")))
+			return
+		}
+	}
+	if len(c.Problems) == 0 {
+		m := c.Manifest
+		state := fmt.Sprintf("at epoch %d, bucket %d of its pass", m.Next.Epoch+1, m.Next.Index)
+		if m.Done {
+			state = "finished"
+		}
+		fit := ""
+		if cfg != nil && store != nil {
+			fit = ", made with this config and store"
+		}
+		rep.ok("%s: checkpoint sound: %d tables and the model match the manifest (checkpoint number %d), %d buckets trained, %s%s",
+			dir, len(m.Tables), m.Seq, m.Buckets, state, fit)
+	}
+}
+
+// verifyExport checks a binary export file (batchprep export --format
+// binary): its checksum and its layout.
+func verifyExport(rep *verifyReport, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		rep.problem(err)
+		return
+	}
+	types, err := export.Decode(data)
+	if err != nil {
+		rep.problem(fmt.Errorf("%s: %w", path, err))
+		return
+	}
+	n := 0
+	for _, t := range types {
+		n += len(t.Names)
+	}
+	rep.ok("%s: a sound embeddings export: %d types, %d entities", path, len(types), n)
+}
