@@ -155,4 +155,3 @@ func TestLossGradients(t *testing.T) {
 		}
 	}
 }
-
