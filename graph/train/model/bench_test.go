@@ -32,13 +32,32 @@ func BenchmarkStep(b *testing.B) {
 	}
 }
 
-func fb15kStep(b testing.TB, d int) (*Worker, *Table, Batch) {
+// BenchmarkStepAllNegs is one batch of 500 positives of the tuned ComplEx
+// setting (examples/fb15k237-complex-tuned.toml: all_negs, softmax, every
+// one of FB15k-237's 14,541 entities a candidate on both sides).
+func BenchmarkStepAllNegs(b *testing.B) {
+	w, tab, batch := fb15kStepWith(b, 100, true)
+	rng := rand.New(rand.NewPCG(1, 2))
+	w.Step(batch, tab, tab, rng)
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		w.Step(batch, tab, tab, rng)
+	}
+	edges := float64(b.N * len(batch.Lhs))
+	b.ReportMetric(edges/b.Elapsed().Seconds(), "edges/s")
+	b.ReportMetric(edges/(cpuTime()-cpu0).Seconds(), "cpu-edges/s")
+}
+
+func fb15kStep(b testing.TB, d int) (*Worker, *Table, Batch) { return fb15kStepWith(b, d, false) }
+
+func fb15kStepWith(b testing.TB, d int, allNegs bool) (*Worker, *Table, Batch) {
 	const entities, rels = 14541, 237
 	rng := rand.New(rand.NewPCG(3, 4))
 	op, _ := NewOperator("complex_diagonal", d)
 	var rs []Relation
 	for range rels {
-		rs = append(rs, Relation{Op: op, Weight: 1})
+		rs = append(rs, Relation{Op: op, Weight: 1, AllNegs: allNegs})
 	}
 	m, err := New(Settings{Dim: d, Comparator: "dot", Loss: "softmax", NumBatchNegs: 50, NumUniformNegs: 1000,
 		RegCoef: 1e-3, Lr: 0.1, RelationLr: 0.1, Dynamic: true}, rs, 1)
@@ -47,7 +66,11 @@ func fb15kStep(b testing.TB, d int) (*Worker, *Table, Batch) {
 	}
 	tab := NewTable(entities, d, 1e-3, rng)
 	var batch Batch
-	for range 1000 {
+	n := 1000
+	if allNegs {
+		n = 500
+	}
+	for range n {
 		batch.Lhs = append(batch.Lhs, uint32(rng.IntN(entities)))
 		batch.Rhs = append(batch.Rhs, uint32(rng.IntN(entities)))
 		batch.Rel = append(batch.Rel, uint32(rng.IntN(rels)))
