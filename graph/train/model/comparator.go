@@ -138,6 +138,10 @@ func (c *Comparator) prepare(x, out, norms []float32, n, d int) {
 // Backward adds to df, dp and dcand the gradient given dpos and dneg, the
 // gradients with respect to pos and neg (invariant 2). dneg is overwritten.
 func (c *Comparator) Backward(f, p, cand []float32, n, m, d int, dpos, dneg, df, dp, dcand []float32) {
+	if c.kind == cmpDot && df != nil && dp != nil && dcand != nil {
+		c.backwardDot(f, p, cand, n, m, d, dpos, dneg, df, dp, dcand)
+		return
+	}
 	c.dfp, c.dpp, c.dcp = grow(c.dfp, n*d), grow(c.dpp, n*d), grow(c.dcp, m*d)
 	clear(c.dfp)
 	clear(c.dpp)
@@ -181,6 +185,20 @@ func (c *Comparator) Backward(f, p, cand []float32, n, m, d int, dpos, dneg, df,
 	c.unprepare(c.fp, c.fn, c.dfp, df, n, d)
 	c.unprepare(c.pp, c.pn, c.dpp, dp, n, d)
 	c.unprepare(c.cp, c.cn, c.dcp, dcand, m, d)
+}
+
+// backwardDot is Backward for dot, whose prepared rows are the rows
+// themselves: the products accumulate straight into df, dp and dcand,
+// without the prepared-gradient buffers and the pass that adds them.
+func (c *Comparator) backwardDot(f, p, cand []float32, n, m, d int, dpos, dneg, df, dp, dcand []float32) {
+	for i := 0; i < n; i++ {
+		kern.Axpy(dpos[i], p[i*d:(i+1)*d], df[i*d:(i+1)*d])
+		kern.Axpy(dpos[i], f[i*d:(i+1)*d], dp[i*d:(i+1)*d])
+	}
+	if m > 0 {
+		kern.GemmNN(n, d, m, dneg, m, cand, d, df, d, true) // dF += dG·C
+		kern.GemmTN(m, d, n, dneg, m, f, d, dcand, d, true) // dC += dGᵀ·F
+	}
 }
 
 // unprepare adds to dx the gradient with respect to the raw rows, given

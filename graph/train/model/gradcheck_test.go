@@ -155,20 +155,3 @@ func TestLossGradients(t *testing.T) {
 		}
 	}
 }
-
-// exp32 is within 2e-6 relative of math.Exp for |x| <= 16, 1e-5 beyond.
-func TestExp32(t *testing.T) {
-	for x := -87.0; x <= 88; x += 0.001 {
-		got, want := float64(exp32(float32(x))), math.Exp(float64(float32(x)))
-		tol := 2e-6
-		if math.Abs(x) > 16 {
-			tol = 1e-5
-		}
-		if math.Abs(got-want) > tol*want {
-			t.Fatalf("exp32(%v) = %v, want %v", x, got, want)
-		}
-	}
-	if exp32(-100) != 0 || !math.IsInf(float64(exp32(100)), 1) {
-		t.Fatal("exp32 range ends")
-	}
-}

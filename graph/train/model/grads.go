@@ -11,8 +11,14 @@ type rowGrads struct {
 }
 
 func (rg *rowGrads) reset(t *Table, typ int) {
-	if rg.tab != t {
-		rg.tab = t
+	// Forget the previous batch's rows first: they index the slots as
+	// they were, whatever table comes now. Afterwards every slot is -1.
+	for _, r := range rg.rows {
+		rg.slot[r] = -1
+	}
+	rg.rows, rg.g = rg.rows[:0], rg.g[:0]
+	if len(rg.slot) != t.Rows {
+		// Another partition (or a new table of another size): resize.
 		if cap(rg.slot) < t.Rows {
 			rg.slot = make([]int32, t.Rows)
 		}
@@ -21,14 +27,10 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 			rg.slot[i] = -1
 		}
 	}
-	rg.typ = typ
+	rg.tab, rg.typ = t, typ
 	if cap(rg.g) == 0 {
 		rg.g = make([]float32, 0, 4096*t.Dim)
 	}
-	for _, r := range rg.rows {
-		rg.slot[r] = -1
-	}
-	rg.rows, rg.g = rg.rows[:0], rg.g[:0]
 }
 
 // add adds g (one row of d floats) to row's gradient.

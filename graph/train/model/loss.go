@@ -3,6 +3,8 @@ package model
 import (
 	"fmt"
 	"math"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // Masked is the score given to a negative that must not count (a batch
@@ -79,33 +81,30 @@ func (l Loss) Eval(pos, neg, w []float32, n, m int, dpos, dneg []float32) float6
 				drow[j] = wi * float32(sigmoid(float64(s)))
 			}
 		case lossSoftmax:
-			mx := pos[i]
-			for _, s := range row {
-				if s > mx { // not the builtin max: its NaN and ±0 rules cost here
-					mx = s
-				}
-			}
-			ep := exp32(pos[i] - mx)
-			sum := float64(ep)
-			for j, s := range row {
-				e := float32(0)
-				if s > Masked/2 {
-					e = exp32(s - mx)
-				}
-				drow[j] = e
-				sum += float64(e)
-			}
-			li = float64(mx) + math.Log(sum) - float64(pos[i])
-			inv := wi / float32(sum)
-			dp = ep*inv - wi
-			for j := range drow {
-				drow[j] *= inv
-			}
+			li, dp = softmaxRow(pos[i], row, drow, wi)
 		}
 		dpos[i] = dp
 		total += float64(wi) * li
 	}
 	return total
+}
+
+// softmaxRow is one row of the softmax loss, logsumexp(pos, row) - pos,
+// weighted by wi; it writes the row's gradient to drow and returns the
+// loss and the positive's gradient. The exponentials are kern.Softmax's
+// (vectorized): the negatives' softmax p_j and their log-sum-exp ln, then
+// the share of the negatives s = e^(ln-lse) with lse = logaddexp(pos, ln),
+// so that d/dneg_j = wi·s·p_j and d/dpos = wi·(e^(pos-lse) - 1). A Masked
+// score lies more than 87.3 below any real one, so kern gives it exactly 0
+// (and when every negative is masked, s is 0): invariant 3.
+func softmaxRow(pos float32, row, drow []float32, wi float32) (float64, float32) {
+	copy(drow, row)
+	ln := float64(kern.Softmax(drow))
+	p := float64(pos)
+	mx := max(p, ln)
+	lse := mx + math.Log(math.Exp(p-mx)+math.Exp(ln-mx))
+	kern.Scale(wi*float32(math.Exp(ln-lse)), drow)
+	return lse - p, wi * (float32(math.Exp(p-lse)) - 1)
 }
 
 func softplus(x float64) float64 {

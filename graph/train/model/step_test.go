@@ -170,3 +170,71 @@ func TestRowAdagrad(t *testing.T) {
 		t.Fatalf("dense adagrad: %v acc %v", v.P, v.Acc)
 	}
 }
+
+// A worker's buffers carry nothing from one batch to the next, whatever
+// the tables (invariants 4, 5): after batches on partitions of other sizes
+// (a larger one first, as when the bucket order moves from a big partition
+// to a small one), a step gives exactly what a fresh worker gives.
+// Regression: the row accumulator indexed its old slots with the new
+// table's rows and panicked on a smaller partition.
+func TestStepAcrossPartitionSizes(t *testing.T) {
+	const d = 8
+	op, _ := NewOperator("complex_diagonal", d)
+	m, err := New(Settings{Dim: d, Comparator: "dot", Loss: "softmax", NumBatchNegs: 5, NumUniformNegs: 7,
+		RegCoef: 1e-3, Lr: 0.1, RelationLr: 0.1, Dynamic: true}, []Relation{{Op: op, Weight: 1}, {Op: op, Weight: 1}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := func(rng *rand.Rand, nl, nr int) Batch {
+		var b Batch
+		for range 20 {
+			b.Lhs = append(b.Lhs, uint32(rng.IntN(nl)))
+			b.Rhs = append(b.Rhs, uint32(rng.IntN(nr)))
+			b.Rel = append(b.Rel, uint32(rng.IntN(2)))
+		}
+		return b
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	big1, big2 := NewTable(300, d, 0.1, rng), NewTable(200, d, 0.1, rng)
+	small1, small2 := NewTable(30, d, 0.1, rng), NewTable(11, d, 0.1, rng)
+	clone := func(x *Table) *Table {
+		return &Table{Rows: x.Rows, Dim: x.Dim, Emb: append([]float32(nil), x.Emb...), Acc: append([]float32(nil), x.Acc...)}
+	}
+	used := NewWorker(m)
+	used.Step(batch(rng, 300, 200), big1, big2, rand.New(rand.NewPCG(1, 1)))
+	used.Step(batch(rng, 200, 200), big2, big2, rand.New(rand.NewPCG(1, 2)))
+	b := batch(rng, 30, 11)
+	a1, a2 := clone(small1), clone(small2)
+	var saved [][]float32 // the model's parameters and accumulators, restored for the second step
+	for _, ps := range m.Params {
+		for _, p := range ps {
+			if p != nil {
+				saved = append(saved, append([]float32(nil), p.P...), append([]float32(nil), p.Acc...))
+			}
+		}
+	}
+	sa := NewWorker(m).Step(b, a1, a2, rand.New(rand.NewPCG(2, 2)))
+	for _, ps := range m.Params {
+		for _, p := range ps {
+			if p != nil {
+				copy(p.P, saved[0])
+				copy(p.Acc, saved[1])
+				saved = saved[2:]
+			}
+		}
+	}
+	sb := used.Step(b, small1, small2, rand.New(rand.NewPCG(2, 2)))
+	if sa != sb {
+		t.Fatalf("stats %+v after other partitions, %+v fresh", sb, sa)
+	}
+	for i := range a1.Emb {
+		if a1.Emb[i] != small1.Emb[i] {
+			t.Fatalf("lhs element %d: %v after other partitions, %v fresh", i, small1.Emb[i], a1.Emb[i])
+		}
+	}
+	for i := range a2.Emb {
+		if a2.Emb[i] != small2.Emb[i] {
+			t.Fatalf("rhs element %d: %v after other partitions, %v fresh", i, small2.Emb[i], a2.Emb[i])
+		}
+	}
+}

@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // Table holds the embeddings of one (entity type, partition): Rows rows
@@ -35,18 +37,17 @@ func (t *Table) Read(i int, dst []float32) { load(dst[:t.Dim], t.Row(i)) }
 // holds Dim floats.
 func (t *Table) Update(i int, g []float32, lr float32, scratch []float32) {
 	d := t.Dim
-	var ss float64
-	for _, v := range g[:d] {
-		ss += float64(v) * float64(v)
-	}
-	acc := load1(&t.Acc[i]) + float32(ss/float64(d))
+	g = g[:d]
+	acc := load1(&t.Acc[i]) + kern.Dot(g, g)/float32(d)
 	store1(&t.Acc[i], acc)
 	step := lr / (float32(math.Sqrt(float64(acc))) + 1e-10)
 	row := t.Row(i)
-	load(scratch[:d], row)
-	for k, v := range g[:d] {
-		scratch[k] -= step * v
+	if !raceSafe {
+		kern.Axpy(-step, g, row)
+		return
 	}
+	load(scratch[:d], row)
+	kern.Axpy(-step, g, scratch[:d])
 	store(row, scratch[:d])
 }
 
