@@ -12,7 +12,8 @@ type rowGrads struct {
 
 func (rg *rowGrads) reset(t *Table, typ int) {
 	if rg.tab != t {
-		rg.tab = t
+		// The rows touched in the previous table are not rows of t.
+		rg.tab, rg.rows = t, rg.rows[:0]
 		if cap(rg.slot) < t.Rows {
 			rg.slot = make([]int32, t.Rows)
 		}
