@@ -38,4 +38,7 @@
 //  6. Cleanup: when all World ranks have seen the run end, the run's keys
 //     are removed. A trainer joining after that starts a new run of the
 //     same name.
+//  7. Fenced writes: the keys a trainer publishes with CommitWith are
+//     written in the transaction that marks the bucket done, only while
+//     its claim is held; a trainer whose claim was lost writes nothing.
 package coord

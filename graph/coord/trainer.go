@@ -241,29 +241,7 @@ func (t *Trainer) wait(ctx context.Context, rev int64) ([]*clientv3.Event, error
 // ErrLost otherwise; the bucket then belongs to the pool (or to another
 // trainer) and the caller's work on it does not count.
 func (t *Trainer) Commit(ctx context.Context, c *Claim) error {
-	held := t.k.held(c.Pass, c.Bucket)
-	ops := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
-	nput := len(ops)
-	if c.Pass == t.pass {
-		ops = append(ops, t.stateOps()...)
-	}
-	resp, err := t.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)).Then(ops...).Commit()
-	if err != nil {
-		return fmt.Errorf("coord: committing pass %d bucket (%d,%d): %w", c.Pass, c.Bucket.Lhs, c.Bucket.Rhs, err)
-	}
-	if !resp.Succeeded {
-		return ErrLost
-	}
-	b := c.Bucket
-	t.prev = &b
-	if c.Pass == t.pass {
-		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
-		if err != nil {
-			return err
-		}
-		t.cached = v
-	}
-	return nil
+	return t.CommitWith(ctx, c, nil, nil)
 }
 
 // Abandon gives c's bucket back to the pool without marking it done.
