@@ -14,7 +14,6 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/train"
-	"github.com/batchprep/batchprep/internal/atomicfile"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -93,11 +92,6 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 			fmt.Fprintf(env.Stderr, "stopped; this rank's bucket went back to the pool: run the same command to rejoin run %s\n", run)
 		}
 		return err
-	}
-	if len(man.History) > 0 {
-		if err := atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(man.History), 0o644); err != nil {
-			return err
-		}
 	}
 	fmt.Fprintf(env.Stdout, "rank %d trained %d buckets; the run trained %d buckets, %d edges; checkpoint in %s\n",
 		*d.rank, done, man.Buckets, man.Edges, cfg.CheckpointPath)

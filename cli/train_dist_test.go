@@ -319,3 +319,69 @@ func readLogIfAny(t *testing.T, path string) []trainLogLine {
 	}
 	return out
 }
+
+// All ranks killed with SIGKILL mid-run: a single-process train refuses
+// the unfinished distributed checkpoint (its position is in etcd), the
+// same commands started again continue the run to the end with every
+// bucket once per pass; then the finished run continues, distributed,
+// with two more epochs (a new run, started from the manifest).
+func TestTrainDistributedResume(t *testing.T) {
+	srv := startEtcd(t)
+	dir, cfg := distTrainFixture(t, 20)
+	ck := filepath.Join(dir, "ckpt")
+	logPath := filepath.Join(ck, "training_log.jsonl")
+	startAll := func(args func(r int) []string) []*exec.Cmd {
+		cmds := make([]*exec.Cmd, 2)
+		for r := range cmds {
+			cmds[r] = child(t, dir, args(r)...)
+			cmds[r].Stderr = &bytes.Buffer{}
+			if err := cmds[r].Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return cmds
+	}
+	cmds := startAll(func(r int) []string { return distArgs(cfg, srv.Endpoint(), r, 2) })
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no 10 commits in a minute")
+		}
+		n := 0
+		for _, l := range readLogIfAny(t, logPath) {
+			if l.Kind == "commit" {
+				n++
+			}
+		}
+		if n >= 10 {
+			break
+		}
+	}
+	for _, c := range cmds {
+		c.Process.Signal(syscall.SIGKILL)
+		c.Wait()
+	}
+	if code, _, errOut := run(t, "train", "--config", cfg, "--quiet"); code == 0 || !strings.Contains(errOut, "distributed run") {
+		t.Errorf("single-process train on an unfinished distributed checkpoint: code %d, %s", code, errOut)
+	}
+	cmds = startAll(func(r int) []string { return distArgs(cfg, srv.Endpoint(), r, 2) })
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("rank %d after the restart: %v\n%s", r, err, c.Stderr)
+		}
+	}
+	checkOncePerPass(t, readTrainLog(t, logPath), 20, 2, 2)
+	man, err := train.ReadManifest(ck)
+	if err != nil || man == nil || !man.Done || man.Buckets != 80 {
+		t.Fatalf("manifest after the restart: %+v, %v", man, err)
+	}
+	cmds = startAll(func(r int) []string { return append(distArgs(cfg, srv.Endpoint(), r, 2), "--set", "num_epochs=22") })
+	for r, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("rank %d continuing: %v\n%s", r, err, c.Stderr)
+		}
+	}
+	man, err = train.ReadManifest(ck)
+	if err != nil || man == nil || !man.Done || man.Buckets != 88 || len(man.History) != 22 {
+		t.Fatalf("manifest after 2 more epochs: %+v, %v", man, err)
+	}
+}

@@ -19,6 +19,16 @@ var ErrConflict = errors.New("coord: commit condition failed (a shared key chang
 // removed with the run's keys (invariant 6).
 func (t *Trainer) DataPrefix() string { return t.k.prefix + "data/" }
 
+// DataPrefix is the key prefix of run's caller keys (Trainer.DataPrefix),
+// known before joining; it fails for a malformed run name.
+func DataPrefix(run string) (string, error) {
+	k, err := newKeys(run)
+	if err != nil {
+		return "", err
+	}
+	return k.prefix + "data/", nil
+}
+
 // CommitWith is Commit with the caller's comparisons and operations added
 // to the same transaction: ops are applied only if the claim is still held
 // and every comparison in cmps holds, atomically with marking the bucket

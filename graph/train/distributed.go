@@ -106,7 +106,7 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 		// Every pass is done: the manifest is final; remove what it does
 		// not name, then sign off (the last rank removes the run's keys).
 		if err = d.publish(cctx, nil); err == nil {
-			err = d.removeStrays(cctx)
+			err = d.finish(cctx)
 		}
 	}
 	if cerr := d.ct.Close(cctx); err == nil && cerr != nil {

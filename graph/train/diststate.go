@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/batchprep/batchprep/graph/coord"
+	"github.com/batchprep/batchprep/internal/atomicfile"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -239,10 +240,12 @@ func (d *distRun) manifest(s *snapshot) *Manifest {
 	return m
 }
 
-// removeStrays deletes, at the end of the run, the checkpoint files the
-// final manifest does not name (lost claims' files, superseded files of a
-// rank killed before it removed them).
-func (d *distRun) removeStrays(ctx context.Context) error {
+// finish, at the end of the run, deletes the checkpoint files the final
+// manifest does not name (lost claims' files, superseded files of a rank
+// killed before it removed them) and writes training.svg, under the
+// directory lock (every rank does it; atomicfile does not support two
+// writers of one file at once).
+func (d *distRun) finish(ctx context.Context) error {
 	l, err := lockDir(d.t.dir)
 	if err != nil {
 		return err
@@ -251,6 +254,11 @@ func (d *distRun) removeStrays(ctx context.Context) error {
 	man, err := ReadManifest(d.t.dir)
 	if err != nil || man == nil || !man.Done {
 		return err
+	}
+	if len(man.History) > 0 {
+		if err := atomicfile.Write(filepath.Join(d.t.dir, "training.svg"), PlotSVG(man.History), 0o644); err != nil {
+			return err
+		}
 	}
 	keep := map[string]bool{man.Model.File: true}
 	for _, r := range man.Tables {
