@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -78,7 +80,8 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 	defer logf.Close()
 	prog := newProgress(env, fmt.Sprintf("train rank %d/%d", *d.rank, *d.world), "edges", 0, quiet)
 	o := train.DistOptions{Client: c, Run: run, Rank: *d.rank, World: *d.world, LeaseTTL: *d.leaseTTL, Log: logf,
-		Edges: func(n int) { prog.Add(int64(n)) }}
+		JoinTimeout: *d.dialTimeout,
+		Edges:       func(n int) { prog.Add(int64(n)) }}
 	var done int
 	o.Bucket = func(ev train.DistEvent) {
 		done++
@@ -90,6 +93,9 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 	if err != nil {
 		if env.Ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "stopped; this rank's bucket went back to the pool: run the same command to rejoin run %s\n", run)
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("--etcd %s: %w", *d.etcd, err)
 		}
 		return err
 	}

@@ -385,3 +385,26 @@ func TestTrainDistributedResume(t *testing.T) {
 		t.Fatalf("manifest after 2 more epochs: %+v, %v", man, err)
 	}
 }
+
+// Distributed flags without --etcd, or a rank outside the world, are
+// usage errors (exit 2) naming the flag; an unreachable etcd is an error.
+func TestTrainDistributedUsage(t *testing.T) {
+	_, cfg := trainFixture(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--rank", "1"}, "go with --etcd"},
+		{[]string{"--etcd", "127.0.0.1:1", "--rank", "2", "--world", "2"}, "--rank 2 --world 2"},
+		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--lease-ttl", "10ms"}, "--lease-ttl"},
+	} {
+		code, _, errOut := run(t, append([]string{"train", "--config", cfg}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+	code, _, errOut := run(t, "train", "--config", cfg, "--quiet", "--etcd", "127.0.0.1:1", "--world", "1", "--etcd-timeout", "500ms")
+	if code != 1 || !strings.Contains(errOut, "--etcd 127.0.0.1:1") {
+		t.Errorf("unreachable etcd: exit %d, %q", code, errOut)
+	}
+}

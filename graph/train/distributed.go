@@ -26,6 +26,9 @@ type DistOptions struct {
 	Run         string // the run's name: its etcd keys and its identity
 	Rank, World int
 	LeaseTTL    time.Duration // coord's default when 0
+	// JoinTimeout bounds starting or joining the run (etcd unreachable);
+	// 0: no bound but ctx's.
+	JoinTimeout time.Duration
 	// Edges is called with the edges of each finished batch.
 	Edges func(n int)
 	// Bucket is called after each committed bucket.
@@ -85,7 +88,12 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
-	ri, created, err := d.k.initRun(ctx, o.Client, o.Run, t.man.Fingerprint, man, d.passOf)
+	jctx, cancel := ctx, context.CancelFunc(func() {})
+	if o.JoinTimeout > 0 {
+		jctx, cancel = context.WithTimeout(ctx, o.JoinTimeout)
+	}
+	defer cancel()
+	ri, created, err := d.k.initRun(jctx, o.Client, o.Run, t.man.Fingerprint, man, d.passOf)
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +104,10 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	co.NoTreeInit = d.start > 0
 	order := co.Order
 	co.Order = func(k int) []graph.Bucket { return order(d.start + k) }
-	if d.ct, err = coord.Join(ctx, o.Client, co); err != nil {
+	if d.ct, err = coord.Join(jctx, o.Client, co); err != nil {
 		return nil, err
 	}
+	cancel()
 	err = d.loop(ctx)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 	defer cancel()
