@@ -222,7 +222,7 @@ const mrrTolerance = 0.05
 // running run and trains buckets in it.
 func TestTrainDistributedKill(t *testing.T) {
 	srv := startEtcd(t)
-	dir, cfg := distTrainFixture(t, 40)
+	dir, cfg := distTrainFixture(t, 30)
 	logPath := filepath.Join(dir, "ckpt", "training_log.jsonl")
 	start := func(r int) (*exec.Cmd, *bytes.Buffer) {
 		c := child(t, dir, distArgs(cfg, srv.Endpoint(), r, 2)...)
@@ -279,7 +279,7 @@ func TestTrainDistributedKill(t *testing.T) {
 		}
 	}
 	lines := readTrainLog(t, logPath)
-	checkOncePerPass(t, lines, 40, 2, 2)
+	checkOncePerPass(t, lines, 30, 2, 2)
 	retrained, rejoined := false, 0
 	for i, l := range lines {
 		if l.Kind == "commit" && l.Pass == killed.Pass && l.Bucket == killed.Bucket && l.Claim != killed.Claim {
@@ -296,7 +296,7 @@ func TestTrainDistributedKill(t *testing.T) {
 		t.Errorf("the restarted rank 1 trained no bucket")
 	}
 	man, err := train.ReadManifest(filepath.Join(dir, "ckpt"))
-	if err != nil || man == nil || !man.Done || man.Buckets != 160 {
+	if err != nil || man == nil || !man.Done || man.Buckets != 120 {
 		t.Fatalf("manifest: %+v, %v", man, err)
 	}
 	t.Logf("killed rank 1 holding pass %d bucket %v (claim %d); retrained: %v; the restarted rank committed %d buckets",
