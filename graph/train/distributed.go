@@ -214,7 +214,7 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 			superseded = append(superseded, old.File)
 		}
 	}
-	oldModel, err := d.commit(ctx, cl, s, pos, ev, loss, refs)
+	oldModel, done, err := d.commit(ctx, cl, s, pos, ev, loss, refs)
 	if errors.Is(err, coord.ErrLost) {
 		// The lease expired: the bucket is back in the pool and another
 		// trainer trains it from the committed versions. Nothing of this
@@ -242,6 +242,7 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 		return err
 	}
 	ev.IO, ev.Seconds = d.io, time.Since(start).Seconds()
+	ev.Done, ev.Total = done-d.baseBuckets, int64((d.passes-d.start)*d.perPass)
 	de := DistEvent{Kind: "commit", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Event: ev}
 	d.log(de)
 	if d.o.Bucket != nil {
@@ -257,18 +258,18 @@ func (d *distRun) modelName(cl *coord.Claim) string { return fmt.Sprintf("model.
 // committed ones (invariant 8), in the claim's commit transaction,
 // conditional on the shared state being the one merged into. When another
 // trainer committed in between, it merges again. It returns the model file
-// the commit superseded.
-func (d *distRun) commit(ctx context.Context, cl *coord.Claim, s *snapshot, pos Position, ev Event, loss float64, refs []TableRef) (string, error) {
+// the commit superseded and the run's count of committed buckets.
+func (d *distRun) commit(ctx context.Context, cl *coord.Claim, s *snapshot, pos Position, ev Event, loss float64, refs []TableRef) (string, int64, error) {
 	t := d.t
 	for {
 		if err := d.syncModel(ctx, s); err != nil {
-			return "", err
+			return "", 0, err
 		}
 		// Now t.m = latest committed + this bucket's change, and d.base =
 		// latest committed.
 		ref, err := writeRef(t.dir, d.modelName(cl), encodeModel(t.m))
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		st := s.state
 		st.Model = ref
@@ -290,15 +291,15 @@ func (d *distRun) commit(ctx context.Context, cl *coord.Claim, s *snapshot, pos 
 		err = d.ct.CommitWith(ctx, cl, []clientv3.Cmp{cmp}, ops)
 		if errors.Is(err, coord.ErrConflict) {
 			if s, err = d.k.read(ctx, d.o.Client); err != nil {
-				return "", err
+				return "", 0, err
 			}
 			continue
 		}
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
 		d.modelFile = ref.File
-		return s.state.Model.File, nil
+		return s.state.Model.File, st.Buckets, nil
 	}
 }
 
