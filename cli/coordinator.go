@@ -16,12 +16,14 @@ on one machine (docs/distributed.md): ranks connect with
 
 Examples:
   batchprep coordinator --data-dir /tmp/etcd-run1
-  batchprep coordinator --data-dir etcd-data --listen 127.0.0.1:0`
+  batchprep coordinator --data-dir etcd-data --listen 127.0.0.1:0
+  batchprep coordinator --data-dir /dev/shm/etcd-run1 --no-fsync   # fastest; lost on reboot`
 
 func runCoordinator(env *Env, args []string) error {
 	fs := newFlagSet(env, "coordinator", "", coordinatorDescription)
 	dir := fs.String("data-dir", "", "etcd data directory (required)")
 	listen := fs.String("listen", "127.0.0.1:2379", "client address host:port (port 0: a free port)")
+	noFsync := fs.Bool("no-fsync", false, "etcd's --unsafe-no-fsync: faster claims; a power loss or kernel crash may lose the run's latest claims and commits (docs/distributed.md)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -32,7 +34,7 @@ func runCoordinator(env *Env, args []string) error {
 	case *dir == "":
 		return usagef("--data-dir is required")
 	}
-	s, err := coord.Serve(coord.ServerOptions{Dir: *dir, Listen: *listen})
+	s, err := coord.Serve(coord.ServerOptions{Dir: *dir, Listen: *listen, NoFsync: *noFsync})
 	if err != nil {
 		return err
 	}

@@ -245,7 +245,7 @@ func TestCoordinatorCommand(t *testing.T) {
 	var o, e lockedBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- runCoordinator(&Env{Ctx: ctx, Stdout: &o, Stderr: &e}, []string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0"})
+		done <- runCoordinator(&Env{Ctx: ctx, Stdout: &o, Stderr: &e}, []string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--no-fsync"})
 	}()
 	cfg := distFixture(t, "affinity")
 	var endpoint string

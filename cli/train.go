@@ -32,8 +32,15 @@ and training.svg (loss and holdout MRR per epoch).
 --set key=value overrides a config key (repeatable; dotted paths such as
 relations.0.operator; values in JSON syntax or plain strings).
 
+Distributed mode (docs/distributed.md): W processes, anywhere that sees
+checkpoint_path and reaches etcd, share the buckets; start each with
+--etcd HOST:PORT --rank R --world W (batchprep coordinator runs an etcd).
+A killed rank's bucket returns to the pool after --lease-ttl; the same
+command restarted rejoins the run.
+
 Examples:
   batchprep train --config fb15k.toml
+  batchprep train --config fb15k.toml --etcd 127.0.0.1:2379 --rank 0 --world 2
   batchprep train --config fb15k.toml --set dimension=200 --set workers=2
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
@@ -52,6 +59,7 @@ func runTrain(env *Env, args []string) error {
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	dist := trainDistFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -61,6 +69,9 @@ func runTrain(env *Env, args []string) error {
 		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "":
 		return usagef("--config is required")
+	}
+	if err := dist.check(); err != nil {
+		return err
 	}
 	cfg, err := loadConfig(*cfgPath, sets)
 	if err != nil {
@@ -80,6 +91,9 @@ func runTrain(env *Env, args []string) error {
 	}
 	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), trainMemoryHint); err != nil {
 		return err
+	}
+	if dist.on() {
+		return dist.run(env, cfg, store, *quiet)
 	}
 	var prog *progress
 	var tr *train.Trainer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -26,15 +27,25 @@ import (
 //	go test -run '^$' -bench Claim8 -benchtime 3000x ./graph/coord
 func BenchmarkClaim8(b *testing.B) {
 	for _, c := range []struct {
-		p    int
-		work time.Duration
-	}{{16, 0}, {32, 0}, {16, 10 * time.Millisecond}} {
-		b.Run(fmt.Sprintf("P=%d/work=%v", c.p, c.work), func(b *testing.B) { benchClaims(b, c.p, c.work) })
+		p       int
+		work    time.Duration
+		noFsync bool
+	}{{16, 0, false}, {16, 0, true}, {32, 0, false}, {16, 10 * time.Millisecond, false}, {16, 10 * time.Millisecond, true}} {
+		name := fmt.Sprintf("P=%d/work=%v", c.p, c.work)
+		if c.noFsync {
+			name += "/nofsync"
+		}
+		b.Run(name, func(b *testing.B) { benchClaims(b, c.p, c.work, c.noFsync) })
 	}
 }
 
-func benchClaims(b *testing.B, p int, work time.Duration) {
-	srv := startServer(b)
+func benchClaims(b *testing.B, p int, work time.Duration, noFsync bool) {
+	s, err := Serve(ServerOptions{Dir: filepath.Join(b.TempDir(), "etcd"), Fast: true, NoFsync: noFsync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	srv := s
 	const w = 8
 	ctx := context.Background()
 	clients := make([]*clientv3.Client, w)

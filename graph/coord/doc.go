@@ -12,7 +12,8 @@
 //
 // A claim is one etcd transaction that succeeds only if the bucket's two
 // partition locks are free and the bucket is neither held nor done in the
-// pass; the lock and held keys are tied to the trainer's lease, which a
+// pass (it tries up to four buckets, in the policy's order, as nested
+// transactions, so that a race lost for the first costs no round trip); the lock and held keys are tied to the trainer's lease, which a
 // goroutine keeps alive. A trainer that dies stops its keep-alives: when
 // the lease expires etcd deletes its keys and the bucket is free again, not
 // done; it is trained again by whoever gets it, from the partitions' last
@@ -38,4 +39,7 @@
 //  6. Cleanup: when all World ranks have seen the run end, the run's keys
 //     are removed. A trainer joining after that starts a new run of the
 //     same name.
+//  7. Fenced writes: the keys a trainer publishes with CommitWith are
+//     written in the transaction that marks the bucket done, only while
+//     its claim is held; a trainer whose claim was lost writes nothing.
 package coord

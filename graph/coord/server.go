@@ -21,6 +21,12 @@ type ServerOptions struct {
 	// (100 ms), so that leases as short as one second are granted as asked
 	// (etcd's shortest lease is 1.5 election timeouts): for tests.
 	Fast bool
+	// NoFsync turns off etcd's fsync of its log and database
+	// (etcd's --unsafe-no-fsync): writes cost no disk flush, but a power
+	// loss or kernel crash can lose or corrupt the latest state — the run's
+	// claims and commits. A crash of the process alone loses nothing (the
+	// data are in the page cache). See docs/distributed.md.
+	NoFsync bool
 }
 
 // Server is a single-node etcd running in this process.
@@ -55,6 +61,7 @@ func Serve(o ServerOptions) (*Server, error) {
 	if o.Fast {
 		cfg.TickMs, cfg.ElectionMs = 10, 100
 	}
+	cfg.UnsafeNoFsync = o.NoFsync
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("coord: starting etcd in %s on %s: %w", o.Dir, client, err)

@@ -153,7 +153,8 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 			}
 			continue
 		}
-		num, fresh, err := t.claim(ctx, b, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
+		cands := t.candidates(v, b)
+		num, fresh, err := t.claim(ctx, cands, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
 		overhead += time.Since(start)
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			// The lease expired while this trainer was paused: the
@@ -173,15 +174,54 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 			v = fresh
 			continue
 		}
-		return &Claim{Pass: t.pass, Bucket: b, Number: num, Rank: t.o.Rank, Overhead: overhead, Retries: retries}, nil
+		return &Claim{Pass: t.pass, Bucket: cands[num.i], Number: num.rev, Rank: t.o.Rank, Overhead: overhead, Retries: retries}, nil
 	}
 	return nil, ErrDone
 }
 
-// claim tries to take b in one transaction: its partitions unlocked, b
-// neither held nor done, and for the first bucket of the first pass, no
-// bucket given yet. ok is false when another trainer won a race.
-func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64, *view, error) {
+// granted says which candidate a claim transaction took, at which
+// revision.
+type granted struct {
+	i   int
+	rev int64
+}
+
+// claim tries to take the first free bucket of cands in one transaction
+// (nested: each candidate's comparisons in the previous one's else
+// branch): its partitions unlocked, it neither held nor done, and for the
+// first bucket of the first pass, no bucket given yet. When none could be
+// taken it returns the pass's state read in the same transaction.
+func (t *Trainer) claim(ctx context.Context, cands []graph.Bucket, first bool) (granted, *view, error) {
+	elseOps := t.stateOps()
+	var top clientv3.Op
+	for i := len(cands) - 1; i >= 0; i-- {
+		cmps, ops := t.claimOps(cands[i], first)
+		top = clientv3.OpTxn(cmps, ops, elseOps)
+		elseOps = []clientv3.Op{top}
+	}
+	cmps, ops, rest := top.Txn()
+	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Else(rest...).Commit()
+	if err != nil {
+		b := cands[0]
+		return granted{}, nil, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
+	}
+	ok, rs := resp.Succeeded, resp.Responses
+	for i := range cands {
+		if ok {
+			return granted{i, resp.Header.Revision}, nil, nil
+		}
+		if i == len(cands)-1 {
+			break
+		}
+		in := rs[0].GetResponseTxn()
+		ok, rs = in.Succeeded, in.Responses
+	}
+	v, err := t.parseView(rs, resp.Header.Revision)
+	return granted{}, v, err
+}
+
+// claimOps are the comparisons and writes of a claim of b.
+func (t *Trainer) claimOps(b graph.Bucket, first bool) ([]clientv3.Cmp, []clientv3.Op) {
 	val := strconv.Itoa(t.o.Rank)
 	lease := clientv3.WithLease(t.lease.id)
 	cmps := []clientv3.Cmp{
@@ -201,15 +241,32 @@ func (t *Trainer) claim(ctx context.Context, b graph.Bucket, first bool) (int64,
 			ops = append(ops, clientv3.OpPut(t.k.givenAny(), val))
 		}
 	}
-	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Else(t.stateOps()...).Commit()
-	if err != nil {
-		return 0, nil, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
+	return cmps, ops
+}
+
+// maxCandidates bounds the buckets one claim transaction tries.
+const maxCandidates = 4
+
+// candidates lists b, the policy's choice in view v, then the buckets the
+// policy would choose next if b (and each one after) were taken by
+// another trainer: a claim transaction tries them in this order, so that a
+// lost race for b costs no second round trip. In the first pass of a run
+// with the first-pass rule only b is tried: an alternative may be
+// claimable only because an earlier candidate counts as given.
+func (t *Trainer) candidates(v *view, b graph.Bucket) []graph.Bucket {
+	cands := []graph.Bucket{b}
+	if v.st.Pass().TreeInit {
+		return cands
 	}
-	if resp.Succeeded {
-		return resp.Header.Revision, nil, nil
+	st := t.buildView(v.rev).st
+	for st.MarkDone(b); len(cands) < maxCandidates; st.MarkDone(b) {
+		var ok bool
+		if b, ok = t.o.Policy(st, t.prev, t.o.Rank, t.o.World); !ok {
+			break
+		}
+		cands = append(cands, b)
 	}
-	v, err := t.parseView(resp.Responses, resp.Header.Revision)
-	return 0, v, err
+	return cands
 }
 
 // wait blocks until anything under the run changes after revision rev and
@@ -241,29 +298,7 @@ func (t *Trainer) wait(ctx context.Context, rev int64) ([]*clientv3.Event, error
 // ErrLost otherwise; the bucket then belongs to the pool (or to another
 // trainer) and the caller's work on it does not count.
 func (t *Trainer) Commit(ctx context.Context, c *Claim) error {
-	held := t.k.held(c.Pass, c.Bucket)
-	ops := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
-	nput := len(ops)
-	if c.Pass == t.pass {
-		ops = append(ops, t.stateOps()...)
-	}
-	resp, err := t.c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)).Then(ops...).Commit()
-	if err != nil {
-		return fmt.Errorf("coord: committing pass %d bucket (%d,%d): %w", c.Pass, c.Bucket.Lhs, c.Bucket.Rhs, err)
-	}
-	if !resp.Succeeded {
-		return ErrLost
-	}
-	b := c.Bucket
-	t.prev = &b
-	if c.Pass == t.pass {
-		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
-		if err != nil {
-			return err
-		}
-		t.cached = v
-	}
-	return nil
+	return t.CommitWith(ctx, c, nil, nil)
 }
 
 // Abandon gives c's bucket back to the pool without marking it done.

@@ -40,8 +40,25 @@
 //     the edge); they are never trained on.
 //  7. Settings the trainer does not implement (featurized entities,
 //     per-type dimensions, bias, max_norm, half_precision, several
-//     machines, regularizers other than N3) are refused with the key named.
-//  8. Memory: TrainMemory and EvalMemory bound, from the config and the
+//     machines through num_machines, regularizers other than N3) are
+//     refused with the key named.
+//  8. Distributed mode (RunDistributed; distributed.go, diststate.go): W
+//     ranks share the buckets through graph/coord, so every bucket of
+//     every pass is committed exactly once. A rank trains its bucket from
+//     the committed versions of the bucket's partitions and of the shared
+//     parameters (relation operators, global embeddings); it writes the
+//     partitions to files named by its claim, then commits, in the claim's
+//     commit transaction and only while the claim is held, the partitions'
+//     new versions and the shared state: the parameters with this bucket's
+//     change (after - before) added to the latest committed ones, the
+//     history and the counters, conditional on the state it merged into
+//     (a concurrent commit makes it merge again), so no update is lost. A
+//     lost claim publishes nothing. After every commit, under a lock on
+//     the directory, checkpoint.json is rewritten from the latest committed
+//     state (never backwards) and superseded files are removed, so eval,
+//     export and a single-process train of the finished run read it as
+//     their own.
+//  9. Memory: TrainMemory and EvalMemory bound, from the config and the
 //     store's entity counts alone, the bytes a run's tables and worker
 //     arrays will take, so that a command can refuse a run the machine
 //     cannot hold before allocating it (the config's own limits bound

@@ -80,6 +80,9 @@ type Manifest struct {
 	IO          IOStats        `json:"io"`
 	Buckets     int64          `json:"buckets_trained"`
 	Edges       int64          `json:"edges_trained"`
+	// Distributed is set when a distributed run wrote the manifest
+	// (distributed.go).
+	Distributed *DistRun `json:"distributed,omitempty"`
 }
 
 // envelope carries the manifest with the SHA-256 of its compact JSON

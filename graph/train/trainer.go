@@ -64,6 +64,18 @@ type Trainer struct {
 // it was made with the same config (else ErrCheckpoint naming every
 // differing key) and restores it.
 func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
+	t, err := newTrainer(cfg, store, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.restore(cfg, store); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newTrainer builds a run's plan, model and workers, with no checkpoint.
+func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
 	m, err := NewModel(cfg, store.NumRelations())
 	if err != nil {
 		return nil, err
@@ -86,23 +98,27 @@ func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
 	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return nil, err
 	}
-	fp := Fingerprint(cfg, store.Fingerprint())
+	t.man = &Manifest{Version: ManifestVersion, Fingerprint: Fingerprint(cfg, store.Fingerprint())}
+	return t, nil
+}
+
+// restore continues from the checkpoint in checkpoint_path, if any.
+func (t *Trainer) restore(cfg *config.Config, store Store) error {
 	man, err := ReadManifest(t.dir)
-	if err != nil {
-		return nil, err
+	if err != nil || man == nil {
+		return err
 	}
-	if man == nil {
-		t.man = &Manifest{Version: ManifestVersion, Fingerprint: fp}
-		return t, nil
+	if err := refuseDistributed(man); err != nil {
+		return err
 	}
 	if t.m, err = LoadModel(cfg, store.NumRelations(), store.Fingerprint(), t.dir, man); err != nil {
-		return nil, err
+		return err
 	}
 	for w := range t.workers {
 		t.workers[w] = model.NewWorker(t.m)
 	}
 	t.man = man
-	return t, nil
+	return nil
 }
 
 // Model returns the model being trained.

@@ -1,0 +1,67 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ErrConflict is returned by CommitWith when the claim is still held but
+// one of the caller's comparisons failed (another trainer changed a key
+// the caller read): nothing was written; read again and retry.
+var ErrConflict = errors.New("coord: commit condition failed (a shared key changed); retry")
+
+// DataPrefix is a key prefix inside the run's for the caller's own keys
+// (for example the versions of the partitions a commit publishes); it is
+// removed with the run's keys (invariant 6).
+func (t *Trainer) DataPrefix() string { return t.k.prefix + "data/" }
+
+// DataPrefix is the key prefix of run's caller keys (Trainer.DataPrefix),
+// known before joining; it fails for a malformed run name.
+func DataPrefix(run string) (string, error) {
+	k, err := newKeys(run)
+	if err != nil {
+		return "", err
+	}
+	return k.prefix + "data/", nil
+}
+
+// CommitWith is Commit with the caller's comparisons and operations added
+// to the same transaction: ops are applied only if the claim is still held
+// and every comparison in cmps holds, atomically with marking the bucket
+// done (invariant 7). It returns ErrLost when the claim is gone and
+// ErrConflict when only a comparison of cmps failed (the claim is kept).
+func (t *Trainer) CommitWith(ctx context.Context, c *Claim, cmps []clientv3.Cmp, ops []clientv3.Op) error {
+	held := t.k.held(c.Pass, c.Bucket)
+	all := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
+	all = append(all, ops...)
+	nput := len(all)
+	if c.Pass == t.pass {
+		all = append(all, t.stateOps()...)
+	}
+	if1 := append([]clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(held), "=", c.Number)}, cmps...)
+	resp, err := t.c.Txn(ctx).If(if1...).Then(all...).Else(clientv3.OpGet(held)).Commit()
+	if err != nil {
+		return fmt.Errorf("coord: committing pass %d bucket (%d,%d): %w", c.Pass, c.Bucket.Lhs, c.Bucket.Rhs, err)
+	}
+	if !resp.Succeeded {
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if len(cmps) > 0 && len(kvs) == 1 && kvs[0].CreateRevision == c.Number {
+			return ErrConflict
+		}
+		return ErrLost
+	}
+	b := c.Bucket
+	t.prev = &b
+	if c.Pass == t.pass {
+		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
+		if err != nil {
+			return err
+		}
+		t.cached = v
+	}
+	return nil
+}

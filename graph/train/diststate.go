@@ -1,0 +1,279 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/batchprep/batchprep/graph/coord"
+	"github.com/batchprep/batchprep/internal/atomicfile"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// DistRun identifies the distributed run that wrote a manifest: its name
+// and the etcd revision at which its state was created (two runs of one
+// name, one after the other, differ in it).
+type DistRun struct {
+	Run     string `json:"run"`
+	Created int64  `json:"created"`
+}
+
+// refuseDistributed refuses to continue, in single-process mode, a
+// checkpoint of a distributed run that has not finished: its position is
+// in etcd, not in the manifest.
+func refuseDistributed(man *Manifest) error {
+	if man.Distributed != nil && !man.Done {
+		return fmt.Errorf("%w: the checkpoint belongs to distributed run %q, not finished: continue it with train --etcd ... --run %s",
+			ErrCheckpoint, man.Distributed.Run, man.Distributed.Run)
+	}
+	return nil
+}
+
+// Keys of a distributed training run, under coord's DataPrefix of the run:
+//
+//	run           runInfo: the fingerprint and the first pass (written once)
+//	state         sharedState: the model file, history and counters
+//	part/TYPE/P   TableRef: the committed version of a partition
+//
+// A commit publishes its partitions and the new state in the claim's
+// commit transaction (coord invariant 7), the state compared against the
+// revision the committer read, so commits of the shared state are
+// serialized.
+type distKeys struct{ p string }
+
+func (k distKeys) run() string                   { return k.p + "run" }
+func (k distKeys) state() string                 { return k.p + "state" }
+func (k distKeys) partDir() string               { return k.p + "part/" }
+func (k distKeys) part(typ string, p int) string { return fmt.Sprintf("%spart/%s/%d", k.p, typ, p) }
+func (k distKeys) partRef(r TableRef) string     { return k.part(r.Type, r.Partition) }
+
+// runInfo is written by the first rank to start the run.
+type runInfo struct {
+	Fingerprint map[string]any `json:"fingerprint"`
+	Start       int            `json:"start"`        // first pass (a run continuing a finished checkpoint)
+	BaseBuckets int64          `json:"base_buckets"` // buckets the continued checkpoint had trained
+}
+
+// sharedState is the part of the checkpoint every commit updates.
+type sharedState struct {
+	Model   FileRef      `json:"model"` // empty: the initial parameters
+	History []EpochStats `json:"history"`
+	IO      IOStats      `json:"io"`
+	Buckets int64        `json:"buckets"`
+	Edges   int64        `json:"edges"`
+}
+
+// snapshot is the committed state of a run read at one revision.
+type snapshot struct {
+	rev      int64 // of the read
+	stateRev int64 // mod revision of the state key
+	state    sharedState
+	parts    map[[2]string]TableRef // (type, partition) -> ref
+}
+
+func partKey(typ string, p int) [2]string { return [2]string{typ, fmt.Sprint(p)} }
+
+// read returns the run's committed state.
+func (k distKeys) read(ctx context.Context, c *clientv3.Client) (*snapshot, error) {
+	resp, err := c.Txn(ctx).Then(clientv3.OpGet(k.state()), clientv3.OpGet(k.partDir(), clientv3.WithPrefix())).Commit()
+	if err != nil {
+		return nil, fmt.Errorf("train: reading the run's state: %w", err)
+	}
+	s := &snapshot{rev: resp.Header.Revision, parts: map[[2]string]TableRef{}}
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		s.stateRev = kv.ModRevision
+		if err := json.Unmarshal(kv.Value, &s.state); err != nil {
+			return nil, fmt.Errorf("train: etcd key %s: %v", kv.Key, err)
+		}
+	}
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		var r TableRef
+		if err := json.Unmarshal(kv.Value, &r); err != nil {
+			return nil, fmt.Errorf("train: etcd key %s: %v", kv.Key, err)
+		}
+		s.parts[partKey(r.Type, r.Partition)] = r
+	}
+	return s, nil
+}
+
+// initRun reads the run's first pass and checks the fingerprint, creating
+// the run's state when this rank is the first: from the manifest in the
+// checkpoint directory when it holds a finished run (or one stopped at a
+// pass boundary) of the same config, else empty.
+func (k distKeys) initRun(ctx context.Context, c *clientv3.Client, run string, fp map[string]any, man *Manifest, passOf func(Position) int) (runInfo, int64, error) {
+	for {
+		resp, err := c.Get(ctx, k.run())
+		if err != nil {
+			return runInfo{}, 0, fmt.Errorf("train: joining run %q: %w", run, err)
+		}
+		if len(resp.Kvs) == 1 {
+			var ri runInfo
+			if err := json.Unmarshal(resp.Kvs[0].Value, &ri); err != nil {
+				return runInfo{}, 0, fmt.Errorf("train: etcd key %s: %v", k.run(), err)
+			}
+			if diff := DiffFingerprints(ri.Fingerprint, fp); len(diff) > 0 {
+				return runInfo{}, 0, fmt.Errorf("%w: run %q was started with a different config:\n  %s", ErrCheckpoint, run, strings.Join(diff, "\n  "))
+			}
+			return ri, resp.Kvs[0].CreateRevision, nil
+		}
+		ri := runInfo{Fingerprint: fp}
+		var st sharedState
+		var ops []clientv3.Op
+		if man != nil {
+			if diff := DiffFingerprints(man.Fingerprint, fp); len(diff) > 0 {
+				return runInfo{}, 0, fmt.Errorf("%w: the checkpoint was made with a different config:\n  %s", ErrCheckpoint, strings.Join(diff, "\n  "))
+			}
+			switch {
+			case man.Distributed != nil && !man.Done:
+				return runInfo{}, 0, fmt.Errorf("%w: the checkpoint belongs to distributed run %q, not finished, and etcd has no state for run %q (a new etcd, or another --run?)",
+					ErrCheckpoint, man.Distributed.Run, run)
+			case !man.Done && man.Next.Index != 0:
+				return runInfo{}, 0, fmt.Errorf("%w: the single-process checkpoint stopped inside a pass (epoch %d, bucket %d of its order): finish the pass with train without --etcd first",
+					ErrCheckpoint, man.Next.Epoch+1, man.Next.Index+1)
+			}
+			ri.Start, ri.BaseBuckets = passOf(man.Next), man.Buckets
+			st = sharedState{Model: man.Model, History: man.History, IO: man.IO, Buckets: man.Buckets, Edges: man.Edges}
+			for _, r := range man.Tables {
+				v, _ := json.Marshal(r)
+				ops = append(ops, clientv3.OpPut(k.partRef(r), string(v)))
+			}
+		}
+		rv, _ := json.Marshal(ri)
+		sv, _ := json.Marshal(st)
+		ops = append(ops, clientv3.OpPut(k.run(), string(rv)), clientv3.OpPut(k.state(), string(sv)))
+		tx, err := c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k.run()), "=", 0)).Then(ops...).Commit()
+		if err != nil {
+			return runInfo{}, 0, fmt.Errorf("train: starting run %q: %w", run, err)
+		}
+		if tx.Succeeded {
+			return ri, tx.Header.Revision, nil
+		}
+		// Another rank created it first: read it.
+	}
+}
+
+// dirLock is an exclusive lock on the checkpoint directory (flock on
+// checkpoint.lock), held while a rank rewrites the manifest and removes
+// superseded files, so that the manifest only moves forward and never
+// names a removed file. flock works between processes of one machine and
+// on NFSv4.
+type dirLock struct{ f *os.File }
+
+func lockDir(dir string) (*dirLock, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "checkpoint.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("train: locking %s: %w", f.Name(), err)
+	}
+	return &dirLock{f: f}, nil
+}
+
+func (l *dirLock) unlock() { l.f.Close() } // closing releases the flock
+
+// publish rewrites the manifest from the run's latest committed state and
+// removes the given superseded files, under the directory lock. The
+// manifest is written only if it is newer than the one on disk (same run).
+func (d *distRun) publish(ctx context.Context, superseded []string) error {
+	l, err := lockDir(d.t.dir)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	s, err := d.k.read(ctx, d.o.Client)
+	if err != nil {
+		return err
+	}
+	old, err := ReadManifest(d.t.dir)
+	if err != nil {
+		return err
+	}
+	if old == nil || old.Distributed == nil || *old.Distributed != d.id || old.Seq < s.rev {
+		if err := writeManifest(d.t.dir, d.manifest(s)); err != nil {
+			return err
+		}
+	}
+	for _, f := range superseded {
+		if err := os.Remove(filepath.Join(d.t.dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifest is the checkpoint manifest of snapshot s: single-process
+// commands (eval, export, train after the run finished) read it as theirs.
+func (d *distRun) manifest(s *snapshot) *Manifest {
+	m := &Manifest{Version: ManifestVersion, Seq: s.rev, Fingerprint: d.t.man.Fingerprint, Model: s.state.Model,
+		History: s.state.History, IO: s.state.IO, Buckets: s.state.Buckets, Edges: s.state.Edges}
+	id := d.id
+	m.Distributed = &id
+	for _, r := range s.parts {
+		m.Tables = append(m.Tables, r)
+	}
+	sortTables(m.Tables)
+	// Passes end in sequence (coord invariant 1 and sched's), so the count
+	// of buckets committed since the run's start gives the pass reached.
+	n := int(s.state.Buckets - d.baseBuckets)
+	per := d.perPass
+	pass := d.start + n/per
+	if pass >= d.passes {
+		m.Done = true
+		m.Next = Position{Epoch: d.t.cfg.NumEpochs}
+	} else {
+		e, set, c := coord.PassCoords(d.t.plan, pass)
+		m.Next = Position{Epoch: e, EdgeSet: set, Chunk: c, Index: n % per}
+	}
+	return m
+}
+
+// finish, at the end of the run, deletes the checkpoint files the final
+// manifest does not name (lost claims' files, superseded files of a rank
+// killed before it removed them) and writes training.svg, under the
+// directory lock (every rank does it; atomicfile does not support two
+// writers of one file at once).
+func (d *distRun) finish(ctx context.Context) error {
+	l, err := lockDir(d.t.dir)
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	man, err := ReadManifest(d.t.dir)
+	if err != nil || man == nil || !man.Done {
+		return err
+	}
+	if len(man.History) > 0 {
+		if err := atomicfile.Write(filepath.Join(d.t.dir, "training.svg"), PlotSVG(man.History), 0o644); err != nil {
+			return err
+		}
+	}
+	keep := map[string]bool{man.Model.File: true}
+	for _, r := range man.Tables {
+		keep[r.File] = true
+	}
+	ents, err := os.ReadDir(d.t.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
+			if err := os.Remove(filepath.Join(d.t.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
