@@ -26,9 +26,10 @@ type chunkCache struct {
 type cacheEntry struct {
 	c          int
 	chunk      *corpus.Chunk
-	hasBad     bool   // some sequence of the chunk is malformed
-	unit       uint64 // bit s: every sequence has exactly one sample in stream s (s < 64)
-	warm       uint64 // the result of warm, kept so its loads are not dropped
+	hasBad     bool          // some sequence of the chunk is malformed
+	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
+	warm       uint64        // the result of warm, kept so its loads are not dropped
+	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
 	err        error
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -63,33 +64,43 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 		cc.unlink(old)
 		cc.slots[old.c] = nil
 		cc.n--
-		cc.recycle(old)
+		e.evicted = append(e.evicted, old)
 	}
 	return e
 }
 
-// recycle hands an evicted entry's chunk back to the corpus
-// (corpus.Recycler) when it has finished loading; one still loading is left
-// to the collector. Evicted chunks are never in use: every insertion and
-// eviction runs on the caller's goroutine, and an assembly's pinned chunks
-// are the cache's newest (see Source.assemble), so the oldest entry is
-// never pinned; a Minibatch copies what it delivers.
+// recycle hands the chunks evicted to make room for e back to the corpus
+// (corpus.Recycler), just before e loads, so that e's load reuses their
+// arrays. Handing them back at eviction instead would lose most of them in
+// window order: entering a window evicts a hundred chunks at once, more
+// than a corpus keeps for reuse, and the loads that follow would parse into
+// fresh memory. Each recycled chunk is thus held until the load that
+// replaces it starts, which keeps the chunks alive at once within the
+// cache's capacity. An evicted entry still loading is left to the
+// collector. Evicted chunks are never in use: every insertion and eviction
+// runs on the caller's goroutine, and an assembly's pinned chunks are the
+// cache's newest (see Source.assemble), so the oldest entry is never
+// pinned; a Minibatch copies what it delivers.
 func (cc *chunkCache) recycle(e *cacheEntry) {
+	old := e.evicted
+	e.evicted = nil
 	rc, ok := cc.src.(corpus.Recycler)
 	if !ok {
 		return
 	}
-	select {
-	case <-e.done:
-		if e.err == nil && e.chunk != nil {
-			rc.Recycle(e.chunk)
-			e.chunk = nil
+	for _, o := range old {
+		select {
+		case <-o.done:
+			if o.err == nil && o.chunk != nil {
+				rc.Recycle(o.chunk)
+			}
+		default:
 		}
-	default:
 	}
 }
 
 func (cc *chunkCache) load(e *cacheEntry) {
+	cc.recycle(e)
 	e.chunk, e.err = cc.src.LoadChunk(e.c)
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
