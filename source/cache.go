@@ -27,6 +27,7 @@ type cacheEntry struct {
 	c          int
 	chunk      *corpus.Chunk
 	hasBad     bool          // some sequence of the chunk is malformed
+	single     uint64        // bit s: every sample of sparse stream s has exactly one entry (s < 64)
 	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
 	warm       uint64        // the result of warm, kept so its loads are not dropped
 	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
@@ -110,6 +111,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 			}
 		}
 		e.unit = unitStreams(e.chunk)
+		e.single = singleEntryStreams(e.chunk)
 		e.warm = warm(e.chunk)
 	}
 	close(e.done)
@@ -179,9 +181,38 @@ func unitStreams(ch *corpus.Chunk) uint64 {
 	return m
 }
 
+// singleEntryStreams returns the sparse streams (bit s for stream s < 64)
+// in which every sample of ch has exactly one entry (RowStart[k] == k), as
+// in one-hot word inputs; the assembly then takes a sequence's entries from
+// its sample range without reading the row starts.
+func singleEntryStreams(ch *corpus.Chunk) uint64 {
+	var m uint64
+	for s := range min(len(ch.Streams), 64) {
+		d := &ch.Streams[s]
+		rs := d.RowStart
+		if rs == nil || len(d.SeqStart) == 0 || len(rs) != int(d.SeqStart[len(d.SeqStart)-1])+1 {
+			continue
+		}
+		single := true
+		for k := 0; single && k < len(rs); k++ {
+			single = rs[k] == int32(k)
+		}
+		if single {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
+// chunkFlags are what the cache found out about a chunk when it loaded.
+type chunkFlags struct {
+	hasBad       bool   // some sequence is malformed
+	unit, single uint64 // unitStreams, singleEntryStreams
+}
+
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
-// whether it holds malformed sequences and its unit streams.
-func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
+// and its flags.
+func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 	cc.mu.Lock()
 	e := cc.slots[c]
 	if e == nil {
@@ -202,9 +233,9 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
 			cc.n--
 		}
 		cc.mu.Unlock()
-		return nil, false, 0, e.err
+		return nil, chunkFlags{}, e.err
 	}
-	return e.chunk, e.hasBad, e.unit, nil
+	return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single}, nil
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and

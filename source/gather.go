@@ -84,6 +84,7 @@ type gather struct {
 	pins   []pin       // the chunks the segment uses, in first-use order
 	refs   []ref       // the segment's delivered sequences, in timeline order
 	unit   uint64      // bit s: every pin has one sample per sequence in stream s
+	single uint64      // bit s: every pin has one entry per sample in sparse stream s
 	lo     []int32     // scratch: each ref's first sample in its chunk's stream
 	rows   [][]float32 // scratch: each pin's dense values of the stream at hand
 	sink   float32     // keeps touchDense's and copySparse's loads alive
@@ -292,7 +293,9 @@ func (g *gather) copyDenseUnit(b *StreamBatch) {
 
 // copySparse copies the CSR rows of every ref of stream s in four passes:
 // each sequence's first and end entry, a touch of its entries, the row
-// starts, then the entries. In a randomized order the rows of a segment are
+// starts, then the entries. When every pin has one entry per sample in
+// stream s (g.single), a sequence's entries are its sample range and the
+// chunks' row starts are not read. In a randomized order the rows of a segment are
 // scattered over a window of parsed chunks, and each pass is a tight loop
 // whose loads do not depend on one another, so the processor keeps many of
 // those cache misses in flight at once; the copies then find their sources
@@ -306,13 +309,23 @@ func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 	}
 	from, to := g.from[:len(refs)], g.to[:len(refs)]
 	rowStart, indices, values := g.rowStart, g.indices, g.values
+	single := s < 64 && g.single&(1<<s) != 0
 	total := 0
-	for j, r := range refs {
-		rs := rowStart[r.p]
-		lo, hi := los[j], los[j]+ss[j+1]-ss[j]
-		f, e := rs[lo], rs[hi]
-		from[j], to[j] = f, e
-		total += int(e - f)
+	if single {
+		// One entry per sample: the entries are the samples' range, and
+		// the row starts need not be read.
+		for j := range refs {
+			from[j], to[j] = los[j], los[j]+ss[j+1]-ss[j]
+		}
+		total = int(ss[len(ss)-1] - ss[0])
+	} else {
+		for j, r := range refs {
+			rs := rowStart[r.p]
+			lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+			f, e := rs[lo], rs[hi]
+			from[j], to[j] = f, e
+			total += int(e - f)
+		}
 	}
 	var sum float32
 	var isum int32
@@ -331,18 +344,24 @@ func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 	b.Indices = grow(b.Indices, total)
 	b.Values = grow(b.Values, total)
 	outI, outV := b.Indices[e0:], b.Values[e0:]
-	o, at := int32(e0), 0 // o: output entry where the ref's entries go
-	for j, r := range refs {
-		rs := rowStart[r.p]
-		lo, hi := los[j], los[j]+ss[j+1]-ss[j]
-		off := o - from[j]
-		for _, v := range rs[lo+1 : hi+1] {
-			rows[at] = v + off
-			at++
+	if single {
+		for k := range rows {
+			rows[k] = int32(e0 + k + 1)
 		}
-		o += to[j] - from[j]
+	} else {
+		o, at := int32(e0), 0 // o: output entry where the ref's entries go
+		for j, r := range refs {
+			rs := rowStart[r.p]
+			lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+			off := o - from[j]
+			for _, v := range rs[lo+1 : hi+1] {
+				rows[at] = v + off
+				at++
+			}
+			o += to[j] - from[j]
+		}
 	}
-	o = 0
+	o := int32(0)
 	for j, r := range refs {
 		f, e := from[j], to[j]
 		n := e - f
