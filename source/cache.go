@@ -28,6 +28,7 @@ type cacheEntry struct {
 	chunk      *corpus.Chunk
 	hasBad     bool          // some sequence of the chunk is malformed
 	single     uint64        // bit s: every sample of sparse stream s has exactly one entry (s < 64)
+	ones       uint64        // bit s: every value of sparse stream s is 1 (s < 64)
 	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
 	warm       uint64        // the result of warm, kept so its loads are not dropped
 	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
@@ -112,6 +113,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		}
 		e.unit = unitStreams(e.chunk)
 		e.single = singleEntryStreams(e.chunk)
+		e.ones = onesStreams(e.chunk)
 		e.warm = warm(e.chunk)
 	}
 	close(e.done)
@@ -204,10 +206,34 @@ func singleEntryStreams(ch *corpus.Chunk) uint64 {
 	return m
 }
 
+// onesStreams returns the sparse streams (bit s for stream s < 64) whose
+// every value in ch is 1, as in one-hot inputs written "index:1"; the
+// assembly then writes the values without reading them.
+func onesStreams(ch *corpus.Chunk) uint64 {
+	var m uint64
+	for s := range min(len(ch.Streams), 64) {
+		d := &ch.Streams[s]
+		if d.RowStart == nil {
+			continue
+		}
+		ones := true
+		for _, v := range d.Values {
+			if v != 1 {
+				ones = false
+				break
+			}
+		}
+		if ones {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
 // chunkFlags are what the cache found out about a chunk when it loaded.
 type chunkFlags struct {
-	hasBad       bool   // some sequence is malformed
-	unit, single uint64 // unitStreams, singleEntryStreams
+	hasBad             bool   // some sequence is malformed
+	unit, single, ones uint64 // unitStreams, singleEntryStreams, onesStreams
 }
 
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
@@ -235,7 +261,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 		cc.mu.Unlock()
 		return nil, chunkFlags{}, e.err
 	}
-	return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single}, nil
+	return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones}, nil
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and

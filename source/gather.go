@@ -85,6 +85,7 @@ type gather struct {
 	refs   []ref       // the segment's delivered sequences, in timeline order
 	unit   uint64      // bit s: every pin has one sample per sequence in stream s
 	single uint64      // bit s: every pin has one entry per sample in sparse stream s
+	ones   uint64      // bit s: every value of sparse stream s is 1 in every pin
 	lo     []int32     // scratch: each ref's first sample in its chunk's stream
 	rows   [][]float32 // scratch: each pin's dense values of the stream at hand
 	sink   float32     // keeps touchDense's and copySparse's loads alive
@@ -295,7 +296,8 @@ func (g *gather) copyDenseUnit(b *StreamBatch) {
 // each sequence's first and end entry, a touch of its entries, the row
 // starts, then the entries. When every pin has one entry per sample in
 // stream s (g.single), a sequence's entries are its sample range and the
-// chunks' row starts are not read. In a randomized order the rows of a segment are
+// chunks' row starts are not read; when every value is 1 in every pin
+// (g.ones), the values are written, not read. In a randomized order the rows of a segment are
 // scattered over a window of parsed chunks, and each pass is a tight loop
 // whose loads do not depend on one another, so the processor keeps many of
 // those cache misses in flight at once; the copies then find their sources
@@ -327,13 +329,17 @@ func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 			total += int(e - f)
 		}
 	}
+	ones := s < 64 && g.ones&(1<<s) != 0
 	var sum float32
 	var isum int32
 	for j, r := range refs {
 		if f, e := from[j], to[j]; f < e {
-			ix, v := indices[r.p], values[r.p]
+			ix := indices[r.p]
 			isum += ix[f] + ix[e-1]
-			sum += v[f] + v[e-1]
+			if !ones {
+				v := values[r.p]
+				sum += v[f] + v[e-1]
+			}
 		}
 	}
 	g.sink, g.isink = sum, isum
@@ -361,6 +367,11 @@ func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 			o += to[j] - from[j]
 		}
 	}
+	if ones {
+		for k := range outV {
+			outV[k] = 1
+		}
+	}
 	o := int32(0)
 	for j, r := range refs {
 		f, e := from[j], to[j]
@@ -370,13 +381,17 @@ func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 			for k := range di {
 				di[k] = si[k]
 			}
-			dv, sv := outV[o:o+n], values[r.p][f:e]
-			for k := range dv {
-				dv[k] = sv[k]
+			if !ones {
+				dv, sv := outV[o:o+n], values[r.p][f:e]
+				for k := range dv {
+					dv[k] = sv[k]
+				}
 			}
 		} else {
 			copy(outI[o:o+n], indices[r.p][f:e])
-			copy(outV[o:o+n], values[r.p][f:e])
+			if !ones {
+				copy(outV[o:o+n], values[r.p][f:e])
+			}
 		}
 		o += n
 	}

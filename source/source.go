@@ -325,10 +325,11 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			}
 			p = int32(len(g.pins))
 			if len(g.pins) == 0 {
-				g.unit, g.single = fl.unit, fl.single
+				g.unit, g.single, g.ones = fl.unit, fl.single, fl.ones
 			}
 			g.unit &= fl.unit
 			g.single &= fl.single
+			g.ones &= fl.ones
 			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: fl.hasBad})
 			g.slot[c] = p
 			g.maxPins = max(g.maxPins, len(g.pins))
