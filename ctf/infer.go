@@ -1,7 +1,6 @@
 package ctf
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -99,6 +98,7 @@ type inferred struct {
 // appearance and their statistics.
 type inferState struct {
 	order []string
+	stats []*inferred // stats[k] is seen[order[k]]
 	seen  map[string]*inferred
 }
 
@@ -111,6 +111,7 @@ func (st *inferState) merge(o *inferState) {
 			s = &inferred{maxIndex: -1}
 			st.seen[name] = s
 			st.order = append(st.order, name)
+			st.stats = append(st.stats, s)
 		}
 		s.sparse = s.sparse || x.sparse
 		s.maxCount = max(s.maxCount, x.maxCount)
@@ -139,87 +140,133 @@ func inferStreams(r io.Reader) ([]corpus.Stream, error) {
 	return st.streams(), nil
 }
 
-// scan reads r line by line; atStart strips a UTF-8 byte order mark from
-// the first line.
+// scan reads r in blocks of whole lines; atStart strips a UTF-8 byte order
+// mark from the first line.
 func (st *inferState) scan(r io.Reader, atStart bool) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var long []byte
+	return st.scanBlocks(r, atStart, 1<<20)
+}
+
+// scanBlocks is scan with blocks of size bytes (at least 4, so that the
+// first holds a whole byte order mark; more for a longer line).
+func (st *inferState) scanBlocks(r io.Reader, atStart bool, size int) error {
+	buf := make([]byte, max(size, 4))
+	have := 0 // bytes at the start of buf: a line not finished in the last block
 	first := atStart
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, chunk...)
-			continue
-		}
-		line := chunk
-		if long != nil {
-			line = append(long, chunk...)
-			long = nil
+		k, err := io.ReadFull(r, buf[have:])
+		end := have + k
+		done := err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !done {
+			return err
 		}
 		if first {
-			line = bytes.TrimPrefix(line, []byte{0xEF, 0xBB, 0xBF})
+			if bytes.HasPrefix(buf[:end], byteOrderMark) {
+				end = copy(buf, buf[len(byteOrderMark):end])
+			}
 			first = false
 		}
-		inferLine(line, st.seen, &st.order)
-		if err == io.EOF {
-			return nil
+		data := buf[:end]
+		cut := end // whole lines only, unless the input has ended
+		if !done {
+			cut = bytes.LastIndexByte(data, '\n') + 1
 		}
-		if err != nil {
-			return err
+		for pos := 0; pos < cut; {
+			pos += st.line(data[pos:cut])
+		}
+		switch {
+		case done:
+			return nil
+		case cut == 0: // a line longer than the buffer
+			buf = append(buf[:end], make([]byte, len(buf))...)
+			buf = buf[:cap(buf)]
+			have = end
+		default:
+			have = copy(buf, data[cut:])
 		}
 	}
 }
 
-func inferLine(line []byte, seen map[string]*inferred, order *[]string) {
-	for {
-		p := bytes.IndexByte(line, '|')
-		if p < 0 {
-			return
+var byteOrderMark = []byte{0xEF, 0xBB, 0xBF}
+
+// line adds the findings of the first line of b and returns its length
+// with its newline. It walks the line once, byte by byte: its fields are a
+// few bytes long, too short for a search call per field and token to pay
+// (inference reads the whole file, so this loop is most of inspect's first
+// pass).
+func (st *inferState) line(b []byte) int {
+	n := len(b)
+	for k := 0; k < n; k++ { // the line's end (one pass over a short line)
+		if b[k] == '\n' {
+			n = k
+			break
 		}
-		line = line[p+1:]
-		if len(line) > 0 && line[0] == '#' {
+	}
+	line := b[:n]
+	used := min(n+1, len(b))
+	i := 0
+	for {
+		for i < n && line[i] != '|' {
+			i++
+		}
+		if i >= n {
+			return used
+		}
+		i++
+		if i < n && line[i] == '#' {
 			continue
 		}
-		e := 0
-		for e < len(line) && !isNameEnd(line[e]) {
+		e := i
+		for e < n && !isNameEnd(line[e]) {
 			e++
 		}
-		if e == 0 {
+		if e == i {
 			continue
 		}
-		s := seen[string(line[:e])] // no allocation for a known name
+		s := st.known(line[i:e])
 		if s == nil {
-			name := string(line[:e])
+			name := string(line[i:e])
 			s = &inferred{maxIndex: -1}
-			seen[name] = s
-			*order = append(*order, name)
+			st.seen[name] = s
+			st.order = append(st.order, name)
+			st.stats = append(st.stats, s)
 		}
-		line = line[e:]
-		end := bytes.IndexByte(line, '|')
-		vals := line
-		if end >= 0 {
-			vals = line[:end]
-		}
+		// The values: whitespace-separated tokens up to the next '|'.
 		count := 0
-		for i := 0; i < len(vals); {
-			if vals[i] <= ' ' {
+		for i = e; i < n && line[i] != '|'; {
+			if line[i] <= ' ' {
 				i++
 				continue
 			}
-			j := i
-			for j < len(vals) && vals[j] > ' ' {
-				j++
+			j, colon := i, -1
+			for ; j < n && line[j] > ' ' && line[j] != '|'; j++ {
+				if line[j] == ':' && colon < 0 {
+					colon = j - i
+				}
 			}
-			tok := vals[i:j]
-			i = j
 			count++
-			if c := bytes.IndexByte(tok, ':'); c >= 0 {
+			if colon >= 0 {
 				s.sparse = true
-				if idx, j, err := parseUint(tok, 0); err == nil && j == c {
+				if idx, k, err := parseUint(line[i:j], 0); err == nil && k == colon {
 					s.maxIndex = max(s.maxIndex, idx)
 				}
 			}
+			i = j
 		}
 		s.maxCount = max(s.maxCount, count)
 	}
+}
+
+// known returns the statistics of stream name, or nil when it has not been
+// seen. A corpus has a few streams, named on every line: comparing the name
+// with each of the first few seen costs less than hashing it.
+func (st *inferState) known(name []byte) *inferred {
+	if len(st.order) <= 8 {
+		for k, o := range st.order {
+			if string(name) == o {
+				return st.stats[k]
+			}
+		}
+		return nil
+	}
+	return st.seen[string(name)] // no allocation for a known name
 }

@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -97,5 +98,73 @@ func FuzzInferStreams(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("split scan %v, one pass %v", got, want)
 		}
+		// The byte-by-byte scan of a line finds what a plain reading of
+		// the format (fields between '|', tokens between blanks) finds.
+		fast, ref := inferState{seen: map[string]*inferred{}}, inferState{seen: map[string]*inferred{}}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			fast.line(line)
+			inferLineRef(line, &ref)
+		}
+		if got, want := fast.streams(), ref.streams(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("line scan %v, reference %v", got, want)
+		}
+		// Reading in blocks of any size (lines carried over from one block
+		// to the next, lines longer than a block, a byte order mark) finds
+		// what the reference finds line by line.
+		ref = inferState{seen: map[string]*inferred{}}
+		for _, line := range bytes.Split(bytes.TrimPrefix(data, byteOrderMark), []byte("\n")) {
+			inferLineRef(line, &ref)
+		}
+		blocks := inferState{seen: map[string]*inferred{}}
+		if err := blocks.scanBlocks(bytes.NewReader(data), true, 1+int(pieces)%16); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := blocks.streams(), ref.streams(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("scan in blocks of %d: %v, reference %v", 1+int(pieces)%16, got, want)
+		}
 	})
+}
+
+// inferLineRef is inferState.line written with a search per field and per
+// token, the reference FuzzInferStreams compares it with.
+func inferLineRef(line []byte, st *inferState) {
+	for {
+		p := bytes.IndexByte(line, '|')
+		if p < 0 {
+			return
+		}
+		line = line[p+1:]
+		if len(line) > 0 && line[0] == '#' {
+			continue
+		}
+		e := 0
+		for e < len(line) && !isNameEnd(line[e]) {
+			e++
+		}
+		if e == 0 {
+			continue
+		}
+		s := st.seen[string(line[:e])]
+		if s == nil {
+			s = &inferred{maxIndex: -1}
+			st.seen[string(line[:e])] = s
+			st.order = append(st.order, string(line[:e]))
+		}
+		line = line[e:]
+		vals := line
+		if end := bytes.IndexByte(line, '|'); end >= 0 {
+			vals = line[:end]
+		}
+		count := 0
+		for _, tok := range bytes.FieldsFunc(vals, func(r rune) bool { return r <= ' ' }) {
+			count++
+			if c := bytes.IndexByte(tok, ':'); c >= 0 {
+				s.sparse = true
+				if idx, j, err := parseUint(tok, 0); err == nil && j == c {
+					s.maxIndex = max(s.maxIndex, idx)
+				}
+			}
+		}
+		s.maxCount = max(s.maxCount, count)
+	}
 }

@@ -32,7 +32,14 @@ type chunkParser struct {
 	// sequence's sample counts, or, for a bad one, match run on its lines.
 	carried []int64
 	match   *matcher
+	ids     []byte  // parse's scratch: the chunk's ids, end to end
+	idEnd   []int32 // where each id ends in ids
+	marks   []mark  // sequence's scratch: where each stream's arrays ended before it
 }
+
+// mark is where a stream's arrays ended before a sequence, to roll back to
+// if it turns out bad.
+type mark struct{ dense, rows, idx int }
 
 func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 	p := &chunkParser{cfg: cfg, file: file, x: x,
@@ -89,6 +96,9 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 	}
 	p.ch = work
 	p.seqLine = p.x.chunkLine[c]
+	// The ids are gathered in one buffer and become one string, which the
+	// chunk's ids are slices of: one allocation per chunk, not per sequence.
+	ids, idEnd := p.ids[:0], p.idEnd[:0]
 	var at uint32 // where p.seqLine was counted to
 	for i := first; i < end; i++ {
 		rel := p.x.rel[i]
@@ -96,10 +106,11 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 		at = rel
 		seq := data[rel : int64(rel)+int64(p.x.sizes[i])]
 		if p.x.lineMode {
-			ch.IDs[i-first] = strconv.FormatInt(p.seqLine, 10)
+			ids = strconv.AppendInt(ids, p.seqLine, 10)
 		} else {
-			ch.IDs[i-first] = string(seq[:idLen(seq)])
+			ids = append(ids, seq[:idLen(seq)]...)
 		}
+		idEnd = append(idEnd, int32(len(ids)))
 		if err := p.sequence(i, seq, base+int64(rel)); err != nil {
 			if ch.Bad == nil {
 				ch.Bad = make([]error, n)
@@ -111,6 +122,12 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 			d.SeqStart = append(d.SeqStart, d.SeqStart[len(d.SeqStart)-1]+p.counts[s])
 		}
 	}
+	all, at0 := string(ids), int32(0)
+	for k, e := range idEnd {
+		ch.IDs[k] = all[at0:e]
+		at0 = e
+	}
+	p.ids, p.idEnd = ids, idEnd
 	if work != ch {
 		for s, st := range p.cfg.Streams {
 			w, d := &work.Streams[s], &ch.Streams[s]
@@ -184,8 +201,10 @@ func (p *chunkParser) countCarried(seq []byte) {
 // diagnostic; every further one (the parser goes on with the next row after
 // a bad row) is kept in p.more.
 func (p *chunkParser) sequence(i int, seq []byte, off int64) *Error {
-	type mark struct{ dense, rows, idx int }
-	marks := make([]mark, len(p.ch.Streams))
+	if len(p.marks) != len(p.ch.Streams) {
+		p.marks = make([]mark, len(p.ch.Streams))
+	}
+	marks := p.marks
 	for s := range p.ch.Streams {
 		d := &p.ch.Streams[s]
 		marks[s] = mark{len(d.Dense), len(d.RowStart), len(d.Indices)}
@@ -245,22 +264,21 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 		return
 	}
 	// Sequence-level checks, only when every row parsed (else they would
-	// repeat the row errors).
-	at := &Error{File: p.file, Line: p.seqLine + 1, Col: 1, Offset: off}
-	id := p.seqName(i, seq)
+	// repeat the row errors). The sequence's name and the error are built
+	// only when a check fails: this runs once per sequence.
+	fail := func(err error, format string, a ...any) {
+		p.errs = append(p.errs, &Error{File: p.file, Line: p.seqLine + 1, Col: 1, Offset: off,
+			Msg: fmt.Sprintf(format, a...), Err: err})
+	}
 	for s, st := range p.cfg.Streams {
 		if p.counts[s] == 0 {
-			at.Msg = fmt.Sprintf("stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, id, p.seqLine+1, lineNo)
-			at.Err = ErrEmptyStream
-			p.errs = append(p.errs, at)
+			fail(ErrEmptyStream, "stream %q has no sample in sequence %s (lines %d-%d); expected at least one", st.Name, p.seqName(i, seq), p.seqLine+1, lineNo)
 			return
 		}
 	}
 	if mb := p.cfg.streamIndex(p.cfg.DefinesMBSize); mb >= 0 {
 		if want := int32(p.x.samples[i]); p.counts[mb] != want {
-			at.Msg = fmt.Sprintf("sequence %s: stream %q (defines_mb_size) has %d samples, the index counted %d", id, p.cfg.DefinesMBSize, p.counts[mb], want)
-			at.Err = ErrSampleCount
-			p.errs = append(p.errs, at)
+			fail(ErrSampleCount, "sequence %s: stream %q (defines_mb_size) has %d samples, the index counted %d", p.seqName(i, seq), p.cfg.DefinesMBSize, p.counts[mb], want)
 		}
 		return
 	}
@@ -269,9 +287,7 @@ func (p *chunkParser) rows(i int, seq []byte, off int64) {
 		longest = max(longest, p.counts[s])
 	}
 	if longest != int32(rows) {
-		at.Msg = fmt.Sprintf("sequence %s has %d rows (lines %d-%d) but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", id, rows, p.seqLine+1, lineNo, longest)
-		at.Err = ErrSampleCount
-		p.errs = append(p.errs, at)
+		fail(ErrSampleCount, "sequence %s has %d rows (lines %d-%d) but its longest stream has %d samples; expected some stream to have a sample on every row (or set defines_mb_size)", p.seqName(i, seq), rows, p.seqLine+1, lineNo, longest)
 	}
 }
 

@@ -26,9 +26,12 @@ type chunkCache struct {
 type cacheEntry struct {
 	c          int
 	chunk      *corpus.Chunk
-	hasBad     bool   // some sequence of the chunk is malformed
-	unit       uint64 // bit s: every sequence has exactly one sample in stream s (s < 64)
-	warm       uint64 // the result of warm, kept so its loads are not dropped
+	hasBad     bool          // some sequence of the chunk is malformed
+	single     uint64        // bit s: every sample of sparse stream s has exactly one entry (s < 64)
+	ones       uint64        // bit s: every value of sparse stream s is 1 (s < 64)
+	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
+	warm       uint64        // the result of warm, kept so its loads are not dropped
+	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
 	err        error
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -63,33 +66,43 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 		cc.unlink(old)
 		cc.slots[old.c] = nil
 		cc.n--
-		cc.recycle(old)
+		e.evicted = append(e.evicted, old)
 	}
 	return e
 }
 
-// recycle hands an evicted entry's chunk back to the corpus
-// (corpus.Recycler) when it has finished loading; one still loading is left
-// to the collector. Evicted chunks are never in use: every insertion and
-// eviction runs on the caller's goroutine, and an assembly's pinned chunks
-// are the cache's newest (see Source.assemble), so the oldest entry is
-// never pinned; a Minibatch copies what it delivers.
+// recycle hands the chunks evicted to make room for e back to the corpus
+// (corpus.Recycler), just before e loads, so that e's load reuses their
+// arrays. Handing them back at eviction instead would lose most of them in
+// window order: entering a window evicts a hundred chunks at once, more
+// than a corpus keeps for reuse, and the loads that follow would parse into
+// fresh memory. Each recycled chunk is thus held until the load that
+// replaces it starts, which keeps the chunks alive at once within the
+// cache's capacity. An evicted entry still loading is left to the
+// collector. Evicted chunks are never in use: every insertion and eviction
+// runs on the caller's goroutine, and an assembly's pinned chunks are the
+// cache's newest (see Source.assemble), so the oldest entry is never
+// pinned; a Minibatch copies what it delivers.
 func (cc *chunkCache) recycle(e *cacheEntry) {
+	old := e.evicted
+	e.evicted = nil
 	rc, ok := cc.src.(corpus.Recycler)
 	if !ok {
 		return
 	}
-	select {
-	case <-e.done:
-		if e.err == nil && e.chunk != nil {
-			rc.Recycle(e.chunk)
-			e.chunk = nil
+	for _, o := range old {
+		select {
+		case <-o.done:
+			if o.err == nil && o.chunk != nil {
+				rc.Recycle(o.chunk)
+			}
+		default:
 		}
-	default:
 	}
 }
 
 func (cc *chunkCache) load(e *cacheEntry) {
+	cc.recycle(e)
 	e.chunk, e.err = cc.src.LoadChunk(e.c)
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
@@ -99,6 +112,8 @@ func (cc *chunkCache) load(e *cacheEntry) {
 			}
 		}
 		e.unit = unitStreams(e.chunk)
+		e.single = singleEntryStreams(e.chunk)
+		e.ones = onesStreams(e.chunk)
 		e.warm = warm(e.chunk)
 	}
 	close(e.done)
@@ -168,9 +183,62 @@ func unitStreams(ch *corpus.Chunk) uint64 {
 	return m
 }
 
+// singleEntryStreams returns the sparse streams (bit s for stream s < 64)
+// in which every sample of ch has exactly one entry (RowStart[k] == k), as
+// in one-hot word inputs; the assembly then takes a sequence's entries from
+// its sample range without reading the row starts.
+func singleEntryStreams(ch *corpus.Chunk) uint64 {
+	var m uint64
+	for s := range min(len(ch.Streams), 64) {
+		d := &ch.Streams[s]
+		rs := d.RowStart
+		if rs == nil || len(d.SeqStart) == 0 || len(rs) != int(d.SeqStart[len(d.SeqStart)-1])+1 {
+			continue
+		}
+		single := true
+		for k := 0; single && k < len(rs); k++ {
+			single = rs[k] == int32(k)
+		}
+		if single {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
+// onesStreams returns the sparse streams (bit s for stream s < 64) whose
+// every value in ch is 1, as in one-hot inputs written "index:1"; the
+// assembly then writes the values without reading them.
+func onesStreams(ch *corpus.Chunk) uint64 {
+	var m uint64
+	for s := range min(len(ch.Streams), 64) {
+		d := &ch.Streams[s]
+		if d.RowStart == nil {
+			continue
+		}
+		ones := true
+		for _, v := range d.Values {
+			if v != 1 {
+				ones = false
+				break
+			}
+		}
+		if ones {
+			m |= 1 << s
+		}
+	}
+	return m
+}
+
+// chunkFlags are what the cache found out about a chunk when it loaded.
+type chunkFlags struct {
+	hasBad             bool   // some sequence is malformed
+	unit, single, ones uint64 // unitStreams, singleEntryStreams, onesStreams
+}
+
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
-// whether it holds malformed sequences and its unit streams.
-func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
+// and its flags.
+func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 	cc.mu.Lock()
 	e := cc.slots[c]
 	if e == nil {
@@ -191,9 +259,9 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, bool, uint64, error) {
 			cc.n--
 		}
 		cc.mu.Unlock()
-		return nil, false, 0, e.err
+		return nil, chunkFlags{}, e.err
 	}
-	return e.chunk, e.hasBad, e.unit, nil
+	return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones}, nil
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and

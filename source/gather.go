@@ -84,9 +84,18 @@ type gather struct {
 	pins   []pin       // the chunks the segment uses, in first-use order
 	refs   []ref       // the segment's delivered sequences, in timeline order
 	unit   uint64      // bit s: every pin has one sample per sequence in stream s
+	single uint64      // bit s: every pin has one entry per sample in sparse stream s
+	ones   uint64      // bit s: every value of sparse stream s is 1 in every pin
 	lo     []int32     // scratch: each ref's first sample in its chunk's stream
 	rows   [][]float32 // scratch: each pin's dense values of the stream at hand
-	sink   float32     // keeps touchDense's loads alive
+	sink   float32     // keeps touchDense's and copySparse's loads alive
+	isink  int32       // the same for copySparse's index loads
+
+	// copySparse's scratch: each pin's CSR arrays of the stream at hand,
+	// and each ref's first and end entry in its chunk.
+	rowStart, indices [][]int32
+	values            [][]float32
+	from, to          []int32
 
 	maxPins int // most chunks pinned at once so far (for tests)
 }
@@ -283,19 +292,120 @@ func (g *gather) copyDenseUnit(b *StreamBatch) {
 	}
 }
 
-// copySparse copies the CSR rows of every ref of stream s.
+// copySparse copies the CSR rows of every ref of stream s in four passes:
+// each sequence's first and end entry, a touch of its entries, the row
+// starts, then the entries. When every pin has one entry per sample in
+// stream s (g.single), a sequence's entries are its sample range and the
+// chunks' row starts are not read; when every value is 1 in every pin
+// (g.ones), the values are written, not read. In a randomized order the rows of a segment are
+// scattered over a window of parsed chunks, and each pass is a tight loop
+// whose loads do not depend on one another, so the processor keeps many of
+// those cache misses in flight at once; the copies then find their sources
+// in cache instead of waiting for them one sequence after the other.
 func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
-	pins, los := g.pins, g.lo
-	for j, r := range g.refs {
-		d := &pins[r.p].ch.Streams[s]
-		lo, hi := los[j], los[j]+ss[j+1]-ss[j]
-		first := d.RowStart[lo]
-		off := int32(len(b.Indices)) - first
-		for k := lo + 1; k <= hi; k++ {
-			b.RowStart = append(b.RowStart, d.RowStart[k]+off)
+	g.pinSparse(s)
+	refs, los := g.refs, g.lo
+	if cap(g.from) < len(refs) {
+		g.from = make([]int32, len(refs))
+		g.to = make([]int32, len(refs))
+	}
+	from, to := g.from[:len(refs)], g.to[:len(refs)]
+	rowStart, indices, values := g.rowStart, g.indices, g.values
+	single := s < 64 && g.single&(1<<s) != 0
+	total := 0
+	if single {
+		// One entry per sample: the entries are the samples' range, and
+		// the row starts need not be read.
+		for j := range refs {
+			from[j], to[j] = los[j], los[j]+ss[j+1]-ss[j]
 		}
-		b.Indices = append(b.Indices, d.Indices[first:d.RowStart[hi]]...)
-		b.Values = append(b.Values, d.Values[first:d.RowStart[hi]]...)
+		total = int(ss[len(ss)-1] - ss[0])
+	} else {
+		for j, r := range refs {
+			rs := rowStart[r.p]
+			lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+			f, e := rs[lo], rs[hi]
+			from[j], to[j] = f, e
+			total += int(e - f)
+		}
+	}
+	ones := s < 64 && g.ones&(1<<s) != 0
+	var sum float32
+	var isum int32
+	for j, r := range refs {
+		if f, e := from[j], to[j]; f < e {
+			ix := indices[r.p]
+			isum += ix[f] + ix[e-1]
+			if !ones {
+				v := values[r.p]
+				sum += v[f] + v[e-1]
+			}
+		}
+	}
+	g.sink, g.isink = sum, isum
+	r0 := len(b.RowStart)
+	b.RowStart = grow(b.RowStart, int(ss[len(ss)-1]-ss[0]))
+	rows := b.RowStart[r0:]
+	e0 := len(b.Indices)
+	b.Indices = grow(b.Indices, total)
+	b.Values = grow(b.Values, total)
+	outI, outV := b.Indices[e0:], b.Values[e0:]
+	if single {
+		for k := range rows {
+			rows[k] = int32(e0 + k + 1)
+		}
+	} else {
+		o, at := int32(e0), 0 // o: output entry where the ref's entries go
+		for j, r := range refs {
+			rs := rowStart[r.p]
+			lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+			off := o - from[j]
+			for _, v := range rs[lo+1 : hi+1] {
+				rows[at] = v + off
+				at++
+			}
+			o += to[j] - from[j]
+		}
+	}
+	if ones {
+		for k := range outV {
+			outV[k] = 1
+		}
+	}
+	o := int32(0)
+	for j, r := range refs {
+		f, e := from[j], to[j]
+		n := e - f
+		if n <= 16 {
+			di, si := outI[o:o+n], indices[r.p][f:e]
+			for k := range di {
+				di[k] = si[k]
+			}
+			if !ones {
+				dv, sv := outV[o:o+n], values[r.p][f:e]
+				for k := range dv {
+					dv[k] = sv[k]
+				}
+			}
+		} else {
+			copy(outI[o:o+n], indices[r.p][f:e])
+			if !ones {
+				copy(outV[o:o+n], values[r.p][f:e])
+			}
+		}
+		o += n
+	}
+}
+
+// pinSparse sets g.rowStart, g.indices and g.values to each pin's CSR
+// arrays of stream s.
+func (g *gather) pinSparse(s int) {
+	g.rowStart, g.indices, g.values = g.rowStart[:0], g.indices[:0], g.values[:0]
+	for k := range g.pins {
+		d := &g.pins[k].ch.Streams[s]
+		g.rowStart = append(g.rowStart, d.RowStart)
+		g.indices = append(g.indices, d.Indices)
+		g.values = append(g.values, d.Values)
 	}
 }
 

@@ -43,8 +43,11 @@ func TestChunkFinder(t *testing.T) {
 }
 
 // mixedCorpus has chunks where every sequence has one sample and chunks
-// where some have several (or none in the optional stream z), so both
-// assembly paths and their mixture within one segment are exercised.
+// where some have several (or none in the optional stream z), and chunks
+// where every sample of the sparse stream y has one entry and chunks where
+// samples have 0-2, chunks where y's values are all 1 and chunks where they
+// are not, so every assembly path and their mixture within one
+// segment are exercised.
 func mixedCorpus(t testing.TB, rng *rand.Rand, n, chunkSeq int) *testCorpus {
 	streams := []corpus.Stream{{Name: "x", Dim: 3}, {Name: "y", Dim: 20, Sparse: true}, {Name: "z", Dim: 1}}
 	seqs := make([]corpus.MemorySequence, n)
@@ -57,8 +60,16 @@ func mixedCorpus(t testing.TB, rng *rand.Rand, n, chunkSeq int) *testCorpus {
 		for j := 0; j < samples; j++ {
 			x.Dense = append(x.Dense, []float32{float32(i), float32(j), -1})
 			var e []corpus.SparseEntry
-			for k := rng.IntN(3); k > 0; k-- {
-				e = append(e, corpus.SparseEntry{Index: int32(rng.IntN(20)), Value: float32(i) + float32(k)})
+			k := rng.IntN(3)
+			if (i/chunkSeq)%3 == 2 {
+				k = 1 // chunks with one entry per sample (gather.single)
+			}
+			for ; k > 0; k-- {
+				v := float32(i) + float32(k)
+				if (i/chunkSeq)%2 == 0 {
+					v = 1 // chunks whose values are all 1 (gather.ones)
+				}
+				e = append(e, corpus.SparseEntry{Index: int32(rng.IntN(20)), Value: v})
 			}
 			y.Sparse = append(y.Sparse, e)
 		}

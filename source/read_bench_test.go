@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -91,7 +92,9 @@ func atisBig(b *testing.B) string {
 // through the same Source code with the same chunk size. Each iteration
 // reads the file once in each order, alternating, so both figures see the
 // same machine load: it reports MB/s of each (none-MB/s, window-MB/s), their
-// time ratio (window/none), the collector's cycles per read of each
+// time ratio (window/none), the process's CPU seconds (user+system, every
+// thread) per read of each (none-cpu-s, window-cpu-s) and their ratio
+// (window/none-cpu), the steadier figures on a loaded machine, the collector's cycles per read of each
 // (none-gc, window-gc) and the peak resident set of the process (VmHWM-MiB:
 // for both orders together; the CLI figures of docs/performance.md measure
 // each order in its own process).
@@ -102,10 +105,10 @@ func BenchmarkReadATIS(b *testing.B) {
 		b.Fatal(err)
 	}
 	streams := []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}
-	read := func(kind string) (time.Duration, uint32) {
+	read := func(kind string) (wall, cpu time.Duration, gcs uint32) {
 		var ms0, ms1 runtime.MemStats
 		runtime.ReadMemStats(&ms0)
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		r, err := ctf.Open(path, ctf.Config{Streams: streams, ChunkBytes: 1 << 20})
 		if err != nil {
 			b.Fatal(err)
@@ -122,24 +125,27 @@ func BenchmarkReadATIS(b *testing.B) {
 		}
 		s.Close()
 		r.Close()
-		el := time.Since(t0)
+		wall, cpu = time.Since(t0), cpuTime()-c0
 		runtime.ReadMemStats(&ms1)
-		return el, ms1.NumGC - ms0.NumGC
+		return wall, cpu, ms1.NumGC - ms0.NumGC
 	}
-	var tNone, tWin time.Duration
+	var tNone, tWin, cNone, cWin time.Duration
 	var gcNone, gcWin uint32
 	b.SetBytes(2 * info.Size())
 	for b.Loop() {
-		d, g := read("none")
-		tNone, gcNone = tNone+d, gcNone+g
-		d, g = read("window")
-		tWin, gcWin = tWin+d, gcWin+g
+		d, c, g := read("none")
+		tNone, cNone, gcNone = tNone+d, cNone+c, gcNone+g
+		d, c, g = read("window")
+		tWin, cWin, gcWin = tWin+d, cWin+c, gcWin+g
 	}
 	n := float64(b.N)
 	mb := float64(info.Size()) / 1e6
 	b.ReportMetric(mb*n/tNone.Seconds(), "none-MB/s")
 	b.ReportMetric(mb*n/tWin.Seconds(), "window-MB/s")
 	b.ReportMetric(tWin.Seconds()/tNone.Seconds(), "window/none")
+	b.ReportMetric(cNone.Seconds()/n, "none-cpu-s")
+	b.ReportMetric(cWin.Seconds()/n, "window-cpu-s")
+	b.ReportMetric(cWin.Seconds()/cNone.Seconds(), "window/none-cpu")
 	b.ReportMetric(float64(gcNone)/n, "none-gc")
 	b.ReportMetric(float64(gcWin)/n, "window-gc")
 	b.ReportMetric(float64(vmHWM())/(1<<20), "VmHWM-MiB")
@@ -158,4 +164,13 @@ func vmHWM() uint64 {
 		}
 	}
 	return 0
+}
+
+// cpuTime is the process's user+system CPU time so far (every thread).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -3,10 +3,12 @@ package source
 import (
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/randomize"
 )
 
 // recycling serves deep copies of a test corpus's chunks and, when one is
@@ -16,9 +18,18 @@ type recycling struct {
 	*testCorpus
 	mu       sync.Mutex
 	recycled int
+	spare    int // recycled chunks no load has taken yet
+	peak     int // the most spare chunks at once
+	reused   int // loads that took a spare chunk
 }
 
 func (r *recycling) LoadChunk(c int) (*corpus.Chunk, error) {
+	r.mu.Lock()
+	if r.spare > 0 {
+		r.spare--
+		r.reused++
+	}
+	r.mu.Unlock()
 	ch, err := r.testCorpus.LoadChunk(c)
 	if err != nil {
 		return nil, err
@@ -36,6 +47,8 @@ func (r *recycling) LoadChunk(c int) (*corpus.Chunk, error) {
 func (r *recycling) Recycle(ch *corpus.Chunk) {
 	r.mu.Lock()
 	r.recycled++
+	r.spare++
+	r.peak = max(r.peak, r.spare)
 	r.mu.Unlock()
 	ch.First = -1
 	for i := range ch.IDs {
@@ -85,6 +98,39 @@ func TestRecycledChunksAreNotRead(t *testing.T) {
 			}
 			if rc.recycled == 0 && tc.Layout().NumChunks() > s.cache.cap {
 				t.Fatalf("trial %d %s: nothing was recycled", trial, kind)
+			}
+		}
+	}
+}
+
+// Invariant 9: every evicted chunk that had finished loading goes back to
+// the corpus just before the load that replaces it (chunkCache.recycle),
+// however many a window change evicts at once: the corpus never holds more
+// spare chunks than there are loads in flight, so one that keeps only a
+// few (ctf.Reader) still reuses nearly all of them.
+func TestEveryEvictedChunkIsRecycled(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	tc := makeCorpus(t, rng, corpusOpts{n: 400, chunkSeq: 4})
+	for _, kind := range kinds() {
+		for _, prefetch := range []bool{false, true} {
+			cfg := Config{Randomize: randomize.Config{Kind: kind, WindowChunks: 30}, Prefetch: prefetch,
+				Schedule: ConstantSchedule(64), EpochSize: EpochInf}
+			if prefetch {
+				cfg.PrefetchChunks = 4
+			}
+			rc := &recycling{testCorpus: tc}
+			s := mustNew(t, rc, cfg)
+			readN(t, s, 2*int(tc.Layout().TotalSamples()))
+			s.Close()
+			evicted := s.ChunkLoads() - s.cache.resident()
+			// A prefetched chunk evicted while still loading is left to the
+			// collector. Loads in flight: a few fetches of up to GOMAXPROCS
+			// workers each.
+			if bound := 4 * runtime.GOMAXPROCS(0); rc.peak > bound {
+				t.Errorf("%s prefetch=%v: %d recycled chunks waited at once for a load, want <= %d", kind, prefetch, rc.peak, bound)
+			}
+			if rc.reused < evicted*9/10 {
+				t.Errorf("%s prefetch=%v: %d loads reused a chunk of %d evicted", kind, prefetch, rc.reused, evicted)
 			}
 		}
 	}

@@ -318,17 +318,19 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			if len(g.pins) == limit {
 				g.flush(mb)
 			}
-			ch, hasBad, unit, err := s.cache.get(c)
+			ch, fl, err := s.cache.get(c)
 			if err != nil {
 				g.unpin()
 				return fmt.Errorf("chunk %d: %w", c, err)
 			}
 			p = int32(len(g.pins))
 			if len(g.pins) == 0 {
-				g.unit = unit
+				g.unit, g.single, g.ones = fl.unit, fl.single, fl.ones
 			}
-			g.unit &= unit
-			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: hasBad})
+			g.unit &= fl.unit
+			g.single &= fl.single
+			g.ones &= fl.ones
+			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: fl.hasBad})
 			g.slot[c] = p
 			g.maxPins = max(g.maxPins, len(g.pins))
 		}
