@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/eval"
-	"github.com/batchprep/batchprep/graph/train"
 )
 
 const evalDescription = `
@@ -77,18 +75,11 @@ func runEval(env *Env, args []string) error {
 		}
 		known = append(known, ts)
 	}
-	store, err := edgestore.Open(cfg)
+	store, err := openTrainedStore(*cfgPath, cfg, false)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	mem, err := train.EvalMemory(cfg, store)
-	if err != nil {
-		return err
-	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
-		return err
-	}
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err

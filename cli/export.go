@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/eval"
 	"github.com/batchprep/batchprep/graph/export"
-	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
@@ -50,18 +48,11 @@ func runExport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := edgestore.Open(cfg)
+	store, err := openTrainedStore(*cfgPath, cfg, false)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	mem, err := train.EvalMemory(cfg, store)
-	if err != nil {
-		return err
-	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), evalMemoryHint); err != nil {
-		return err
-	}
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/train"
 )
 
@@ -64,3 +66,27 @@ const (
 	trainMemoryHint = "lower dimension (or workers), or raise num_partitions"
 	evalMemoryHint  = "eval and export hold every partition at once: lower dimension, or use a machine with more memory"
 )
+
+// openTrainedStore opens the edge store cfg names and checks, before any
+// table is allocated, that the run fits this machine: forTraining selects
+// the trainer's estimate (two partitions per type), otherwise eval's and
+// export's (every partition). The caller closes the store.
+func openTrainedStore(cfgPath string, cfg *config.Config, forTraining bool) (*edgestore.Store, error) {
+	store, err := edgestore.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	estimate, hint := train.EvalMemory, evalMemoryHint
+	if forTraining {
+		estimate, hint = train.TrainMemory, trainMemoryHint
+	}
+	mem, err := estimate(cfg, store)
+	if err == nil {
+		err = checkGraphMemory(cfgPath, mem, physicalMemory(), hint)
+	}
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
+}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/batchprep/batchprep/graph/config"
-	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/internal/atomicfile"
 )
@@ -80,18 +79,11 @@ func runTrain(env *Env, args []string) error {
 	if err := cfg.ValidateTraining(); err != nil {
 		return err
 	}
-	store, err := edgestore.Open(cfg)
+	store, err := openTrainedStore(*cfgPath, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	mem, err := train.TrainMemory(cfg, store)
-	if err != nil {
-		return err
-	}
-	if err := checkGraphMemory(*cfgPath, mem, physicalMemory(), trainMemoryHint); err != nil {
-		return err
-	}
 	if dist.on() {
 		return dist.run(env, cfg, store, *quiet)
 	}
