@@ -1,0 +1,146 @@
+package source
+
+// copySparse copies the CSR rows of every ref of stream s in four passes:
+// each sequence's first and end entry (sparseBounds), a touch of its
+// entries (touchSparse), the row starts (copyRowStarts), then the entries
+// (copyEntries). In a randomized order the rows of a segment are scattered
+// over a window of parsed chunks, and each pass is a tight loop whose loads
+// do not depend on one another, so the processor keeps many of those cache
+// misses in flight at once; the copies then find their sources in cache
+// instead of waiting for them one sequence after the other. When every pin
+// has one entry per sample in stream s (g.single), a sequence's entries are
+// its sample range and the chunks' row starts are not read; when every
+// value is 1 in every pin (g.ones), the values are written, not read.
+func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
+	g.pinSparse(s)
+	single := s < 64 && g.single&(1<<s) != 0
+	ones := s < 64 && g.ones&(1<<s) != 0
+	total := g.sparseBounds(ss, single)
+	g.touchSparse(ones)
+	r0 := len(b.RowStart)
+	b.RowStart = grow(b.RowStart, int(ss[len(ss)-1]-ss[0]))
+	e0 := len(b.Indices)
+	b.Indices = grow(b.Indices, total)
+	b.Values = grow(b.Values, total)
+	g.copyRowStarts(b.RowStart[r0:], int32(e0), ss, single)
+	g.copyEntries(b.Indices[e0:], b.Values[e0:], ones)
+}
+
+// sparseBounds sets g.from and g.to to each ref's first and end entry in
+// its chunk (ss: the segment's output sequence starts) and returns the
+// segment's number of entries.
+func (g *gather) sparseBounds(ss []int32, single bool) int {
+	refs, los := g.refs, g.lo
+	if cap(g.from) < len(refs) {
+		g.from = make([]int32, len(refs))
+		g.to = make([]int32, len(refs))
+	}
+	g.from, g.to = g.from[:len(refs)], g.to[:len(refs)]
+	from, to := g.from, g.to
+	if single {
+		// One entry per sample: the entries are the samples' range, and
+		// the row starts need not be read.
+		for j := range refs {
+			from[j], to[j] = los[j], los[j]+ss[j+1]-ss[j]
+		}
+		return int(ss[len(ss)-1] - ss[0])
+	}
+	total := 0
+	rowStart := g.rowStart
+	for j, r := range refs {
+		rs := rowStart[r.p]
+		lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+		f, e := rs[lo], rs[hi]
+		from[j], to[j] = f, e
+		total += int(e - f)
+	}
+	return total
+}
+
+// touchSparse loads the first and last index (and value, unless ones) of
+// every ref's entries: a software prefetch, like touchDense.
+func (g *gather) touchSparse(ones bool) {
+	from, to, indices, values := g.from, g.to, g.indices, g.values
+	var sum float32
+	var isum int32
+	for j, r := range g.refs {
+		if f, e := from[j], to[j]; f < e {
+			ix := indices[r.p]
+			isum += ix[f] + ix[e-1]
+			if !ones {
+				v := values[r.p]
+				sum += v[f] + v[e-1]
+			}
+		}
+	}
+	g.sink, g.isink = sum, isum
+}
+
+// copyRowStarts writes the segment's output row starts into rows; its
+// entries begin at output entry e0.
+func (g *gather) copyRowStarts(rows []int32, e0 int32, ss []int32, single bool) {
+	if single {
+		for k := range rows {
+			rows[k] = e0 + int32(k) + 1
+		}
+		return
+	}
+	los, from, to, rowStart := g.lo, g.from, g.to, g.rowStart
+	o, at := e0, 0 // o: output entry where the ref's entries go
+	for j, r := range g.refs {
+		rs := rowStart[r.p]
+		lo, hi := los[j], los[j]+ss[j+1]-ss[j]
+		off := o - from[j]
+		for _, v := range rs[lo+1 : hi+1] {
+			rows[at] = v + off
+			at++
+		}
+		o += to[j] - from[j]
+	}
+}
+
+// copyEntries copies every ref's indices and values into outI and outV
+// (values of 1 written without reading them when ones).
+func (g *gather) copyEntries(outI []int32, outV []float32, ones bool) {
+	if ones {
+		for k := range outV {
+			outV[k] = 1
+		}
+	}
+	from, to, indices, values := g.from, g.to, g.indices, g.values
+	o := int32(0)
+	for j, r := range g.refs {
+		f, e := from[j], to[j]
+		n := e - f
+		if n <= 16 {
+			di, si := outI[o:o+n], indices[r.p][f:e]
+			for k := range di {
+				di[k] = si[k]
+			}
+			if !ones {
+				dv, sv := outV[o:o+n], values[r.p][f:e]
+				for k := range dv {
+					dv[k] = sv[k]
+				}
+			}
+		} else {
+			copy(outI[o:o+n], indices[r.p][f:e])
+			if !ones {
+				copy(outV[o:o+n], values[r.p][f:e])
+			}
+		}
+		o += n
+	}
+}
+
+// pinSparse sets g.rowStart, g.indices and g.values to each pin's CSR
+// arrays of stream s.
+func (g *gather) pinSparse(s int) {
+	g.rowStart, g.indices, g.values = g.rowStart[:0], g.indices[:0], g.values[:0]
+	for k := range g.pins {
+		d := &g.pins[k].ch.Streams[s]
+		g.rowStart = append(g.rowStart, d.RowStart)
+		g.indices = append(g.indices, d.Indices)
+		g.values = append(g.values, d.Values)
+	}
+}
