@@ -36,7 +36,7 @@ def main():
         print("first minibatch at sweep %d (start %d): %s ms (median %.1f ms)" % (
             mb.sweep, mb.start, " ".join("%.1f" % (1000 * t) for t in times), 1000 * sorted(times)[len(times) // 2]))
         return
-    t0, samples, n, touched = time.perf_counter(), 0, 0, 0
+    t0, c0, samples, n, touched = time.perf_counter(), time.process_time(), 0, 0, 0
     with batchprep.read([a.file], streams=a.stream, mb=a.mb, address=a.address) as it:
         for mb in it:
             samples += mb.end - mb.start
@@ -44,8 +44,9 @@ def main():
             for name in mb.keys():  # the arrays exist: touch each one
                 v = mb[name]
                 touched += len(v[1]) if isinstance(v, tuple) else v.shape[0]
-    el = time.perf_counter() - t0
-    print("minibatches: %d\nsamples: %d\nseconds: %.3f\nsamples/s: %.0f" % (n, samples, el, samples / el))
+    el, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print("minibatches: %d\nsamples: %d\nseconds: %.3f\nclient cpu seconds: %.3f\nsamples/s: %.0f" % (
+        n, samples, el, cpu, samples / el))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@
 //     same config: every bucket record, and the batch records of the chosen
 //     worker (or all), each with its edges' ordinals, lhs, rhs, relations and
 //     weights, and the plan state after it.
+//  8. Groups. SequenceGroups streams exactly the minibatches of Sequences
+//     for the same request, in order, several per message: message n
+//     (counting from zero) holds at most 2^n of them, and a message other
+//     than the last holds fewer only when its minibatches reach group_bytes
+//     encoded bytes.
 //
 // The package never prints; metrics are registered on the registry given in
 // Options.

@@ -215,15 +215,26 @@ func TestConcurrentClients(t *testing.T) {
 func TestDisconnect(t *testing.T) {
 	file := writeCorpus(t, 200)
 	srv, conn, reg := startServer(t, serve.Options{})
-	for c := 0; c < 3; c++ {
+	for c := 0; c < 4; c++ {
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := pb.NewBatchesClient(conn).Sequences(ctx, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
-			Mb: "3", EpochSize: "inf", ChunkSequences: 10, WindowChunks: 2})
-		if err != nil {
-			t.Fatal(err)
+		req := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
+			Mb: "3", EpochSize: "inf", ChunkSequences: 10, WindowChunks: 2}
+		var recv func() error
+		if c%2 == 0 {
+			st, err := pb.NewBatchesClient(conn).Sequences(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv = func() error { _, err := st.Recv(); return err }
+		} else {
+			st, err := pb.NewBatchesClient(conn).SequenceGroups(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv = func() error { _, err := st.Recv(); return err }
 		}
 		for i := 0; i < 5; i++ {
-			if _, err := st.Recv(); err != nil {
+			if err := recv(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -304,6 +315,16 @@ func TestBadRequests(t *testing.T) {
 		s, _ := status.FromError(err)
 		if s.Code() != c.code || !contains(s.Message(), c.msg) {
 			t.Errorf("%v: %v, want %v with %q", c.req, err, c.code, c.msg)
+		}
+		got, err := collectGroups(context.Background(), conn, c.req)
+		if s, _ := status.FromError(err); len(got) != 0 || s.Code() != c.code || !contains(s.Message(), c.msg) {
+			t.Errorf("groups %v: %d minibatches, %v, want %v with %q", c.req, len(got), err, c.code, c.msg)
+		}
+	}
+	for _, n := range []int32{-1, 64<<20 + 1} {
+		_, err := collectGroups(context.Background(), conn, ok(func(r *pb.SequenceRequest) { r.GroupBytes = n }))
+		if s, _ := status.FromError(err); s.Code() != codes.InvalidArgument || !contains(s.Message(), fmt.Sprintf("group_bytes %d: ", n)) {
+			t.Errorf("group_bytes %d: %v", n, err)
 		}
 	}
 }

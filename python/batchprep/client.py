@@ -67,7 +67,7 @@ class Minibatch:
 def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
              max_minibatches=None, window_chunks=None, window_samples=None, chunk_bytes=None,
              chunk_sequences=None, epoch_size="full", cut_at_sweep=False, start=None, defines_mb_size=None,
-             label=None, max_errors=0, k=0):
+             label=None, max_errors=0, k=0, group_bytes=None):
     if isinstance(files, str):
         files = [files]
     r = pb.SequenceRequest(files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
@@ -84,6 +84,10 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
             if int(v) < 1:
                 raise ValueError("%s %r: must be >= 1" % (name, v))
             setattr(r, name, int(v))
+    if group_bytes is not None:
+        if not 1 <= int(group_bytes) <= 64 << 20:
+            raise ValueError("group_bytes %r: must be in [1, %d]" % (group_bytes, 64 << 20))
+        r.group_bytes = int(group_bytes)
     if start is not None:
         r.start = int(start)
     if defines_mb_size:
@@ -96,18 +100,24 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
 
 
 class _Stream:
-    """An iterator over one Sequences call; close() cancels it."""
+    """An iterator over one SequenceGroups call (several minibatches per
+    message, in stream order); close() cancels it."""
 
     def __init__(self, conn, req, own_conn):
         self._conn, self._own = conn, own_conn
-        self._call = conn.sequences(req, metadata=conn.metadata)
+        self._call = conn.sequence_groups(req, metadata=conn.metadata)
+        self._group, self._next = (), 0
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        if self._next < len(self._group):
+            self._next += 1
+            return Minibatch(self._group[self._next - 1])
         try:
-            return Minibatch(next(self._call))
+            self._group, self._next = next(self._call).minibatches, 1
+            return Minibatch(self._group[0])
         except StopIteration:
             self.close()
             raise
@@ -151,7 +161,7 @@ def read(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers
 
     Keywords mirror read's flags (window_chunks, window_samples, chunk_bytes,
     chunk_sequences, epoch_size, cut_at_sweep, start, defines_mb_size, label,
-    max_errors); state resumes right after the minibatch whose .state it is.
+    max_errors, group_bytes); state resumes right after the minibatch whose .state it is.
     The iterator has close(); it is a context manager."""
     req = _request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                    rank=rank, state=state, max_minibatches=max_minibatches, **kw)
