@@ -124,6 +124,10 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 			return status.Errorf(codes.InvalidArgument, "start: %v", err)
 		}
 	}
+	states, err := newStateEncoder(src)
+	if err != nil {
+		return status.Errorf(codes.Internal, "encoding the state: %v", err)
+	}
 	sent, samples := s.metrics.batches.WithLabelValues(call), s.metrics.samples
 	wait := s.metrics.parseWait.WithLabelValues(call)
 	for n := int64(0); setup.maxMinibatches == 0 || n < setup.maxMinibatches; n++ {
@@ -144,11 +148,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		if err != nil {
 			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
 		}
-		st, err := source.EncodeState(src.State())
-		if err != nil {
-			return status.Errorf(codes.Internal, "encoding the state: %v", err)
-		}
-		msg := encodeMinibatch(mb, st)
+		msg := encodeMinibatch(mb, states.encode(src, mb))
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
 		if err := emit(msg, proto.Size(msg), last); err != nil {
 			return err
