@@ -24,20 +24,22 @@ def main():
     ap.add_argument("--first-at-sweep", type=int, default=0)
     ap.add_argument("--sweep-samples", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--chunk-bytes", type=int, default=None)
     a = ap.parse_args()
     if a.first_at_sweep:
         times = []
         for _ in range(a.repeat):
             t0 = time.perf_counter()
             with batchprep.read([a.file], streams=a.stream, mb=a.mb, start=a.first_at_sweep * a.sweep_samples,
-                                epoch_size="inf", address=a.address) as it:
+                                epoch_size="inf", address=a.address, chunk_bytes=a.chunk_bytes) as it:
                 mb = next(it)
                 times.append(time.perf_counter() - t0)
-        print("first minibatch at sweep %d (start %d): %s ms (median %.1f ms)" % (
-            mb.sweep, mb.start, " ".join("%.1f" % (1000 * t) for t in times), 1000 * sorted(times)[len(times) // 2]))
+        print("first minibatch at sweep %d (start %d): %s ms (median %.1f ms, max %.1f ms)" % (
+            mb.sweep, mb.start, " ".join("%.1f" % (1000 * t) for t in times), 1000 * sorted(times)[len(times) // 2],
+            1000 * max(times)))
         return
     t0, c0, samples, n, touched = time.perf_counter(), time.process_time(), 0, 0, 0
-    with batchprep.read([a.file], streams=a.stream, mb=a.mb, address=a.address) as it:
+    with batchprep.read([a.file], streams=a.stream, mb=a.mb, address=a.address, chunk_bytes=a.chunk_bytes) as it:
         for mb in it:
             samples += mb.end - mb.start
             n += 1
