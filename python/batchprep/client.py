@@ -13,40 +13,69 @@ _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
 
 class Minibatch:
     """One minibatch: metadata as in `batchprep read --format jsonl`, and
-    each stream's data as numpy arrays over the message's bytes (no copy)."""
+    each stream's data as numpy arrays over the message's bytes (no copy).
+    The arrays are made on first access and kept, so a trainer pays only for
+    the fields it reads."""
 
     __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
-                 "sequences", "ids", "lengths", "skipped", "_streams", "_state")
+                 "_msg", "_sequences", "_ids", "_lengths", "_streams")
 
     def __init__(self, msg):
         self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
         self.start, self.end = msg.start, msg.end
         self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
-        self.sequences = np.frombuffer(msg.sequences, dtype=_I8)
-        self.ids = list(msg.ids)
-        self.skipped = list(msg.skipped)
-        self.lengths = {}
-        self._streams = {}
-        for s in msg.streams:
-            self.lengths[s.name] = np.frombuffer(s.lengths, dtype=_I4)
-            if s.sparse:
-                self._streams[s.name] = (np.frombuffer(s.indptr, dtype=_I4), np.frombuffer(s.indices, dtype=_I4),
-                                         np.frombuffer(s.values, dtype=_F4))
-            else:
-                self._streams[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
-        self._state = msg.state
+        self._msg = msg
+        self._sequences = self._ids = self._lengths = self._streams = None
+
+    @property
+    def sequences(self):
+        """numpy int64: the sequences' ordinals in file order."""
+        if self._sequences is None:
+            self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
+        return self._sequences
+
+    @property
+    def ids(self):
+        """The sequences' ids (list of str)."""
+        if self._ids is None:
+            self._ids = list(self._msg.ids)
+        return self._ids
+
+    @property
+    def skipped(self):
+        """Ordinals of sequences whose data could not be parsed."""
+        return list(self._msg.skipped)
+
+    @property
+    def lengths(self):
+        """{stream: numpy int32 samples per sequence}."""
+        if self._lengths is None:
+            self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
+        return self._lengths
+
+    def _data(self):
+        if self._streams is None:
+            d = {}
+            for s in self._msg.streams:
+                if s.sparse:
+                    d[s.name] = (np.frombuffer(s.indptr, dtype=_I4), np.frombuffer(s.indices, dtype=_I4),
+                                 np.frombuffer(s.values, dtype=_F4))
+                else:
+                    d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
+            self._streams = d
+        return self._streams
 
     def __getitem__(self, name):
         """Dense: float32 (samples, dim); sparse: (indptr, indices, values)."""
-        return self._streams[name]
+        return self._data()[name]
 
     def keys(self):
-        return self._streams.keys()
+        return self._data().keys()
 
     @property
     def state(self):
         """The state to resume right after this minibatch (a dict)."""
-        return json.loads(self._state)
+        return json.loads(self._msg.state)
 
     @property
     def samples(self):
