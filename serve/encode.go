@@ -69,11 +69,42 @@ func arraysBytes(mb *source.Minibatch) int {
 	return n
 }
 
+// buffers recycles the arrays of a call's messages: a message's bytes are
+// taken from free, and go back there once the message is sent (grpc-go has
+// encoded a message when Send returns; Options.ServerOptions must not add a
+// stats handler that keeps messages). Reuse spares the allocation, the
+// zeroing and the collection of every minibatch's arrays.
+type buffers struct {
+	free, used [][]byte
+}
+
+// get returns n bytes, recycled when possible.
+func (b *buffers) get(n int) []byte {
+	var x []byte
+	if k := len(b.free); k > 0 {
+		x, b.free = b.free[k-1], b.free[:k-1]
+	}
+	if cap(x) < n {
+		x = make([]byte, n, n+n/4)
+	}
+	b.used = append(b.used, x)
+	return x[:n]
+}
+
+// recycle makes every buffer handed out since the last call free again:
+// call it once the messages that hold them are sent.
+func (b *buffers) recycle() {
+	b.free = append(b.free, b.used...)
+	clear(b.used)
+	b.used = b.used[:0]
+}
+
 // encodeMinibatch converts mb (and the state after it) into a message that
-// owns its bytes, all in one allocation: mb's buffers are reused by the
-// next call. The loops compile to plain copies on little-endian machines.
-func encodeMinibatch(mb *source.Minibatch, state []byte) *pb.SequenceMinibatch {
-	a := make(arena, arraysBytes(mb))
+// owns its bytes, all in one buffer from bufs: mb's buffers are reused by
+// the next call. The loops compile to plain copies on little-endian
+// machines.
+func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers) *pb.SequenceMinibatch {
+	a := arena(bufs.get(arraysBytes(mb)))
 	m := &pb.SequenceMinibatch{
 		Step: mb.Step, Epoch: int32(mb.Epoch), Sweep: mb.Sweep, Start: mb.Start, End: mb.End,
 		EndOfSweep: mb.EndOfSweep, EndOfEpoch: mb.EndOfEpoch,

@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
@@ -18,7 +19,8 @@ import (
 // its minibatches reach group_bytes.
 func TestGroups(t *testing.T) {
 	file := writeCorpus(t, 53)
-	_, conn, _ := startServer(t, serve.Options{})
+	_, conn, reg := startServer(t, serve.Options{})
+	sentBytes := 0
 	for _, c := range contractCases(file) {
 		want := collect(t, conn, c.req)
 		for _, limit := range []int32{0, 1, 200, 700, 5000} {
@@ -31,6 +33,7 @@ func TestGroups(t *testing.T) {
 			var got []*pb.SequenceMinibatch
 			for n, g := range groups {
 				got = append(got, g.Minibatches...)
+				sentBytes += proto.Size(g)
 				most := 1 << min(n, 20)
 				if len(g.Minibatches) == 0 || len(g.Minibatches) > most {
 					t.Fatalf("%s, group_bytes %d: message %d holds %d minibatches, want 1 to %d", c.name, limit, n, len(g.Minibatches), most)
@@ -57,6 +60,32 @@ func TestGroups(t *testing.T) {
 			}
 		}
 	}
+	if got := counter(t, reg, "batchprep_serve_bytes_sent_total", "sequence_groups"); got != float64(sentBytes) {
+		t.Fatalf("bytes sent: metric %v, the groups received %d", got, sentBytes)
+	}
+}
+
+// counter is the value of a counter's series whose call label is call.
+func counter(t *testing.T, g *prometheus.Registry, name, call string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.Metric {
+			for _, l := range m.Label {
+				if l.GetName() == "call" && l.GetValue() == call {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no series %s{call=%q}", name, call)
+	return 0
 }
 
 func collectGroupMessages(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest) []*pb.SequenceGroup {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
@@ -23,10 +24,12 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
 	}()
 	bytes := s.metrics.bytes.WithLabelValues(call)
-	return s.sequences(stream.Context(), req, call, func(m *pb.SequenceMinibatch, size int, _ bool) error {
+	var bufs buffers
+	return s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, size int, _ bool) error {
 		if err := stream.Send(m); err != nil {
 			return err
 		}
+		bufs.recycle()
 		bytes.Add(float64(size))
 		return nil
 	})
@@ -48,7 +51,8 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
 	g := &pb.SequenceGroup{}
-	size, most := 0, 1
+	size, wire, most := 0, 0, 1
+	var bufs buffers
 	flush := func() error {
 		if len(g.Minibatches) == 0 {
 			return nil
@@ -56,15 +60,18 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		if err := stream.Send(g); err != nil {
 			return err
 		}
-		bytes.Add(float64(proto.Size(g)))
-		g.Minibatches, size = g.Minibatches[:0], 0
+		bufs.recycle()
+		clear(g.Minibatches)
+		bytes.Add(float64(wire))
+		g.Minibatches, size, wire = g.Minibatches[:0], 0, 0
 		if most < 1<<20 {
 			most *= 2
 		}
 		return nil
 	}
-	err = s.sequences(stream.Context(), req, call, func(m *pb.SequenceMinibatch, n int, last bool) error {
+	err = s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, n int, last bool) error {
 		g.Minibatches = append(g.Minibatches, m)
+		wire += 1 + protowire.SizeVarint(uint64(n)) + n // field 1, length, message
 		if size += n; size >= limit || len(g.Minibatches) >= most || last {
 			return flush()
 		}
@@ -95,7 +102,7 @@ func groupBytes(v int32) (int, error) {
 
 // sequences runs one call's source and hands each minibatch's message, its
 // encoded size and whether it is the last to emit.
-func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string,
+func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string, bufs *buffers,
 	emit func(m *pb.SequenceMinibatch, size int, last bool) error) error {
 	setup, err := checkSequenceRequest(req)
 	if err != nil {
@@ -148,7 +155,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		if err != nil {
 			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
 		}
-		msg := encodeMinibatch(mb, states.encode(src, mb))
+		msg := encodeMinibatch(mb, states.encode(src, mb), bufs)
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
 		if err := emit(msg, proto.Size(msg), last); err != nil {
 			return err
