@@ -58,9 +58,9 @@ for rep in $(seq "$reps"); do
   out=$(/usr/bin/python3 bench/client_throughput.py "$big" "${streams[@]}" --mb 256 --address "$addr")
   c1=$(cpu)
   echo "client samples/s $(awk '/^samples\/s:/{print $2}' <<<"$out") cpu $(awk '/^client cpu/{print $4}' <<<"$out") server-cpu $(awk -v a="$c0" -v b="$c1" 'BEGIN{print b - a}')" | tee -a "$log"
-  out=$(/usr/bin/python3 bench/ctf_dataloader.py "$big" --stream S0 --stream S1 --stream S2 --mb 256 --workers 2 \
-    --max-samples "${BASELINE_SAMPLES:-1000000}" 2>&1)
-  echo "dataloader samples/s $(awk '/^samples\/s:/{print $2}' <<<"$out")" | tee -a "$log"
+  out=$(/usr/bin/time -f "cpu %U %S" /usr/bin/python3 bench/ctf_dataloader.py "$big" --stream S0 --stream S1 --stream S2 \
+    --mb 256 --workers 2 --max-samples "${BASELINE_SAMPLES:-1000000}" 2>&1)
+  echo "dataloader samples/s $(awk '/^samples\/s:/{print $2}' <<<"$out") cpu $(awk '/^cpu/{print $2 + $3}' <<<"$out") samples $(awk '/^samples:/{print $2}' <<<"$out")" | tee -a "$log"
 done
 
 echo "== summary (medians over $reps rounds; ratios per round, then their median)"
@@ -69,12 +69,16 @@ awk '
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
   /^read /       { r[++nr] = $3; rc[nr] = $5 }
   /^client /     { c[++nc] = $3; cc[nc] = $5; sc[nc] = $7 }
-  /^dataloader / { d[++nd] = $3 }
+  /^dataloader / { d[++nd] = $3; dc[nd] = $5; ds[nd] = $7 }
   END {
-    for (i = 1; i <= nr; i++) { q1[i] = c[i] / r[i]; q2[i] = c[i] / d[i] }
+    for (i = 1; i <= nr; i++) { q1[i] = c[i] / r[i]; q2[i] = c[i] / d[i]
+      # samples per CPU second (all processes: client + server; DataLoader workers included)
+      pr[i] = M / rc[i]; pc[i] = M / (cc[i] + sc[i]); pd[i] = ds[i] / dc[i]; q3[i] = pc[i] / pr[i]; q4[i] = pc[i] / pd[i] }
     printf "read --format summary  %.0f samples/s (cpu %.2f s)\n", median(r, nr), median(rc, nr)
     printf "Python client          %.0f samples/s (client cpu %.2f s, server cpu %.2f s)\n", median(c, nc), median(cc, nc), median(sc, nc)
     printf "DataLoader, 2 workers  %.0f samples/s\n", median(d, nd)
     printf "client / read          %.2f (rounds:", median(q1, nr); for (i = 1; i <= nr; i++) printf " %.2f", c[i] / r[i]; print ")"
     printf "client / DataLoader    %.1f (rounds:", median(q2, nr); for (i = 1; i <= nr; i++) printf " %.1f", c[i] / d[i]; print ")"
-  }' "$log" | tee -a "$log"
+    printf "per CPU second: read %.0f, client+server %.0f, DataLoader %.0f samples\n", median(pr, nr), median(pc, nr), median(pd, nr)
+    printf "per CPU second: client+server / read %.2f, client+server / DataLoader %.1f\n", median(q3, nr), median(q4, nr)
+  }' M="$sweep" "$log" | tee -a "$log"
