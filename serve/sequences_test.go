@@ -168,7 +168,8 @@ func TestNextK(t *testing.T) {
 	}
 }
 
-// TestConcurrentClients: invariant 3; parallel calls give what each gives alone.
+// TestConcurrentClients: invariant 3; parallel calls, one per message or
+// grouped, give what each gives alone.
 func TestConcurrentClients(t *testing.T) {
 	file := writeCorpus(t, 60)
 	_, conn, _ := startServer(t, serve.Options{})
@@ -185,7 +186,11 @@ func TestConcurrentClients(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := collectErr(context.Background(), conn, reqs[i])
+				collect := collectErr
+				if (rep+i)%2 == 1 {
+					collect = collectGroups
+				}
+				got, err := collect(context.Background(), conn, reqs[i])
 				if err != nil {
 					errs <- err
 					return
