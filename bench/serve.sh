@@ -65,8 +65,9 @@ done
 
 echo "== summary (medians over $reps rounds; ratios per round, then their median)"
 awk '
-  function median(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+  function median(a, n,   b, i, j, t) { for (i = 1; i <= n; i++) b[i] = a[i]  # sorts a copy
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+    return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2 }
   /^read /       { r[++nr] = $3; rc[nr] = $5 }
   /^client /     { c[++nc] = $3; cc[nc] = $5; sc[nc] = $7 }
   /^dataloader / { d[++nd] = $3; dc[nd] = $5; ds[nd] = $7 }
@@ -77,8 +78,8 @@ awk '
     printf "read --format summary  %.0f samples/s (cpu %.2f s)\n", median(r, nr), median(rc, nr)
     printf "Python client          %.0f samples/s (client cpu %.2f s, server cpu %.2f s)\n", median(c, nc), median(cc, nc), median(sc, nc)
     printf "DataLoader, 2 workers  %.0f samples/s\n", median(d, nd)
-    printf "client / read          %.2f (rounds:", median(q1, nr); for (i = 1; i <= nr; i++) printf " %.2f", c[i] / r[i]; print ")"
-    printf "client / DataLoader    %.1f (rounds:", median(q2, nr); for (i = 1; i <= nr; i++) printf " %.1f", c[i] / d[i]; print ")"
+    printf "client / read          %.2f (rounds:", median(q1, nr); for (i = 1; i <= nr; i++) printf " %.2f", q1[i]; print ")"
+    printf "client / DataLoader    %.1f (rounds:", median(q2, nr); for (i = 1; i <= nr; i++) printf " %.1f", q2[i]; print ")"
     printf "per CPU second: read %.0f, client+server %.0f, DataLoader %.0f samples\n", median(pr, nr), median(pc, nr), median(pd, nr)
     printf "per CPU second: client+server / read %.2f, client+server / DataLoader %.1f\n", median(q3, nr), median(q4, nr)
   }' M="$sweep" "$log" | tee -a "$log"
