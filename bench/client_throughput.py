@@ -25,10 +25,14 @@ def main():
     ap.add_argument("--sweep-samples", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chunk-bytes", type=int, default=None)
+    ap.add_argument("--pause", type=float, default=5,
+                    help="seconds to wait before each --first-at-sweep measurement: a call that ends leaves its source's "
+                    "window prefetch running until done, which would load the next measurement")
     a = ap.parse_args()
     if a.first_at_sweep:
         times = []
         for _ in range(a.repeat):
+            time.sleep(a.pause)  # an idle server
             t0 = time.perf_counter()
             with batchprep.read([a.file], streams=a.stream, mb=a.mb, start=a.first_at_sweep * a.sweep_samples,
                                 epoch_size="inf", address=a.address, chunk_bytes=a.chunk_bytes) as it:
