@@ -54,14 +54,61 @@ func (a *arena) uint64s(v []uint64) []byte {
 	return b
 }
 
+// unitRows reports whether every row of a CSR array has one entry.
+func unitRows(rowStart []int32) bool {
+	for i, r := range rowStart {
+		if r != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// unitValues reports whether every value is 1.0.
+func unitValues(v []float32) bool {
+	for _, x := range v {
+		if x != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// elision tells, per sparse stream of mb, which arrays encodeMinibatch
+// leaves out (SequenceRequest.elide_unit_sparse): bit 0 indptr, bit 1
+// values.
+func elision(mb *source.Minibatch, elide bool, out []uint8) []uint8 {
+	out = out[:0]
+	for i := range mb.Streams {
+		b := &mb.Streams[i]
+		var e uint8
+		if elide && b.Sparse {
+			if len(b.RowStart) == len(b.Indices)+1 && unitRows(b.RowStart) {
+				e |= 1
+			}
+			if unitValues(b.Values) {
+				e |= 2
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // arraysBytes is the size of mb's arrays as encodeMinibatch writes them.
-func arraysBytes(mb *source.Minibatch) int {
+func arraysBytes(mb *source.Minibatch, elided []uint8) int {
 	n := 8 * len(mb.Sequences)
 	for i := range mb.Streams {
 		b := &mb.Streams[i]
 		n += 4 * len(mb.Sequences)
 		if b.Sparse {
-			n += 4 * (len(b.RowStart) + len(b.Indices) + len(b.Values))
+			n += 4 * len(b.Indices)
+			if elided[i]&1 == 0 {
+				n += 4 * len(b.RowStart)
+			}
+			if elided[i]&2 == 0 {
+				n += 4 * len(b.Values)
+			}
 		} else {
 			n += 4 * len(b.Dense)
 		}
@@ -76,6 +123,7 @@ func arraysBytes(mb *source.Minibatch) int {
 // zeroing and the collection of every minibatch's arrays.
 type buffers struct {
 	free, used [][]byte
+	elided     []uint8 // encodeMinibatch's scratch
 }
 
 // get returns n bytes, recycled when possible.
@@ -103,8 +151,9 @@ func (b *buffers) recycle() {
 // owns its bytes, all in one buffer from bufs: mb's buffers are reused by
 // the next call. The loops compile to plain copies on little-endian
 // machines.
-func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers) *pb.SequenceMinibatch {
-	a := arena(bufs.get(arraysBytes(mb)))
+func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bool) *pb.SequenceMinibatch {
+	bufs.elided = elision(mb, elide, bufs.elided)
+	a := arena(bufs.get(arraysBytes(mb, bufs.elided)))
 	m := &pb.SequenceMinibatch{
 		Step: mb.Step, Epoch: int32(mb.Epoch), Sweep: mb.Sweep, Start: mb.Start, End: mb.End,
 		EndOfSweep: mb.EndOfSweep, EndOfEpoch: mb.EndOfEpoch,
@@ -126,7 +175,14 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers) *pb.Sequ
 		d := &data[i]
 		d.Name, d.Dim, d.Sparse, d.Lengths = b.Name, int32(b.Dim), b.Sparse, lengths
 		if b.Sparse {
-			d.Indptr, d.Indices, d.Values = a.int32s(b.RowStart), a.int32s(b.Indices), a.float32s(b.Values)
+			d.UnitRows, d.UnitValues = bufs.elided[i]&1 != 0, bufs.elided[i]&2 != 0
+			if !d.UnitRows {
+				d.Indptr = a.int32s(b.RowStart)
+			}
+			d.Indices = a.int32s(b.Indices)
+			if !d.UnitValues {
+				d.Values = a.float32s(b.Values)
+			}
 		} else {
 			d.Dense = a.float32s(b.Dense)
 		}

@@ -103,9 +103,14 @@ type SequenceRequest struct {
 	K int32 `protobuf:"varint,21,opt,name=k,proto3" json:"k,omitempty"`
 	// group_bytes, for SequenceGroups: a message is sent once its minibatches
 	// are at least this many encoded bytes (0 = 256 KiB; at most 64 MiB).
-	GroupBytes    int32 `protobuf:"varint,22,opt,name=group_bytes,json=groupBytes,proto3" json:"group_bytes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	GroupBytes int32 `protobuf:"varint,22,opt,name=group_bytes,json=groupBytes,proto3" json:"group_bytes,omitempty"`
+	// elide_unit_sparse leaves out what a reader can rebuild: a sparse
+	// stream's indptr when every sample has exactly one entry (unit_rows:
+	// indptr is 0, 1, ..., samples) and its values when every value is 1.0
+	// (unit_values), as in one-hot streams. The Python client sets it.
+	ElideUnitSparse bool `protobuf:"varint,23,opt,name=elide_unit_sparse,json=elideUnitSparse,proto3" json:"elide_unit_sparse,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SequenceRequest) Reset() {
@@ -292,17 +297,28 @@ func (x *SequenceRequest) GetGroupBytes() int32 {
 	return 0
 }
 
+func (x *SequenceRequest) GetElideUnitSparse() bool {
+	if x != nil {
+		return x.ElideUnitSparse
+	}
+	return false
+}
+
 // StreamData is one stream's part of a minibatch. Arrays are little-endian.
 type StreamData struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Dim           int32                  `protobuf:"varint,2,opt,name=dim,proto3" json:"dim,omitempty"`
-	Sparse        bool                   `protobuf:"varint,3,opt,name=sparse,proto3" json:"sparse,omitempty"`
-	Lengths       []byte                 `protobuf:"bytes,4,opt,name=lengths,proto3" json:"lengths,omitempty"` // int32 per sequence: its samples of this stream
-	Dense         []byte                 `protobuf:"bytes,5,opt,name=dense,proto3" json:"dense,omitempty"`     // float32, samples x dim (dense streams)
-	Indptr        []byte                 `protobuf:"bytes,6,opt,name=indptr,proto3" json:"indptr,omitempty"`   // int32, samples + 1 (sparse: CSR row offsets)
-	Indices       []byte                 `protobuf:"bytes,7,opt,name=indices,proto3" json:"indices,omitempty"` // int32 column indices (sparse)
-	Values        []byte                 `protobuf:"bytes,8,opt,name=values,proto3" json:"values,omitempty"`   // float32 values (sparse)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Dim     int32                  `protobuf:"varint,2,opt,name=dim,proto3" json:"dim,omitempty"`
+	Sparse  bool                   `protobuf:"varint,3,opt,name=sparse,proto3" json:"sparse,omitempty"`
+	Lengths []byte                 `protobuf:"bytes,4,opt,name=lengths,proto3" json:"lengths,omitempty"` // int32 per sequence: its samples of this stream
+	Dense   []byte                 `protobuf:"bytes,5,opt,name=dense,proto3" json:"dense,omitempty"`     // float32, samples x dim (dense streams)
+	Indptr  []byte                 `protobuf:"bytes,6,opt,name=indptr,proto3" json:"indptr,omitempty"`   // int32, samples + 1 (sparse: CSR row offsets)
+	Indices []byte                 `protobuf:"bytes,7,opt,name=indices,proto3" json:"indices,omitempty"` // int32 column indices (sparse)
+	Values  []byte                 `protobuf:"bytes,8,opt,name=values,proto3" json:"values,omitempty"`   // float32 values (sparse)
+	// With elide_unit_sparse: indptr is empty and stands for 0..samples.
+	UnitRows bool `protobuf:"varint,9,opt,name=unit_rows,json=unitRows,proto3" json:"unit_rows,omitempty"`
+	// With elide_unit_sparse: values is empty and stands for ones.
+	UnitValues    bool `protobuf:"varint,10,opt,name=unit_values,json=unitValues,proto3" json:"unit_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -391,6 +407,20 @@ func (x *StreamData) GetValues() []byte {
 		return x.Values
 	}
 	return nil
+}
+
+func (x *StreamData) GetUnitRows() bool {
+	if x != nil {
+		return x.UnitRows
+	}
+	return false
+}
+
+func (x *StreamData) GetUnitValues() bool {
+	if x != nil {
+		return x.UnitValues
+	}
+	return false
 }
 
 type SequenceMinibatch struct {
@@ -846,7 +876,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\x90\x05\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xbc\x05\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -875,8 +905,9 @@ const file_batchprep_proto_rawDesc = "" +
 	"max_errors\x18\x14 \x01(\x05R\tmaxErrors\x12\f\n" +
 	"\x01k\x18\x15 \x01(\x05R\x01k\x12\x1f\n" +
 	"\vgroup_bytes\x18\x16 \x01(\x05R\n" +
-	"groupBytesB\b\n" +
-	"\x06_start\"\xc4\x01\n" +
+	"groupBytes\x12*\n" +
+	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparseB\b\n" +
+	"\x06_start\"\x82\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -886,7 +917,11 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x05dense\x18\x05 \x01(\fR\x05dense\x12\x16\n" +
 	"\x06indptr\x18\x06 \x01(\fR\x06indptr\x12\x18\n" +
 	"\aindices\x18\a \x01(\fR\aindices\x12\x16\n" +
-	"\x06values\x18\b \x01(\fR\x06values\"\xd3\x02\n" +
+	"\x06values\x18\b \x01(\fR\x06values\x12\x1b\n" +
+	"\tunit_rows\x18\t \x01(\bR\bunitRows\x12\x1f\n" +
+	"\vunit_values\x18\n" +
+	" \x01(\bR\n" +
+	"unitValues\"\xd3\x02\n" +
 	"\x11SequenceMinibatch\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x05R\x05epoch\x12\x14\n" +

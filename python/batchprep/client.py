@@ -9,6 +9,18 @@ from . import batchprep_pb2 as pb
 from .server import Connection
 
 _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
+_unit = {"rows": np.zeros(0, dtype=_I4), "ones": np.zeros(0, dtype=_F4)}
+
+
+def _units(n):
+    """Read-only views of 0..n (int32, the indptr of n one-entry rows) and
+    of n ones (float32): what a request with elide_unit_sparse leaves out."""
+    if len(_unit["ones"]) < n + 1:
+        m = max(n + 1, 2 * len(_unit["ones"]), 4096)
+        rows, ones = np.arange(m, dtype=_I4), np.ones(m, dtype=_F4)
+        rows.flags.writeable = ones.flags.writeable = False
+        _unit["rows"], _unit["ones"] = rows, ones
+    return _unit["rows"][:n + 1], _unit["ones"][:n]
 
 
 class Minibatch:
@@ -58,8 +70,12 @@ class Minibatch:
             d = {}
             for s in self._msg.streams:
                 if s.sparse:
-                    d[s.name] = (np.frombuffer(s.indptr, dtype=_I4), np.frombuffer(s.indices, dtype=_I4),
-                                 np.frombuffer(s.values, dtype=_F4))
+                    indices = np.frombuffer(s.indices, dtype=_I4)
+                    if s.unit_rows or s.unit_values:
+                        rows, ones = _units(len(indices))
+                    indptr = rows if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
+                    values = ones if s.unit_values else np.frombuffer(s.values, dtype=_F4)
+                    d[s.name] = (indptr, indices, values)
                 else:
                     d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
             self._streams = d
@@ -102,7 +118,7 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
     r = pb.SequenceRequest(files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
                            seed=int(seed), epochs=int(epochs), workers=int(workers), rank=int(rank),
                            epoch_size=str(epoch_size), cut_at_sweep=bool(cut_at_sweep), max_errors=int(max_errors),
-                           k=int(k))
+                           k=int(k), elide_unit_sparse=True)
     if max_minibatches is not None:
         r.max_minibatches = int(max_minibatches)
         if r.max_minibatches == 0:
