@@ -41,7 +41,7 @@ func expand(m *pb.SequenceMinibatch) *pb.SequenceMinibatch {
 	return m
 }
 
-// TestElideUnitSparse: with elide_unit_sparse, the messages are those
+// TestElideUnitSparse: invariant 9; with elide_unit_sparse, the messages are those
 // without it once a client rebuilds what was left out, and exactly the
 // one-entry rows and the ones are left out: stream w is one-hot (both),
 // v has one entry of value 2 per sample (rows only), u has two entries of
