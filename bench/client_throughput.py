@@ -24,28 +24,35 @@ def main():
     ap.add_argument("--first-at-sweep", type=int, default=0)
     ap.add_argument("--sweep-samples", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--chunk-bytes", type=int, default=None)
+    ap.add_argument("--pause", type=float, default=5,
+                    help="seconds to wait before each --first-at-sweep measurement: a call that ends leaves its source's "
+                    "window prefetch running until done, which would load the next measurement")
     a = ap.parse_args()
     if a.first_at_sweep:
         times = []
         for _ in range(a.repeat):
+            time.sleep(a.pause)  # an idle server
             t0 = time.perf_counter()
             with batchprep.read([a.file], streams=a.stream, mb=a.mb, start=a.first_at_sweep * a.sweep_samples,
-                                epoch_size="inf", address=a.address) as it:
+                                epoch_size="inf", address=a.address, chunk_bytes=a.chunk_bytes) as it:
                 mb = next(it)
                 times.append(time.perf_counter() - t0)
-        print("first minibatch at sweep %d (start %d): %s ms (median %.1f ms)" % (
-            mb.sweep, mb.start, " ".join("%.1f" % (1000 * t) for t in times), 1000 * sorted(times)[len(times) // 2]))
+        print("first minibatch at sweep %d (start %d): %s ms (median %.1f ms, max %.1f ms)" % (
+            mb.sweep, mb.start, " ".join("%.1f" % (1000 * t) for t in times), 1000 * sorted(times)[len(times) // 2],
+            1000 * max(times)))
         return
-    t0, samples, n, touched = time.perf_counter(), 0, 0, 0
-    with batchprep.read([a.file], streams=a.stream, mb=a.mb, address=a.address) as it:
+    t0, c0, samples, n, touched = time.perf_counter(), time.process_time(), 0, 0, 0
+    with batchprep.read([a.file], streams=a.stream, mb=a.mb, address=a.address, chunk_bytes=a.chunk_bytes) as it:
         for mb in it:
             samples += mb.end - mb.start
             n += 1
             for name in mb.keys():  # the arrays exist: touch each one
                 v = mb[name]
                 touched += len(v[1]) if isinstance(v, tuple) else v.shape[0]
-    el = time.perf_counter() - t0
-    print("minibatches: %d\nsamples: %d\nseconds: %.3f\nsamples/s: %.0f" % (n, samples, el, samples / el))
+    el, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print("minibatches: %d\nsamples: %d\nseconds: %.3f\nclient cpu seconds: %.3f\nsamples/s: %.0f" % (
+        n, samples, el, cpu, samples / el))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,15 @@
 //     same config: every bucket record, and the batch records of the chosen
 //     worker (or all), each with its edges' ordinals, lhs, rhs, relations and
 //     weights, and the plan state after it.
+//  8. Groups. SequenceGroups streams exactly the minibatches of Sequences
+//     for the same request, in order, several per message: message n
+//     (counting from zero) holds at most 2^n of them, and a message other
+//     than the last holds fewer only when its minibatches reach group_bytes
+//     encoded bytes.
+//  9. Elision. With elide_unit_sparse, a sparse stream's row offsets are
+//     left out (unit_rows) exactly when every sample has one entry, and its
+//     values (unit_values) exactly when all are 1.0; rebuilding them gives
+//     the message sent without it.
 //
 // The package never prints; metrics are registered on the registry given in
 // Options.

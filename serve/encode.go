@@ -3,92 +3,188 @@ package serve
 import (
 	"encoding/binary"
 	"math"
-	"unsafe"
 
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
 
-// hostLittleEndian: arrays can be copied as memory.
-var hostLittleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+// arena hands out consecutive parts of one allocation, so that a message's
+// arrays cost one allocation instead of one each.
+type arena []byte
 
-// int32Bytes returns a little-endian copy of v.
-func int32Bytes(v []int32) []byte {
-	if len(v) == 0 {
+// take returns the next n bytes.
+func (a *arena) take(n int) []byte {
+	if n == 0 {
 		return nil
 	}
-	if hostLittleEndian {
-		return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
-	}
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	b := (*a)[:n:n]
+	*a = (*a)[n:]
+	return b
+}
+
+func (a *arena) int32s(v []int32) []byte {
+	b := a.take(4 * len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
 	return b
 }
 
-func uint32Bytes(v []uint32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	return int32Bytes(unsafe.Slice((*int32)(unsafe.Pointer(&v[0])), len(v)))
-}
-
-func float32Bytes(v []float32) []byte {
-	if len(v) == 0 {
-		return nil
-	}
-	if hostLittleEndian {
-		return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
-	}
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+func (a *arena) float32s(v []float32) []byte {
+	b := a.take(4 * len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return b
 }
 
-func intsAsInt64Bytes(v []int) []byte {
-	b := make([]byte, 8*len(v))
+func (a *arena) ints(v []int) []byte {
+	b := a.take(8 * len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
 	}
 	return b
 }
 
-func uint64Bytes(v []uint64) []byte {
-	b := make([]byte, 8*len(v))
+func (a *arena) uint64s(v []uint64) []byte {
+	b := a.take(8 * len(v))
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], x)
 	}
 	return b
 }
 
+// unitRows reports whether every row of a CSR array has one entry.
+func unitRows(rowStart []int32) bool {
+	for i, r := range rowStart {
+		if r != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// unitValues reports whether every value is 1.0.
+func unitValues(v []float32) bool {
+	for _, x := range v {
+		if x != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// elision tells, per sparse stream of mb, which arrays encodeMinibatch
+// leaves out (SequenceRequest.elide_unit_sparse): bit 0 indptr, bit 1
+// values.
+func elision(mb *source.Minibatch, elide bool, out []uint8) []uint8 {
+	out = out[:0]
+	for i := range mb.Streams {
+		b := &mb.Streams[i]
+		var e uint8
+		if elide && b.Sparse {
+			if len(b.RowStart) == len(b.Indices)+1 && unitRows(b.RowStart) {
+				e |= 1
+			}
+			if unitValues(b.Values) {
+				e |= 2
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// arraysBytes is the size of mb's arrays as encodeMinibatch writes them.
+func arraysBytes(mb *source.Minibatch, elided []uint8) int {
+	n := 8 * len(mb.Sequences)
+	for i := range mb.Streams {
+		b := &mb.Streams[i]
+		n += 4 * len(mb.Sequences)
+		if b.Sparse {
+			n += 4 * len(b.Indices)
+			if elided[i]&1 == 0 {
+				n += 4 * len(b.RowStart)
+			}
+			if elided[i]&2 == 0 {
+				n += 4 * len(b.Values)
+			}
+		} else {
+			n += 4 * len(b.Dense)
+		}
+	}
+	return n
+}
+
+// buffers recycles the arrays of a call's messages: a message's bytes are
+// taken from free, and go back there once the message is sent (grpc-go has
+// encoded a message when Send returns; Options.ServerOptions must not add a
+// stats handler that keeps messages). Reuse spares the allocation, the
+// zeroing and the collection of every minibatch's arrays.
+type buffers struct {
+	free, used [][]byte
+	elided     []uint8 // encodeMinibatch's scratch
+}
+
+// get returns n bytes, recycled when possible.
+func (b *buffers) get(n int) []byte {
+	var x []byte
+	if k := len(b.free); k > 0 {
+		x, b.free = b.free[k-1], b.free[:k-1]
+	}
+	if cap(x) < n {
+		x = make([]byte, n, n+n/4)
+	}
+	b.used = append(b.used, x)
+	return x[:n]
+}
+
+// recycle makes every buffer handed out since the last call free again:
+// call it once the messages that hold them are sent.
+func (b *buffers) recycle() {
+	b.free = append(b.free, b.used...)
+	clear(b.used)
+	b.used = b.used[:0]
+}
+
 // encodeMinibatch converts mb (and the state after it) into a message that
-// owns its bytes: mb's buffers are reused by the next call.
-func encodeMinibatch(mb *source.Minibatch, state []byte) *pb.SequenceMinibatch {
+// owns its bytes, all in one buffer from bufs: mb's buffers are reused by
+// the next call. The loops compile to plain copies on little-endian
+// machines.
+func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bool) *pb.SequenceMinibatch {
+	bufs.elided = elision(mb, elide, bufs.elided)
+	a := arena(bufs.get(arraysBytes(mb, bufs.elided)))
 	m := &pb.SequenceMinibatch{
 		Step: mb.Step, Epoch: int32(mb.Epoch), Sweep: mb.Sweep, Start: mb.Start, End: mb.End,
 		EndOfSweep: mb.EndOfSweep, EndOfEpoch: mb.EndOfEpoch,
-		Sequences: intsAsInt64Bytes(mb.Sequences),
+		Sequences: a.ints(mb.Sequences),
 		Ids:       append([]string(nil), mb.IDs...),
 		State:     state,
 	}
 	for _, s := range mb.Skipped {
 		m.Skipped = append(m.Skipped, int64(s.Sequence))
 	}
-	lengths := make([]int32, len(mb.Sequences))
 	m.Streams = make([]*pb.StreamData, len(mb.Streams))
+	data := make([]pb.StreamData, len(mb.Streams))
 	for i := range mb.Streams {
 		b := &mb.Streams[i]
-		for j := range lengths {
-			lengths[j] = b.SeqStart[j+1] - b.SeqStart[j]
+		lengths := a.take(4 * len(mb.Sequences))
+		for j := range len(mb.Sequences) {
+			binary.LittleEndian.PutUint32(lengths[4*j:], uint32(b.SeqStart[j+1]-b.SeqStart[j]))
 		}
-		d := &pb.StreamData{Name: b.Name, Dim: int32(b.Dim), Sparse: b.Sparse, Lengths: int32Bytes(lengths)}
+		d := &data[i]
+		d.Name, d.Dim, d.Sparse, d.Lengths = b.Name, int32(b.Dim), b.Sparse, lengths
 		if b.Sparse {
-			d.Indptr, d.Indices, d.Values = int32Bytes(b.RowStart), int32Bytes(b.Indices), float32Bytes(b.Values)
+			d.UnitRows, d.UnitValues = bufs.elided[i]&1 != 0, bufs.elided[i]&2 != 0
+			if !d.UnitRows {
+				d.Indptr = a.int32s(b.RowStart)
+			}
+			d.Indices = a.int32s(b.Indices)
+			if !d.UnitValues {
+				d.Values = a.float32s(b.Values)
+			}
 		} else {
-			d.Dense = float32Bytes(b.Dense)
+			d.Dense = a.float32s(b.Dense)
 		}
 		m.Streams[i] = d
 	}

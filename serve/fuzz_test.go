@@ -14,17 +14,17 @@ import (
 // requestFields are the names a refusal may start with (invariant 5).
 var requestFields = []string{"files", "stream", "at least one stream", "defines_mb_size", "label", "mb", "epoch_size", "epochs",
 	"max_minibatches", "randomize", "window_chunks", "window_samples", "chunk_bytes", "chunk_sequences",
-	"workers", "rank", "start", "state", "max_errors", "k ", "config", "worker", "max_batches", "ctf: config"}
+	"workers", "rank", "start", "state", "max_errors", "k ", "group_bytes", "config", "worker", "max_batches", "ctf: config"}
 
-// FuzzRequest decodes arbitrary bytes as a SequenceRequest and as a
-// GraphRequest and checks them: never a panic, and every refusal is
+// FuzzRequest decodes arbitrary bytes as a SequenceRequest (with
+// SequenceGroups' group_bytes) and as a GraphRequest and checks them: never a panic, and every refusal is
 // InvalidArgument naming a request field.
 func FuzzRequest(f *testing.F) {
 	start := uint64(3)
 	for _, r := range []*pb.SequenceRequest{
 		{Files: []string{"a.ctf"}, Streams: []string{"x:2", "y:5:sparse"}, Mb: "4*2:8", Seed: 3},
 		{Files: []string{"a.ctf"}, Streams: []string{"x:2"}, WindowSamples: 9, WindowChunks: 2, Start: &start, State: []byte(`{"version":1}`)},
-		{Files: []string{"a.ctf"}, Streams: []string{"x:0"}, Workers: 2, Rank: 2, EpochSize: "inf", K: 4},
+		{Files: []string{"a.ctf"}, Streams: []string{"x:0"}, Workers: 2, Rank: 2, EpochSize: "inf", K: 4, GroupBytes: -1},
 	} {
 		b, _ := proto.Marshal(r)
 		f.Add(b)
@@ -35,6 +35,9 @@ func FuzzRequest(f *testing.F) {
 		var sr pb.SequenceRequest
 		if proto.Unmarshal(data, &sr) == nil {
 			if _, err := checkSequenceRequest(&sr); err != nil {
+				checkRefusal(t, err)
+			}
+			if _, err := groupBytes(sr.GroupBytes); err != nil {
 				checkRefusal(t, err)
 			}
 		}

@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"encoding/binary"
 	"errors"
 	"io/fs"
+	"math"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -109,19 +111,25 @@ func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err
 		if rec.Kind == plan.BucketRecord {
 			msg.Kind, msg.Edges, msg.Resumed = pb.GraphRecord_BUCKET, int64(rec.Edges), rec.Resumed
 			ords = rec.Ordinals(ords[:0], rec.Holdout)
-			msg.Holdout = uint64Bytes(ords)
+			a := make(arena, 8*len(ords))
+			msg.Holdout = a.uint64s(ords)
 		} else {
 			batches++
 			msg.Kind, msg.Worker, msg.Batch, msg.Relation = pb.GraphRecord_BATCH, int32(rec.Worker), int32(rec.Batch), int32(rec.Relation)
 			ords = rec.Ordinals(ords[:0], rec.Rows)
-			msg.Ordinals = uint64Bytes(ords)
-			msg.Lhs, msg.Rhs, msg.Rel = gatherBytes(rec.Data.Lhs, rec.Rows), gatherBytes(rec.Data.Rhs, rec.Rows), gatherBytes(rec.Data.Rel, rec.Rows)
+			n := 20 * len(ords)
 			if rec.Data.Weight != nil {
-				w := make([]float32, len(rec.Rows))
+				n += 4 * len(ords)
+			}
+			a := make(arena, n)
+			msg.Ordinals = a.uint64s(ords)
+			msg.Lhs, msg.Rhs, msg.Rel = a.gather(rec.Data.Lhs, rec.Rows), a.gather(rec.Data.Rhs, rec.Rows), a.gather(rec.Data.Rel, rec.Rows)
+			if rec.Data.Weight != nil {
+				w := a.take(4 * len(rec.Rows))
 				for i, r := range rec.Rows {
-					w[i] = rec.Data.Weight[r]
+					binary.LittleEndian.PutUint32(w[4*i:], math.Float32bits(rec.Data.Weight[r]))
 				}
-				msg.Weight = float32Bytes(w)
+				msg.Weight = w
 			}
 		}
 		if err := stream.Send(msg); err != nil {
@@ -136,11 +144,11 @@ func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err
 	return nil
 }
 
-// gatherBytes returns col[rows] as little-endian uint32s.
-func gatherBytes(col []uint32, rows []uint32) []byte {
-	v := make([]uint32, len(rows))
+// gather returns col[rows] as little-endian uint32s.
+func (a *arena) gather(col []uint32, rows []uint32) []byte {
+	b := a.take(4 * len(rows))
 	for i, r := range rows {
-		v[i] = col[r]
+		binary.LittleEndian.PutUint32(b[4*i:], col[r])
 	}
-	return uint32Bytes(v)
+	return b
 }

@@ -25,7 +25,7 @@ import (
 
 // startServer runs a Server on a real loopback socket and returns it, a
 // client connected to it, and the metrics registry.
-func startServer(t *testing.T, o serve.Options) (*serve.Server, *grpc.ClientConn, *prometheus.Registry) {
+func startServer(t testing.TB, o serve.Options) (*serve.Server, *grpc.ClientConn, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg

@@ -1,19 +1,21 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
 
-// Sequences streams minibatches (invariants 1, 2, 4, 5).
+// Sequences streams minibatches, one per message (invariants 1, 2, 4, 5).
 func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesServer) (err error) {
 	const call = "sequences"
 	s.metrics.clients.WithLabelValues(call).Inc()
@@ -21,6 +23,87 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 		s.metrics.clients.WithLabelValues(call).Dec()
 		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
 	}()
+	bytes := s.metrics.bytes.WithLabelValues(call)
+	var bufs buffers
+	return s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, size int, _ bool) error {
+		if err := stream.Send(m); err != nil {
+			return err
+		}
+		bufs.recycle()
+		bytes.Add(float64(size))
+		return nil
+	})
+}
+
+// SequenceGroups streams the minibatches of Sequences in groups
+// (invariant 8): the n-th message holds at most 2^n minibatches and is sent
+// once it holds group_bytes encoded bytes, or at the end of the stream.
+func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_SequenceGroupsServer) (err error) {
+	const call = "sequence_groups"
+	s.metrics.clients.WithLabelValues(call).Inc()
+	defer func() {
+		s.metrics.clients.WithLabelValues(call).Dec()
+		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
+	}()
+	limit, err := groupBytes(req.GroupBytes)
+	if err != nil {
+		return err
+	}
+	bytes := s.metrics.bytes.WithLabelValues(call)
+	g := &pb.SequenceGroup{}
+	size, wire, most := 0, 0, 1
+	var bufs buffers
+	flush := func() error {
+		if len(g.Minibatches) == 0 {
+			return nil
+		}
+		if err := stream.Send(g); err != nil {
+			return err
+		}
+		bufs.recycle()
+		clear(g.Minibatches)
+		bytes.Add(float64(wire))
+		g.Minibatches, size, wire = g.Minibatches[:0], 0, 0
+		if most < 1<<20 {
+			most *= 2
+		}
+		return nil
+	}
+	err = s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, n int, last bool) error {
+		g.Minibatches = append(g.Minibatches, m)
+		wire += 1 + protowire.SizeVarint(uint64(n)) + n // field 1, length, message
+		if size += n; size >= limit || len(g.Minibatches) >= most || last {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		// Minibatches prepared before a data error are still delivered.
+		if ferr := flush(); ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	return flush()
+}
+
+// defaultGroupBytes is SequenceRequest.group_bytes's default.
+const defaultGroupBytes = 256 << 10
+
+func groupBytes(v int32) (int, error) {
+	switch {
+	case v == 0:
+		return defaultGroupBytes, nil
+	case v < 0 || v > 64<<20:
+		return 0, status.Errorf(codes.InvalidArgument, "group_bytes %d: must be in [0, %d]", v, 64<<20)
+	}
+	return int(v), nil
+}
+
+// sequences runs one call's source and hands each minibatch's message, its
+// encoded size and whether it is the last to emit.
+func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string, bufs *buffers,
+	emit func(m *pb.SequenceMinibatch, size int, last bool) error) error {
 	setup, err := checkSequenceRequest(req)
 	if err != nil {
 		return err
@@ -48,9 +131,12 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 			return status.Errorf(codes.InvalidArgument, "start: %v", err)
 		}
 	}
-	ctx := stream.Context()
+	states, err := newStateEncoder(src)
+	if err != nil {
+		return status.Errorf(codes.Internal, "encoding the state: %v", err)
+	}
 	sent, samples := s.metrics.batches.WithLabelValues(call), s.metrics.samples
-	bytes, wait := s.metrics.bytes.WithLabelValues(call), s.metrics.parseWait.WithLabelValues(call)
+	wait := s.metrics.parseWait.WithLabelValues(call)
 	for n := int64(0); setup.maxMinibatches == 0 || n < setup.maxMinibatches; n++ {
 		if src.Epoch() >= setup.epochs {
 			return nil
@@ -69,17 +155,13 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 		if err != nil {
 			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
 		}
-		st, err := source.EncodeState(src.State())
-		if err != nil {
-			return status.Errorf(codes.Internal, "encoding the state: %v", err)
-		}
-		msg := encodeMinibatch(mb, st)
-		if err := stream.Send(msg); err != nil {
+		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req.ElideUnitSparse)
+		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
+		if err := emit(msg, proto.Size(msg), last); err != nil {
 			return err
 		}
 		sent.Inc()
 		samples.Add(float64(mb.End - mb.Start))
-		bytes.Add(float64(proto.Size(msg)))
 	}
 	return nil
 }

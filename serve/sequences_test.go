@@ -168,7 +168,8 @@ func TestNextK(t *testing.T) {
 	}
 }
 
-// TestConcurrentClients: invariant 3; parallel calls give what each gives alone.
+// TestConcurrentClients: invariant 3; parallel calls, one per message or
+// grouped, give what each gives alone.
 func TestConcurrentClients(t *testing.T) {
 	file := writeCorpus(t, 60)
 	_, conn, _ := startServer(t, serve.Options{})
@@ -185,7 +186,11 @@ func TestConcurrentClients(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				got, err := collectErr(context.Background(), conn, reqs[i])
+				collect := collectErr
+				if (rep+i)%2 == 1 {
+					collect = collectGroups
+				}
+				got, err := collect(context.Background(), conn, reqs[i])
 				if err != nil {
 					errs <- err
 					return
@@ -215,15 +220,26 @@ func TestConcurrentClients(t *testing.T) {
 func TestDisconnect(t *testing.T) {
 	file := writeCorpus(t, 200)
 	srv, conn, reg := startServer(t, serve.Options{})
-	for c := 0; c < 3; c++ {
+	for c := 0; c < 4; c++ {
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := pb.NewBatchesClient(conn).Sequences(ctx, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
-			Mb: "3", EpochSize: "inf", ChunkSequences: 10, WindowChunks: 2})
-		if err != nil {
-			t.Fatal(err)
+		req := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
+			Mb: "3", EpochSize: "inf", ChunkSequences: 10, WindowChunks: 2}
+		var recv func() error
+		if c%2 == 0 {
+			st, err := pb.NewBatchesClient(conn).Sequences(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv = func() error { _, err := st.Recv(); return err }
+		} else {
+			st, err := pb.NewBatchesClient(conn).SequenceGroups(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recv = func() error { _, err := st.Recv(); return err }
 		}
 		for i := 0; i < 5; i++ {
-			if _, err := st.Recv(); err != nil {
+			if err := recv(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -304,6 +320,16 @@ func TestBadRequests(t *testing.T) {
 		s, _ := status.FromError(err)
 		if s.Code() != c.code || !contains(s.Message(), c.msg) {
 			t.Errorf("%v: %v, want %v with %q", c.req, err, c.code, c.msg)
+		}
+		got, err := collectGroups(context.Background(), conn, c.req)
+		if s, _ := status.FromError(err); len(got) != 0 || s.Code() != c.code || !contains(s.Message(), c.msg) {
+			t.Errorf("groups %v: %d minibatches, %v, want %v with %q", c.req, len(got), err, c.code, c.msg)
+		}
+	}
+	for _, n := range []int32{-1, 64<<20 + 1} {
+		_, err := collectGroups(context.Background(), conn, ok(func(r *pb.SequenceRequest) { r.GroupBytes = n }))
+		if s, _ := status.FromError(err); s.Code() != codes.InvalidArgument || !contains(s.Message(), fmt.Sprintf("group_bytes %d: ", n)) {
+			t.Errorf("group_bytes %d: %v", n, err)
 		}
 	}
 }

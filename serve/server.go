@@ -25,6 +25,8 @@ type Options struct {
 	// Registerer receives the metrics; nil registers nowhere.
 	Registerer prometheus.Registerer
 	// ServerOptions are passed to grpc.NewServer (TLS credentials, limits).
+	// A stats handler among them must not keep the messages it is shown:
+	// the Sequences calls reuse a message's buffers once it is sent.
 	ServerOptions []grpc.ServerOption
 	// MaxOpenReaders bounds the indexed files kept for reuse (default 16).
 	MaxOpenReaders int

@@ -71,7 +71,7 @@ func (x GraphRecord_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GraphRecord_Kind.Descriptor instead.
 func (GraphRecord_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{4, 0}
+	return file_batchprep_proto_rawDescGZIP(), []int{5, 0}
 }
 
 // SequenceRequest holds the choices of `batchprep read`. Field names are the
@@ -100,9 +100,17 @@ type SequenceRequest struct {
 	MaxErrors      int32                  `protobuf:"varint,20,opt,name=max_errors,json=maxErrors,proto3" json:"max_errors,omitempty"`
 	// k, when > 0, makes every minibatch at most k samples, ignoring mb (the
 	// size of CNTK's next_minibatch(k)).
-	K             int32 `protobuf:"varint,21,opt,name=k,proto3" json:"k,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	K int32 `protobuf:"varint,21,opt,name=k,proto3" json:"k,omitempty"`
+	// group_bytes, for SequenceGroups: a message is sent once its minibatches
+	// are at least this many encoded bytes (0 = 256 KiB; at most 64 MiB).
+	GroupBytes int32 `protobuf:"varint,22,opt,name=group_bytes,json=groupBytes,proto3" json:"group_bytes,omitempty"`
+	// elide_unit_sparse leaves out what a reader can rebuild: a sparse
+	// stream's indptr when every sample has exactly one entry (unit_rows:
+	// indptr is 0, 1, ..., samples) and its values when every value is 1.0
+	// (unit_values), as in one-hot streams. The Python client sets it.
+	ElideUnitSparse bool `protobuf:"varint,23,opt,name=elide_unit_sparse,json=elideUnitSparse,proto3" json:"elide_unit_sparse,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *SequenceRequest) Reset() {
@@ -282,17 +290,35 @@ func (x *SequenceRequest) GetK() int32 {
 	return 0
 }
 
+func (x *SequenceRequest) GetGroupBytes() int32 {
+	if x != nil {
+		return x.GroupBytes
+	}
+	return 0
+}
+
+func (x *SequenceRequest) GetElideUnitSparse() bool {
+	if x != nil {
+		return x.ElideUnitSparse
+	}
+	return false
+}
+
 // StreamData is one stream's part of a minibatch. Arrays are little-endian.
 type StreamData struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Dim           int32                  `protobuf:"varint,2,opt,name=dim,proto3" json:"dim,omitempty"`
-	Sparse        bool                   `protobuf:"varint,3,opt,name=sparse,proto3" json:"sparse,omitempty"`
-	Lengths       []byte                 `protobuf:"bytes,4,opt,name=lengths,proto3" json:"lengths,omitempty"` // int32 per sequence: its samples of this stream
-	Dense         []byte                 `protobuf:"bytes,5,opt,name=dense,proto3" json:"dense,omitempty"`     // float32, samples x dim (dense streams)
-	Indptr        []byte                 `protobuf:"bytes,6,opt,name=indptr,proto3" json:"indptr,omitempty"`   // int32, samples + 1 (sparse: CSR row offsets)
-	Indices       []byte                 `protobuf:"bytes,7,opt,name=indices,proto3" json:"indices,omitempty"` // int32 column indices (sparse)
-	Values        []byte                 `protobuf:"bytes,8,opt,name=values,proto3" json:"values,omitempty"`   // float32 values (sparse)
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Dim     int32                  `protobuf:"varint,2,opt,name=dim,proto3" json:"dim,omitempty"`
+	Sparse  bool                   `protobuf:"varint,3,opt,name=sparse,proto3" json:"sparse,omitempty"`
+	Lengths []byte                 `protobuf:"bytes,4,opt,name=lengths,proto3" json:"lengths,omitempty"` // int32 per sequence: its samples of this stream
+	Dense   []byte                 `protobuf:"bytes,5,opt,name=dense,proto3" json:"dense,omitempty"`     // float32, samples x dim (dense streams)
+	Indptr  []byte                 `protobuf:"bytes,6,opt,name=indptr,proto3" json:"indptr,omitempty"`   // int32, samples + 1 (sparse: CSR row offsets)
+	Indices []byte                 `protobuf:"bytes,7,opt,name=indices,proto3" json:"indices,omitempty"` // int32 column indices (sparse)
+	Values  []byte                 `protobuf:"bytes,8,opt,name=values,proto3" json:"values,omitempty"`   // float32 values (sparse)
+	// With elide_unit_sparse: indptr is empty and stands for 0..samples.
+	UnitRows bool `protobuf:"varint,9,opt,name=unit_rows,json=unitRows,proto3" json:"unit_rows,omitempty"`
+	// With elide_unit_sparse: values is empty and stands for ones.
+	UnitValues    bool `protobuf:"varint,10,opt,name=unit_values,json=unitValues,proto3" json:"unit_values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -381,6 +407,20 @@ func (x *StreamData) GetValues() []byte {
 		return x.Values
 	}
 	return nil
+}
+
+func (x *StreamData) GetUnitRows() bool {
+	if x != nil {
+		return x.UnitRows
+	}
+	return false
+}
+
+func (x *StreamData) GetUnitValues() bool {
+	if x != nil {
+		return x.UnitValues
+	}
+	return false
 }
 
 type SequenceMinibatch struct {
@@ -515,6 +555,52 @@ func (x *SequenceMinibatch) GetState() []byte {
 	return nil
 }
 
+// SequenceGroup is consecutive minibatches of one SequenceGroups call, in
+// stream order.
+type SequenceGroup struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Minibatches   []*SequenceMinibatch   `protobuf:"bytes,1,rep,name=minibatches,proto3" json:"minibatches,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SequenceGroup) Reset() {
+	*x = SequenceGroup{}
+	mi := &file_batchprep_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SequenceGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SequenceGroup) ProtoMessage() {}
+
+func (x *SequenceGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_batchprep_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SequenceGroup.ProtoReflect.Descriptor instead.
+func (*SequenceGroup) Descriptor() ([]byte, []int) {
+	return file_batchprep_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SequenceGroup) GetMinibatches() []*SequenceMinibatch {
+	if x != nil {
+		return x.Minibatches
+	}
+	return nil
+}
+
 // GraphRequest names a graph config (TOML or JSON, read by the server) and
 // the part of the plan to stream.
 type GraphRequest struct {
@@ -531,7 +617,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_batchprep_proto_msgTypes[3]
+	mi := &file_batchprep_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +629,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[3]
+	mi := &file_batchprep_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +642,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{3}
+	return file_batchprep_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GraphRequest) GetConfig() string {
@@ -625,7 +711,7 @@ type GraphRecord struct {
 
 func (x *GraphRecord) Reset() {
 	*x = GraphRecord{}
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +723,7 @@ func (x *GraphRecord) String() string {
 func (*GraphRecord) ProtoMessage() {}
 
 func (x *GraphRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +736,7 @@ func (x *GraphRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRecord.ProtoReflect.Descriptor instead.
 func (*GraphRecord) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{4}
+	return file_batchprep_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GraphRecord) GetKind() GraphRecord_Kind {
@@ -790,7 +876,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xef\x04\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xbc\x05\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -817,8 +903,11 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x05state\x18\x13 \x01(\fR\x05state\x12\x1d\n" +
 	"\n" +
 	"max_errors\x18\x14 \x01(\x05R\tmaxErrors\x12\f\n" +
-	"\x01k\x18\x15 \x01(\x05R\x01kB\b\n" +
-	"\x06_start\"\xc4\x01\n" +
+	"\x01k\x18\x15 \x01(\x05R\x01k\x12\x1f\n" +
+	"\vgroup_bytes\x18\x16 \x01(\x05R\n" +
+	"groupBytes\x12*\n" +
+	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparseB\b\n" +
+	"\x06_start\"\x82\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -828,7 +917,11 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x05dense\x18\x05 \x01(\fR\x05dense\x12\x16\n" +
 	"\x06indptr\x18\x06 \x01(\fR\x06indptr\x12\x18\n" +
 	"\aindices\x18\a \x01(\fR\aindices\x12\x16\n" +
-	"\x06values\x18\b \x01(\fR\x06values\"\xd3\x02\n" +
+	"\x06values\x18\b \x01(\fR\x06values\x12\x1b\n" +
+	"\tunit_rows\x18\t \x01(\bR\bunitRows\x12\x1f\n" +
+	"\vunit_values\x18\n" +
+	" \x01(\bR\n" +
+	"unitValues\"\xd3\x02\n" +
 	"\x11SequenceMinibatch\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x05R\x05epoch\x12\x14\n" +
@@ -844,7 +937,9 @@ const file_batchprep_proto_rawDesc = "" +
 	"\astreams\x18\n" +
 	" \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x12\x18\n" +
 	"\askipped\x18\v \x03(\x03R\askipped\x12\x14\n" +
-	"\x05state\x18\f \x01(\fR\x05state\"\x96\x01\n" +
+	"\x05state\x18\f \x01(\fR\x05state\"R\n" +
+	"\rSequenceGroup\x12A\n" +
+	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\"\x96\x01\n" +
 	"\fGraphRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\x05R\x06worker\x12\x1f\n" +
@@ -880,9 +975,10 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\n" +
 	"\n" +
 	"\x06BUCKET\x10\x01\x12\t\n" +
-	"\x05BATCH\x10\x022\x9a\x01\n" +
+	"\x05BATCH\x10\x022\xea\x01\n" +
 	"\aBatches\x12M\n" +
-	"\tSequences\x12\x1d.batchprep.v1.SequenceRequest\x1a\x1f.batchprep.v1.SequenceMinibatch0\x01\x12@\n" +
+	"\tSequences\x12\x1d.batchprep.v1.SequenceRequest\x1a\x1f.batchprep.v1.SequenceMinibatch0\x01\x12N\n" +
+	"\x0eSequenceGroups\x12\x1d.batchprep.v1.SequenceRequest\x1a\x1b.batchprep.v1.SequenceGroup0\x01\x12@\n" +
 	"\x05Graph\x12\x1a.batchprep.v1.GraphRequest\x1a\x19.batchprep.v1.GraphRecord0\x01B2Z0github.com/batchprep/batchprep/proto/batchpreppbb\x06proto3"
 
 var (
@@ -898,27 +994,31 @@ func file_batchprep_proto_rawDescGZIP() []byte {
 }
 
 var file_batchprep_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_batchprep_proto_goTypes = []any{
 	(GraphRecord_Kind)(0),     // 0: batchprep.v1.GraphRecord.Kind
 	(*SequenceRequest)(nil),   // 1: batchprep.v1.SequenceRequest
 	(*StreamData)(nil),        // 2: batchprep.v1.StreamData
 	(*SequenceMinibatch)(nil), // 3: batchprep.v1.SequenceMinibatch
-	(*GraphRequest)(nil),      // 4: batchprep.v1.GraphRequest
-	(*GraphRecord)(nil),       // 5: batchprep.v1.GraphRecord
+	(*SequenceGroup)(nil),     // 4: batchprep.v1.SequenceGroup
+	(*GraphRequest)(nil),      // 5: batchprep.v1.GraphRequest
+	(*GraphRecord)(nil),       // 6: batchprep.v1.GraphRecord
 }
 var file_batchprep_proto_depIdxs = []int32{
 	2, // 0: batchprep.v1.SequenceMinibatch.streams:type_name -> batchprep.v1.StreamData
-	0, // 1: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
-	1, // 2: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
-	4, // 3: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
-	3, // 4: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
-	5, // 5: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	3, // 1: batchprep.v1.SequenceGroup.minibatches:type_name -> batchprep.v1.SequenceMinibatch
+	0, // 2: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
+	1, // 3: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
+	1, // 4: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
+	5, // 5: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
+	3, // 6: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
+	4, // 7: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
+	6, // 8: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
+	6, // [6:9] is the sub-list for method output_type
+	3, // [3:6] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_batchprep_proto_init() }
@@ -933,7 +1033,7 @@ func file_batchprep_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batchprep_proto_rawDesc), len(file_batchprep_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,8 +23,9 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Batches_Sequences_FullMethodName = "/batchprep.v1.Batches/Sequences"
-	Batches_Graph_FullMethodName     = "/batchprep.v1.Batches/Graph"
+	Batches_Sequences_FullMethodName      = "/batchprep.v1.Batches/Sequences"
+	Batches_SequenceGroups_FullMethodName = "/batchprep.v1.Batches/SequenceGroups"
+	Batches_Graph_FullMethodName          = "/batchprep.v1.Batches/Graph"
 )
 
 // BatchesClient is the client API for Batches service.
@@ -34,6 +35,11 @@ type BatchesClient interface {
 	// Sequences streams the minibatches `batchprep read` would print for the
 	// same settings (SPEC A6), each with its data and the state after it.
 	Sequences(ctx context.Context, in *SequenceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SequenceMinibatch], error)
+	// SequenceGroups streams the same minibatches as Sequences, several per
+	// message: message n holds at most 2^n of them and is sent once it holds
+	// group_bytes, so the first arrives at once and later ones amortize the
+	// per-message cost of gRPC (the Python client uses this call).
+	SequenceGroups(ctx context.Context, in *SequenceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SequenceGroup], error)
 	// Graph streams a graph plan's bucket and batch records (SPEC B4), for one
 	// worker's share or all of them.
 	Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GraphRecord], error)
@@ -66,9 +72,28 @@ func (c *batchesClient) Sequences(ctx context.Context, in *SequenceRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Batches_SequencesClient = grpc.ServerStreamingClient[SequenceMinibatch]
 
+func (c *batchesClient) SequenceGroups(ctx context.Context, in *SequenceRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SequenceGroup], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Batches_ServiceDesc.Streams[1], Batches_SequenceGroups_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SequenceRequest, SequenceGroup]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Batches_SequenceGroupsClient = grpc.ServerStreamingClient[SequenceGroup]
+
 func (c *batchesClient) Graph(ctx context.Context, in *GraphRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GraphRecord], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Batches_ServiceDesc.Streams[1], Batches_Graph_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Batches_ServiceDesc.Streams[2], Batches_Graph_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +117,11 @@ type BatchesServer interface {
 	// Sequences streams the minibatches `batchprep read` would print for the
 	// same settings (SPEC A6), each with its data and the state after it.
 	Sequences(*SequenceRequest, grpc.ServerStreamingServer[SequenceMinibatch]) error
+	// SequenceGroups streams the same minibatches as Sequences, several per
+	// message: message n holds at most 2^n of them and is sent once it holds
+	// group_bytes, so the first arrives at once and later ones amortize the
+	// per-message cost of gRPC (the Python client uses this call).
+	SequenceGroups(*SequenceRequest, grpc.ServerStreamingServer[SequenceGroup]) error
 	// Graph streams a graph plan's bucket and batch records (SPEC B4), for one
 	// worker's share or all of them.
 	Graph(*GraphRequest, grpc.ServerStreamingServer[GraphRecord]) error
@@ -107,6 +137,9 @@ type UnimplementedBatchesServer struct{}
 
 func (UnimplementedBatchesServer) Sequences(*SequenceRequest, grpc.ServerStreamingServer[SequenceMinibatch]) error {
 	return status.Errorf(codes.Unimplemented, "method Sequences not implemented")
+}
+func (UnimplementedBatchesServer) SequenceGroups(*SequenceRequest, grpc.ServerStreamingServer[SequenceGroup]) error {
+	return status.Errorf(codes.Unimplemented, "method SequenceGroups not implemented")
 }
 func (UnimplementedBatchesServer) Graph(*GraphRequest, grpc.ServerStreamingServer[GraphRecord]) error {
 	return status.Errorf(codes.Unimplemented, "method Graph not implemented")
@@ -143,6 +176,17 @@ func _Batches_Sequences_Handler(srv interface{}, stream grpc.ServerStream) error
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Batches_SequencesServer = grpc.ServerStreamingServer[SequenceMinibatch]
 
+func _Batches_SequenceGroups_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SequenceRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(BatchesServer).SequenceGroups(m, &grpc.GenericServerStream[SequenceRequest, SequenceGroup]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Batches_SequenceGroupsServer = grpc.ServerStreamingServer[SequenceGroup]
+
 func _Batches_Graph_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(GraphRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -165,6 +209,11 @@ var Batches_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Sequences",
 			Handler:       _Batches_Sequences_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "SequenceGroups",
+			Handler:       _Batches_SequenceGroups_Handler,
 			ServerStreams: true,
 		},
 		{

@@ -9,44 +9,89 @@ from . import batchprep_pb2 as pb
 from .server import Connection
 
 _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
+_unit = {"rows": np.zeros(0, dtype=_I4), "ones": np.zeros(0, dtype=_F4)}
+
+
+def _units(n):
+    """Read-only views of 0..n (int32, the indptr of n one-entry rows) and
+    of n ones (float32): what a request with elide_unit_sparse leaves out."""
+    if len(_unit["ones"]) < n + 1:
+        m = max(n + 1, 2 * len(_unit["ones"]), 4096)
+        rows, ones = np.arange(m, dtype=_I4), np.ones(m, dtype=_F4)
+        rows.flags.writeable = ones.flags.writeable = False
+        _unit["rows"], _unit["ones"] = rows, ones
+    return _unit["rows"][:n + 1], _unit["ones"][:n]
 
 
 class Minibatch:
     """One minibatch: metadata as in `batchprep read --format jsonl`, and
-    each stream's data as numpy arrays over the message's bytes (no copy)."""
+    each stream's data as numpy arrays over the message's bytes (no copy).
+    The arrays are made on first access and kept, so a trainer pays only for
+    the fields it reads."""
 
     __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
-                 "sequences", "ids", "lengths", "skipped", "_streams", "_state")
+                 "_msg", "_sequences", "_ids", "_lengths", "_streams")
 
     def __init__(self, msg):
         self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
         self.start, self.end = msg.start, msg.end
         self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
-        self.sequences = np.frombuffer(msg.sequences, dtype=_I8)
-        self.ids = list(msg.ids)
-        self.skipped = list(msg.skipped)
-        self.lengths = {}
-        self._streams = {}
-        for s in msg.streams:
-            self.lengths[s.name] = np.frombuffer(s.lengths, dtype=_I4)
-            if s.sparse:
-                self._streams[s.name] = (np.frombuffer(s.indptr, dtype=_I4), np.frombuffer(s.indices, dtype=_I4),
-                                         np.frombuffer(s.values, dtype=_F4))
-            else:
-                self._streams[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
-        self._state = msg.state
+        self._msg = msg
+        self._sequences = self._ids = self._lengths = self._streams = None
+
+    @property
+    def sequences(self):
+        """numpy int64: the sequences' ordinals in file order."""
+        if self._sequences is None:
+            self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
+        return self._sequences
+
+    @property
+    def ids(self):
+        """The sequences' ids (list of str)."""
+        if self._ids is None:
+            self._ids = list(self._msg.ids)
+        return self._ids
+
+    @property
+    def skipped(self):
+        """Ordinals of sequences whose data could not be parsed."""
+        return list(self._msg.skipped)
+
+    @property
+    def lengths(self):
+        """{stream: numpy int32 samples per sequence}."""
+        if self._lengths is None:
+            self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
+        return self._lengths
+
+    def _data(self):
+        if self._streams is None:
+            d = {}
+            for s in self._msg.streams:
+                if s.sparse:
+                    indices = np.frombuffer(s.indices, dtype=_I4)
+                    if s.unit_rows or s.unit_values:
+                        rows, ones = _units(len(indices))
+                    indptr = rows if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
+                    values = ones if s.unit_values else np.frombuffer(s.values, dtype=_F4)
+                    d[s.name] = (indptr, indices, values)
+                else:
+                    d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
+            self._streams = d
+        return self._streams
 
     def __getitem__(self, name):
         """Dense: float32 (samples, dim); sparse: (indptr, indices, values)."""
-        return self._streams[name]
+        return self._data()[name]
 
     def keys(self):
-        return self._streams.keys()
+        return self._data().keys()
 
     @property
     def state(self):
         """The state to resume right after this minibatch (a dict)."""
-        return json.loads(self._state)
+        return json.loads(self._msg.state)
 
     @property
     def samples(self):
@@ -67,13 +112,13 @@ class Minibatch:
 def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
              max_minibatches=None, window_chunks=None, window_samples=None, chunk_bytes=None,
              chunk_sequences=None, epoch_size="full", cut_at_sweep=False, start=None, defines_mb_size=None,
-             label=None, max_errors=0, k=0):
+             label=None, max_errors=0, k=0, group_bytes=None):
     if isinstance(files, str):
         files = [files]
     r = pb.SequenceRequest(files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
                            seed=int(seed), epochs=int(epochs), workers=int(workers), rank=int(rank),
                            epoch_size=str(epoch_size), cut_at_sweep=bool(cut_at_sweep), max_errors=int(max_errors),
-                           k=int(k))
+                           k=int(k), elide_unit_sparse=True)
     if max_minibatches is not None:
         r.max_minibatches = int(max_minibatches)
         if r.max_minibatches == 0:
@@ -84,6 +129,10 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
             if int(v) < 1:
                 raise ValueError("%s %r: must be >= 1" % (name, v))
             setattr(r, name, int(v))
+    if group_bytes is not None:
+        if not 1 <= int(group_bytes) <= 64 << 20:
+            raise ValueError("group_bytes %r: must be in [1, %d]" % (group_bytes, 64 << 20))
+        r.group_bytes = int(group_bytes)
     if start is not None:
         r.start = int(start)
     if defines_mb_size:
@@ -96,18 +145,24 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
 
 
 class _Stream:
-    """An iterator over one Sequences call; close() cancels it."""
+    """An iterator over one SequenceGroups call (several minibatches per
+    message, in stream order); close() cancels it."""
 
     def __init__(self, conn, req, own_conn):
         self._conn, self._own = conn, own_conn
-        self._call = conn.sequences(req, metadata=conn.metadata)
+        self._call = conn.sequence_groups(req, metadata=conn.metadata)
+        self._group, self._next = (), 0
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        if self._next < len(self._group):
+            self._next += 1
+            return Minibatch(self._group[self._next - 1])
         try:
-            return Minibatch(next(self._call))
+            self._group, self._next = next(self._call).minibatches, 1
+            return Minibatch(self._group[0])
         except StopIteration:
             self.close()
             raise
@@ -151,7 +206,7 @@ def read(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers
 
     Keywords mirror read's flags (window_chunks, window_samples, chunk_bytes,
     chunk_sequences, epoch_size, cut_at_sweep, start, defines_mb_size, label,
-    max_errors); state resumes right after the minibatch whose .state it is.
+    max_errors, group_bytes); state resumes right after the minibatch whose .state it is.
     The iterator has close(); it is a context manager."""
     req = _request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                    rank=rank, state=state, max_minibatches=max_minibatches, **kw)

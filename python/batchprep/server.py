@@ -91,6 +91,9 @@ class Connection:
         self.sequences = self.channel.unary_stream(
             _SERVICE + "Sequences", request_serializer=pb.SequenceRequest.SerializeToString,
             response_deserializer=pb.SequenceMinibatch.FromString)
+        self.sequence_groups = self.channel.unary_stream(
+            _SERVICE + "SequenceGroups", request_serializer=pb.SequenceRequest.SerializeToString,
+            response_deserializer=pb.SequenceGroup.FromString)
         self.graph = self.channel.unary_stream(
             _SERVICE + "Graph", request_serializer=pb.GraphRequest.SerializeToString,
             response_deserializer=pb.GraphRecord.FromString)

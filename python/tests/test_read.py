@@ -76,6 +76,29 @@ class ReadTest(unittest.TestCase):
                     self.assertEqual(values[indptr[row]], np.float32(i + 0.5))
                     row += 1
 
+    def test_one_hot_rebuilt(self):
+        # The client asks the server to leave out one-entry row offsets and
+        # values of 1 (elide_unit_sparse); the arrays must be as if sent.
+        path = os.path.join(self.dir, "onehot.ctf")
+        with open(path, "w") as f:
+            for i in range(30):
+                for j in range(1 + i % 3):
+                    f.write("%d |w %d:1 |v %d:2\n" % (i, (i + j) % 9, j))
+        for mb in batchprep.read([path], streams=["w:9:sparse", "v:3:sparse"], mb="5"):
+            (wp, wi, wv), (vp, vi, vv) = mb["w"], mb["v"]
+            n = len(wi)
+            self.assertEqual(wp.tolist(), list(range(n + 1)))
+            self.assertEqual(wv.tolist(), [1.0] * n)
+            self.assertEqual(vp.tolist(), list(range(n + 1)))
+            self.assertEqual(vv.tolist(), [2.0] * n)
+            want_w, want_v = [], []
+            for s in mb.sequences:
+                want_w += [(s + j) % 9 for j in range(1 + s % 3)]
+                want_v += list(range(1 + s % 3))
+            self.assertEqual(wi.tolist(), want_w)
+            self.assertEqual(vi.tolist(), want_v)
+            self.assertFalse(wv.flags.writeable)
+
     def test_state_round_trip(self):
         kw = dict(streams=STREAMS, mb="6", seed=9, epochs=2, chunk_sequences=6, window_chunks=2)
         full = [as_line(mb) | {"state": mb.state} for mb in batchprep.read([self.corpus], **kw)]
