@@ -7,17 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/source"
@@ -305,148 +300,6 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *r
 	return delivered, t, stopErr
 }
 
-// readTotals counts this rank's delivered data for the summary.
-type readTotals struct {
-	start                           time.Time
-	minibatches, sequences, skipped int64
-	samples                         int64 // minibatch-size samples (global span)
-	streams                         []int64
-}
-
-func (t *readTotals) add(mb *source.Minibatch) {
-	t.minibatches++
-	t.sequences += int64(len(mb.Sequences))
-	t.skipped += int64(len(mb.Skipped))
-	t.samples += int64(mb.End - mb.Start)
-	for i := range mb.Streams {
-		t.streams[i] += int64(mb.Streams[i].Samples())
-	}
-}
-
-func (t *readTotals) write(w io.Writer, streams []corpus.Stream) {
-	el := time.Since(t.start).Seconds()
-	rate := 0.0
-	if el > 0 {
-		rate = float64(t.samples) / el
-	}
-	fmt.Fprintf(w, "minibatches: %d\nsequences: %d\nsamples: %d\n", t.minibatches, t.sequences, t.samples)
-	for i, s := range streams {
-		fmt.Fprintf(w, "samples %s: %d\n", s.Name, t.streams[i])
-	}
-	fmt.Fprintf(w, "skipped sequences: %d\nseconds: %.3f\nsamples/s: %.0f\n", t.skipped, el, rate)
-}
-
-// appendReadJSON writes SPEC A6's JSON line, built by hand for speed.
-func appendReadJSON(b []byte, mb *source.Minibatch) []byte {
-	b = append(b, `{"step":`...)
-	b = strconv.AppendUint(b, mb.Step, 10)
-	b = append(b, `,"epoch":`...)
-	b = strconv.AppendInt(b, int64(mb.Epoch), 10)
-	b = append(b, `,"sweep":`...)
-	b = strconv.AppendUint(b, mb.Sweep, 10)
-	b = append(b, `,"start":`...)
-	b = strconv.AppendUint(b, mb.Start, 10)
-	b = append(b, `,"end":`...)
-	b = strconv.AppendUint(b, mb.End, 10)
-	b = append(b, `,"end_of_sweep":`...)
-	b = strconv.AppendBool(b, mb.EndOfSweep)
-	b = append(b, `,"end_of_epoch":`...)
-	b = strconv.AppendBool(b, mb.EndOfEpoch)
-	b = append(b, `,"sequences":[`...)
-	for i, s := range mb.Sequences {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(s), 10)
-	}
-	b = append(b, `],"ids":[`...)
-	for i, id := range mb.IDs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, id)
-	}
-	b = append(b, `],"samples":{`...)
-	for i := range mb.Streams {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONString(b, mb.Streams[i].Name)
-		b = append(b, ':')
-		b = strconv.AppendInt(b, int64(mb.Streams[i].Samples()), 10)
-	}
-	b = append(b, '}')
-	if len(mb.Skipped) > 0 {
-		b = append(b, `,"skipped":[`...)
-		for i, s := range mb.Skipped {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(s.Sequence), 10)
-		}
-		b = append(b, ']')
-	}
-	return append(b, "}\n"...)
-}
-
-// appendJSONString appends s as a JSON string (invalid UTF-8 becomes U+FFFD,
-// as encoding/json does).
-func appendJSONString(b []byte, s string) []byte {
-	const hexd = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hexd[c>>4], hexd[c&15])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, `\ufffd`...)
-		} else {
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(b, '"')
-}
-
-// appendReadText writes one readable line per minibatch.
-func appendReadText(b []byte, mb *source.Minibatch) []byte {
-	b = fmt.Appendf(b, "step %d epoch %d sweep %d [%d, %d) %d sequences", mb.Step, mb.Epoch, mb.Sweep, mb.Start, mb.End, len(mb.Sequences))
-	for i := range mb.Streams {
-		b = fmt.Appendf(b, " %s=%d", mb.Streams[i].Name, mb.Streams[i].Samples())
-	}
-	if mb.EndOfSweep {
-		b = append(b, " end-of-sweep"...)
-	}
-	if mb.EndOfEpoch {
-		b = append(b, " end-of-epoch"...)
-	}
-	if len(mb.Skipped) > 0 {
-		b = fmt.Appendf(b, " skipped=%d", len(mb.Skipped))
-	}
-	b = append(b, " ids"...)
-	const shown = 8
-	for i, id := range mb.IDs {
-		if i == shown {
-			b = fmt.Appendf(b, " ...(+%d)", len(mb.IDs)-shown)
-			break
-		}
-		b = append(b, ' ')
-		b = append(b, id...)
-	}
-	return append(b, '\n')
-}
-
 // readDiagnostics collects the reader's diagnostics (which may arrive from
 // a prefetch goroutine) and prints the first ones on stderr from the main
 // goroutine, between minibatches; the rest are counted.
@@ -511,81 +364,6 @@ func kindCounts(m map[string]int) string {
 		fmt.Fprintf(&b, " %s=%d", k, m[k])
 	}
 	return b.String()
-}
-
-// parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte
-// count with an optional KiB, MiB or GiB suffix.
-func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
-	switch v {
-	case "auto":
-		return 0, true, nil
-	case "off", "0":
-		return 0, false, nil
-	}
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if strings.HasSuffix(v, u.suffix) {
-			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 || n > (1<<62)/mult {
-		return 0, false, errors.New("want auto, off, or a positive size such as 512MiB")
-	}
-	return n * mult, false, nil
-}
-
-// applyMemoryLimit sets the Go runtime's soft memory limit for the read and
-// returns a function restoring the previous one. With "auto" the limit is
-// the bound of docs/source.md, the bytes of the chunks the source keeps
-// (ResidentChunks times the chunk size) plus 64 MiB, less an 8 MiB reserve
-// for the process, raised when the index alone nearly fills that
-// (source.MemoryLimit); without a limit the
-// collector lets the heap grow to about twice the live data (GOGC=100) and
-// the peak exceeds the bound. A GOMEMLIMIT in the environment wins over
-// "auto".
-func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkBytes int64) (func(), error) {
-	limit, auto, err := parseMemoryLimit(f.memoryLimit)
-	if err != nil {
-		return nil, usagef("--memory-limit %q: %v", f.memoryLimit, err)
-	}
-	if auto {
-		if os.Getenv("GOMEMLIMIT") != "" {
-			return func() {}, nil
-		}
-		limit = autoMemoryLimit(r, src, chunkBytes)
-	}
-	if limit == 0 {
-		return func() {}, nil
-	}
-	old := debug.SetMemoryLimit(limit)
-	if readLimitHook != nil {
-		readLimitHook()
-	}
-	return func() { debug.SetMemoryLimit(old) }, nil
-}
-
-// readLimitHook, when set by a test, runs once the read's limit is in force.
-var readLimitHook func()
-
-// autoMemoryLimit is source.MemoryLimit for this read: window bytes + 64 MiB,
-// less the 8 MiB process reserve (raised when the index leaves too little
-// room). The window's chunk size
-// is the configured chunk size, or the file's average chunk when the chunks
-// are counted in sequences (or run larger than configured).
-func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	per := chunkBytes
-	if info, err := os.Stat(r.Path()); err == nil {
-		per = max(per, info.Size()/int64(max(r.Layout().NumChunks(), 1)))
-	}
-	return source.MemoryLimit(int64(ms.HeapInuse), int64(src.ResidentChunks())*per)
 }
 
 // onceString is a string flag that may be given once: a second value is an

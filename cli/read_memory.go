@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/source"
+)
+
+// parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte
+// count with an optional KiB, MiB or GiB suffix.
+func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
+	switch v {
+	case "auto":
+		return 0, true, nil
+	case "off", "0":
+		return 0, false, nil
+	}
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if strings.HasSuffix(v, u.suffix) {
+			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > (1<<62)/mult {
+		return 0, false, errors.New("want auto, off, or a positive size such as 512MiB")
+	}
+	return n * mult, false, nil
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit for the read and
+// returns a function restoring the previous one. With "auto" the limit is
+// the bound of docs/source.md, the bytes of the chunks the source keeps
+// (ResidentChunks times the chunk size) plus 64 MiB, less an 8 MiB reserve
+// for the process, raised when the index alone nearly fills that
+// (source.MemoryLimit); without a limit the
+// collector lets the heap grow to about twice the live data (GOGC=100) and
+// the peak exceeds the bound. A GOMEMLIMIT in the environment wins over
+// "auto".
+func applyMemoryLimit(f *readFlags, r *ctf.Reader, src *source.Source, chunkBytes int64) (func(), error) {
+	limit, auto, err := parseMemoryLimit(f.memoryLimit)
+	if err != nil {
+		return nil, usagef("--memory-limit %q: %v", f.memoryLimit, err)
+	}
+	if auto {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return func() {}, nil
+		}
+		limit = autoMemoryLimit(r, src, chunkBytes)
+	}
+	if limit == 0 {
+		return func() {}, nil
+	}
+	old := debug.SetMemoryLimit(limit)
+	if readLimitHook != nil {
+		readLimitHook()
+	}
+	return func() { debug.SetMemoryLimit(old) }, nil
+}
+
+// readLimitHook, when set by a test, runs once the read's limit is in force.
+var readLimitHook func()
+
+// autoMemoryLimit is source.MemoryLimit for this read: window bytes + 64 MiB,
+// less the 8 MiB process reserve (raised when the index leaves too little
+// room). The window's chunk size
+// is the configured chunk size, or the file's average chunk when the chunks
+// are counted in sequences (or run larger than configured).
+func autoMemoryLimit(r *ctf.Reader, src *source.Source, chunkBytes int64) int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	per := chunkBytes
+	if info, err := os.Stat(r.Path()); err == nil {
+		per = max(per, info.Size()/int64(max(r.Layout().NumChunks(), 1)))
+	}
+	return source.MemoryLimit(int64(ms.HeapInuse), int64(src.ResidentChunks())*per)
+}
