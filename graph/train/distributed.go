@@ -180,22 +180,9 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	if err != nil {
 		return err
 	}
-	ev := Event{Position: pos, Bucket: cl.Bucket, Holdout: len(pb.Holdout())}
-	if ev.Holdout > 0 {
-		m := t.holdout(pb, 0)
-		ev.HoldoutBefore = &m
-	}
-	loss, n, err := t.trainBucket(ctx, pb)
+	ev, loss, err := t.trainWithHoldout(ctx, pb, pos, cl.Bucket)
 	if err != nil {
 		return err
-	}
-	ev.Edges = n
-	if n > 0 {
-		ev.Loss = loss / float64(n)
-	}
-	if ev.Holdout > 0 {
-		m := t.holdout(pb, 1)
-		ev.HoldoutAfter = &m
 	}
 	// The bucket's partitions, each in a file named by the claim (no
 	// other trainer writes that name: claims are unique).

@@ -157,22 +157,9 @@ func (t *Trainer) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ev := Event{Position: pos, Bucket: b, Holdout: len(pb.Holdout())}
-		if ev.Holdout > 0 {
-			m := t.holdout(pb, 0)
-			ev.HoldoutBefore = &m
-		}
-		loss, n, err := t.trainBucket(ctx, pb)
+		ev, loss, err := t.trainWithHoldout(ctx, pb, pos, b)
 		if err != nil {
 			return err
-		}
-		ev.Edges = n
-		if n > 0 {
-			ev.Loss = loss / float64(n)
-		}
-		if ev.Holdout > 0 {
-			m := t.holdout(pb, 1)
-			ev.HoldoutAfter = &m
 		}
 		t.record(ev, loss)
 		pos = t.advance(pos, l*r)
@@ -240,6 +227,30 @@ const (
 	tagNegatives uint64 = 0x6e65676174697665 // "negative"
 	tagEval      uint64 = 0x6576616c         // "eval"
 )
+
+// trainWithHoldout trains a prepared bucket, ranking its held-out edges
+// before and after when it has any (invariant 6). It returns the bucket's
+// event (without I/O and progress counts) and the summed loss.
+func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos Position, b graph.Bucket) (Event, float64, error) {
+	ev := Event{Position: pos, Bucket: b, Holdout: len(pb.Holdout())}
+	if ev.Holdout > 0 {
+		m := t.holdout(pb, 0)
+		ev.HoldoutBefore = &m
+	}
+	loss, n, err := t.trainBucket(ctx, pb)
+	if err != nil {
+		return ev, 0, err
+	}
+	ev.Edges = n
+	if n > 0 {
+		ev.Loss = loss / float64(n)
+	}
+	if ev.Holdout > 0 {
+		m := t.holdout(pb, 1)
+		ev.HoldoutAfter = &m
+	}
+	return ev, loss, nil
+}
 
 // trainBucket runs the Hogwild workers over pb's shares, one goroutine
 // each, on the shared tables (invariant 2). It returns the summed loss and
