@@ -4,62 +4,46 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/coord"
 	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/sched"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
-// planDist holds plan's distributed-mode flags (SPEC B6, docs/distributed.md).
+// planDist holds plan's distributed-mode flags (SPEC B6, docs/distributed.md):
+// one rank of a run on etcd, or a simulation of W trainers.
 type planDist struct {
-	etcd        *string
-	rank, world *int
-	runName     *string
-	leaseTTL    *time.Duration
-	dialTimeout *time.Duration
-	trainers    *int
-	simulate    *bool
-	policy      *string
+	etcd     *etcdFlags
+	trainers *int
+	simulate *bool
+	policy   *string
 }
 
 func distFlags(fs *flag.FlagSet) *planDist {
 	return &planDist{
-		etcd:        fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; print the buckets this rank is given"),
-		rank:        fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
-		world:       fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
-		runName:     fs.String("run", "", "with --etcd: the run's name (default: plan-HASH of the plan's fingerprint and num_epochs, the same for every rank given the same config and data)"),
-		leaseTTL:    fs.Duration("lease-ttl", 10*time.Second, "with --etcd: lease of this rank's claims; a rank silent this long loses its bucket"),
-		dialTimeout: fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: give up joining the run when etcd does not answer within this"),
-		trainers:    fs.Int("trainers", 0, "with --simulate: the number of simulated trainers"),
-		simulate:    fs.Bool("simulate", false, "simulate --trainers W trainers (bucket time = its edges) and print the schedule and idle time"),
-		policy:      fs.String("policy", "batchprep", "with --simulate: batchprep (this scheduler) or pbg (PBG's lock server)"),
+		etcd:     newEtcdFlags(fs, "print", "plan-HASH of the plan's fingerprint and num_epochs"),
+		trainers: fs.Int("trainers", 0, "with --simulate: the number of simulated trainers"),
+		simulate: fs.Bool("simulate", false, "simulate --trainers W trainers (bucket time = its edges) and print the schedule and idle time"),
+		policy:   fs.String("policy", "batchprep", "with --simulate: batchprep (this scheduler) or pbg (PBG's lock server)"),
 	}
 }
 
-func (d *planDist) on() bool { return *d.etcd != "" || *d.simulate }
+func (d *planDist) on() bool { return d.etcd.on() || *d.simulate }
 
 func (d *planDist) check(format string, resumeFlags bool) error {
+	if err := d.etcd.check(); err != nil {
+		return err
+	}
 	switch {
-	case *d.etcd != "" && *d.simulate:
+	case d.etcd.on() && *d.simulate:
 		return usagef("--etcd and --simulate do not go together")
-	case *d.etcd != "" && (*d.world < 1 || *d.rank < 0 || *d.rank >= *d.world):
-		return usagef("--rank %d --world %d: want --world >= 1 and 0 <= rank < world", *d.rank, *d.world)
-	case *d.etcd != "" && format != "jsonl":
+	case d.etcd.on() && format != "jsonl":
 		return usagef("--etcd prints --format jsonl only")
-	case *d.etcd != "" && *d.leaseTTL < time.Second:
-		return usagef("--lease-ttl %v: at least 1s", *d.leaseTTL)
 	case *d.simulate && *d.trainers < 1:
 		return usagef("--simulate needs --trainers W >= 1")
 	case !*d.simulate && *d.trainers != 0:
@@ -78,34 +62,30 @@ func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) er
 	if *d.simulate {
 		return d.runSimulate(env, p, r, format)
 	}
-	run := *d.runName
-	if run == "" {
-		fp, _ := json.Marshal(struct {
-			F      plan.Fingerprint
-			Epochs int
-		}{p.Fingerprint(), p.Options().NumEpochs})
-		h := sha256.Sum256(fp)
-		run = "plan-" + hex.EncodeToString(h[:8])
-	}
-	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*d.etcd, ","), DialTimeout: *d.dialTimeout, Logger: zap.NewNop()})
+	e := d.etcd
+	run := e.run("plan", struct {
+		F      plan.Fingerprint
+		Epochs int
+	}{p.Fingerprint(), p.Options().NumEpochs})
+	c, err := e.dial()
 	if err != nil {
-		return fmt.Errorf("--etcd %s: %w", *d.etcd, err)
+		return err
 	}
 	defer c.Close()
 	o := coord.PlanOptions(p)
-	o.Run, o.Rank, o.World, o.LeaseTTL = run, *d.rank, *d.world, *d.leaseTTL
-	jctx, cancel := context.WithTimeout(env.Ctx, *d.dialTimeout)
+	o.Run, o.Rank, o.World, o.LeaseTTL = run, *e.rank, *e.world, *e.leaseTTL
+	jctx, cancel := context.WithTimeout(env.Ctx, *e.dialTimeout)
 	tr, err := coord.Join(jctx, c, o)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("--etcd %s: %w", *d.etcd, err)
+		return e.wrap(err)
 	}
 	out := bufio.NewWriterSize(env.Stdout, 1<<20)
 	err = walkDistributed(env.Ctx, tr, p, out)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(env.Ctx), *d.dialTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(env.Ctx), *e.dialTimeout)
 	defer cancel()
 	if cerr := tr.Close(cctx); err == nil && cerr != nil {
-		err = fmt.Errorf("--etcd %s: %w", *d.etcd, cerr)
+		err = e.wrap(cerr)
 	}
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing output: %w", ferr)

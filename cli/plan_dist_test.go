@@ -216,18 +216,28 @@ func TestPlanSimulate(t *testing.T) {
 	}
 }
 
+// Distributed and simulation flags that do not fit are usage errors (exit
+// 2) naming the flag; the rank flags are checked as train checks them.
 func TestPlanDistributedUsage(t *testing.T) {
 	cfg := distFixture(t, "random")
-	for _, args := range [][]string{
-		{"--etcd", "127.0.0.1:1", "--rank", "2", "--world", "2"},
-		{"--etcd", "127.0.0.1:1", "--world", "2", "--format", "text"},
-		{"--simulate"},
-		{"--trainers", "2"},
-		{"--simulate", "--trainers", "2", "--policy", "fifo"},
-		{"--etcd", "127.0.0.1:1", "--world", "1", "--max-batches", "3"},
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--etcd", "127.0.0.1:1", "--rank", "2", "--world", "2"}, "--rank 2 --world 2"},
+		{[]string{"--rank", "1"}, "go with --etcd"},
+		{[]string{"--simulate", "--trainers", "2", "--world", "2"}, "go with --etcd"},
+		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--lease-ttl", "10ms"}, "--lease-ttl"},
+		{[]string{"--etcd", "127.0.0.1:1", "--world", "2", "--format", "text"}, "jsonl only"},
+		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--simulate", "--trainers", "2"}, "do not go together"},
+		{[]string{"--simulate"}, "needs --trainers"},
+		{[]string{"--trainers", "2"}, "--trainers goes with --simulate"},
+		{[]string{"--simulate", "--trainers", "2", "--policy", "fifo"}, "--policy \"fifo\""},
+		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--max-batches", "3"}, "do not apply with --etcd"},
 	} {
-		if code, _, _ := run(t, append([]string{"plan", "--config", cfg}, args...)...); code != 2 {
-			t.Errorf("%v: exit %d, want 2", args, code)
+		code, _, errOut := run(t, append([]string{"plan", "--config", cfg}, c.args...)...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, errOut, c.want)
 		}
 	}
 }
