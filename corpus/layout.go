@@ -1,6 +1,12 @@
 package corpus
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync/atomic"
+)
 
 // Layout is the index of a corpus as the randomizer and the minibatch source
 // see it: no data, only counts.
@@ -14,6 +20,8 @@ type Layout struct {
 	// Labels[i] is sequence i's sample count on the label stream, which is
 	// what epoch sizes count. Nil means "same as Samples".
 	Labels []uint32
+
+	hash atomic.Pointer[string] // Hash's result, computed once
 }
 
 // NumSequences is the number of sequences in the corpus.
@@ -90,4 +98,36 @@ func (l *Layout) Validate() error {
 		return fmt.Errorf("corpus: layout: %d label counts for %d sequences", len(l.Labels), len(l.Samples))
 	}
 	return nil
+}
+
+// Hash identifies the layout: an FNV-64a hash, in hex, of the chunk
+// boundaries and of every sequence's sample and label counts, which a saved
+// position records so that it is not restored on another corpus. It reads
+// every count once and keeps the result, so a Layout must not change after
+// its first Hash (the corpora in this module build theirs once).
+func (l *Layout) Hash() string {
+	if h := l.hash.Load(); h != nil {
+		return *h
+	}
+	h := fnv.New64a()
+	buf := make([]byte, 0, 4096)
+	flush := func() { h.Write(buf); buf = buf[:0] }
+	put := func(v uint64) {
+		if len(buf)+8 > cap(buf) {
+			flush()
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, v)
+	}
+	put(uint64(len(l.ChunkStart)))
+	for _, c := range l.ChunkStart {
+		put(uint64(c))
+	}
+	put(uint64(len(l.Samples)))
+	for i, s := range l.Samples {
+		put(uint64(s)<<32 | uint64(l.LabelCount(i)))
+	}
+	flush()
+	sum := strconv.FormatUint(h.Sum64(), 16)
+	l.hash.Store(&sum)
+	return sum
 }

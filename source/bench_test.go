@@ -355,3 +355,27 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// BenchmarkNewAtSweep is what a server does for each new client on a
+// corpus it has indexed already: a Source at a far position (sweep 10^9 of
+// 1M sequences) and its first minibatch. The layout's identity (its hash,
+// for the state's fingerprint) is part of New's cost.
+func BenchmarkNewAtSweep(b *testing.B) {
+	m := denseOneSample(b)
+	M := m.Layout().TotalSamples()
+	cfg := Config{EpochSize: EpochInf, Randomize: randomize.Config{Kind: "window", WindowChunks: 32}}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := New(m, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Seek(1e9 * M); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.NextK(1024); err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+}

@@ -1,8 +1,6 @@
 package source
 
 import (
-	"encoding/binary"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -29,7 +27,7 @@ func fingerprint(src corpus.Source, cfg *Config) map[string]string {
 		}
 	}
 	l := src.Layout()
-	fp["layout"] = layoutHash(l)
+	fp["layout"] = l.Hash()
 	fp["sequences"] = strconv.Itoa(l.NumSequences())
 	fp["chunks"] = strconv.Itoa(l.NumChunks())
 	fp["sweep_samples"] = strconv.FormatUint(l.TotalSamples(), 10)
@@ -51,28 +49,4 @@ func fingerprint(src corpus.Source, cfg *Config) map[string]string {
 	}
 	fp["epoch_size"] = cfg.EpochSize.String()
 	return fp
-}
-
-// layoutHash is an FNV-64a hash of the chunk boundaries and of every
-// sequence's sample and label counts.
-func layoutHash(l *corpus.Layout) string {
-	h := fnv.New64a()
-	buf := make([]byte, 0, 4096)
-	flush := func() { h.Write(buf); buf = buf[:0] }
-	put := func(v uint64) {
-		if len(buf)+8 > cap(buf) {
-			flush()
-		}
-		buf = binary.LittleEndian.AppendUint64(buf, v)
-	}
-	put(uint64(len(l.ChunkStart)))
-	for _, c := range l.ChunkStart {
-		put(uint64(c))
-	}
-	put(uint64(len(l.Samples)))
-	for i, s := range l.Samples {
-		put(uint64(s)<<32 | uint64(l.LabelCount(i)))
-	}
-	flush()
-	return strconv.FormatUint(h.Sum64(), 16)
 }
