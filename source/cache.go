@@ -1,6 +1,7 @@
 package source
 
 import (
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -21,7 +22,14 @@ type chunkCache struct {
 	n     int
 	wg    sync.WaitGroup
 	loads int // chunk loads started (for tests and reports)
+	// stop makes background workers drop the loads they have not started
+	// (see stopPrefetch).
+	stop atomic.Bool
 }
+
+// errDropped marks an entry whose background load was dropped by
+// stopPrefetch: get loads the chunk itself instead.
+var errDropped = errors.New("source: chunk prefetch dropped")
 
 type cacheEntry struct {
 	c          int
@@ -239,29 +247,34 @@ type chunkFlags struct {
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
 // and its flags.
 func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
-	cc.mu.Lock()
-	e := cc.slots[c]
-	if e == nil {
-		e = cc.insert(c)
-		cc.mu.Unlock()
-		cc.load(e)
-	} else {
-		cc.unlink(e)
-		cc.pushFront(e)
-		cc.mu.Unlock()
-		<-e.done
-	}
-	if e.err != nil {
+	for {
 		cc.mu.Lock()
-		if cc.slots[c] == e { // let a later call retry
+		e := cc.slots[c]
+		if e == nil {
+			e = cc.insert(c)
+			cc.mu.Unlock()
+			cc.load(e)
+		} else {
 			cc.unlink(e)
-			cc.slots[c] = nil
-			cc.n--
+			cc.pushFront(e)
+			cc.mu.Unlock()
+			<-e.done
 		}
-		cc.mu.Unlock()
-		return nil, chunkFlags{}, e.err
+		if e.err == errDropped {
+			continue // drop removed it from the slots: load it here
+		}
+		if e.err != nil {
+			cc.mu.Lock()
+			if cc.slots[c] == e { // let a later call retry
+				cc.unlink(e)
+				cc.slots[c] = nil
+				cc.n--
+			}
+			cc.mu.Unlock()
+			return nil, chunkFlags{}, e.err
+		}
+		return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones}, nil
 	}
-	return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones}, nil
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and
@@ -305,6 +318,10 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 			if i >= len(todo) {
 				return
 			}
+			if cc.stop.Load() {
+				cc.drop(todo[i])
+				continue
+			}
 			cc.load(todo[i])
 		}
 	}
@@ -331,5 +348,29 @@ func (cc *chunkCache) resident() int {
 	return cc.n
 }
 
-// wait blocks until every prefetch has finished.
-func (cc *chunkCache) wait() { cc.wg.Wait() }
+// drop gives up entry e before its load starts: it leaves the cache, and
+// whoever waits for it loads the chunk itself.
+func (cc *chunkCache) drop(e *cacheEntry) {
+	cc.mu.Lock()
+	if cc.slots[e.c] == e {
+		cc.unlink(e)
+		cc.slots[e.c] = nil
+		cc.n--
+	}
+	cc.loads-- // counted by insert, never started
+	cc.mu.Unlock()
+	e.evicted = nil // left to the collector
+	e.err = errDropped
+	close(e.done)
+}
+
+// stopPrefetch drops the background loads that have not started and waits
+// for those in flight (at most one per processor). A reader that goes away
+// thus costs no more parsing than it had under way, rather than the rest of
+// a prefetched window. The cache stays usable: a dropped chunk is loaded
+// again when it is wanted.
+func (cc *chunkCache) stopPrefetch() {
+	cc.stop.Store(true)
+	cc.wg.Wait()
+	cc.stop.Store(false)
+}

@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/randomize"
 )
 
 // TestCacheBounded checks invariant 9's memory bound: the cache never holds
@@ -141,7 +143,7 @@ func TestFileOrderLooksAhead(t *testing.T) {
 		if _, err := s.NextK(3); err != nil { // sequences 0..2, chunk 0
 			t.Fatal(err)
 		}
-		s.Close()
+		s.cache.wg.Wait() // the prefetch, not dropped as Close would
 		s.cache.mu.Lock()
 		ahead := s.cache.slots[1] != nil
 		s.cache.mu.Unlock()
@@ -248,5 +250,87 @@ func testLoadError(t *testing.T, prefetch bool) {
 	got = append(got, readN(t, s, 4)...)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("after recovery the minibatches differ")
+	}
+}
+
+// gatedCorpus counts LoadChunk calls and holds each until gate is closed.
+type gatedCorpus struct {
+	corpus.Source
+	gate    chan struct{}
+	started atomic.Int32
+}
+
+func (g *gatedCorpus) LoadChunk(i int) (*corpus.Chunk, error) {
+	g.started.Add(1)
+	<-g.gate
+	return g.Source.LoadChunk(i)
+}
+
+// stopPrefetch lets the loads in flight finish and drops the others: they
+// leave the cache, and a later get loads them itself.
+func TestStopPrefetchDropsUnstartedLoads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tc := oneSampleCorpus(t, 400, 4) // 100 chunks
+	g := &gatedCorpus{Source: tc, gate: make(chan struct{})}
+	cc := newChunkCache(g, 32)
+	list := make([]int, 16)
+	for i := range list {
+		list[i] = i
+	}
+	cc.prefetch(list...)
+	for g.started.Load() < 2 { // both workers are inside a load
+		time.Sleep(time.Millisecond)
+	}
+	stopped := make(chan struct{})
+	go func() { cc.stopPrefetch(); close(stopped) }()
+	for !cc.stop.Load() {
+		time.Sleep(time.Millisecond)
+	}
+	close(g.gate)
+	<-stopped
+	if n := g.started.Load(); n != 2 {
+		t.Fatalf("%d loads started, want the 2 in flight when prefetch stopped", n)
+	}
+	if n, loads := cc.resident(), cc.loads; n != 2 || loads != 2 {
+		t.Fatalf("resident %d, loads %d after the stop: want 2 and 2", n, loads)
+	}
+	for _, c := range list {
+		ch, _, err := cc.get(c)
+		if err != nil {
+			t.Fatalf("get(%d) after the stop: %v", c, err)
+		}
+		want, _ := tc.LoadChunk(c)
+		if !reflect.DeepEqual(ch.IDs, want.IDs) {
+			t.Fatalf("get(%d) after the stop: ids %v, want %v", c, ch.IDs, want.IDs)
+		}
+	}
+	if n := g.started.Load(); n != 16 {
+		t.Fatalf("%d loads in all, want each of the 16 chunks once", n)
+	}
+}
+
+// Close drops prefetches but leaves the Source usable: with Close calls
+// between random minibatches, it delivers what an uninterrupted Source does.
+func TestCloseBetweenMinibatchesChangesNothing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 29))
+	tc := makeCorpus(t, rng, corpusOpts{n: 400, chunkSeq: 4})
+	for _, kind := range kinds() {
+		cfg := Config{Randomize: randomize.Config{Kind: kind, WindowChunks: 8}, Prefetch: true, PrefetchChunks: 8,
+			Schedule: ConstantSchedule(16), EpochSize: EpochInf}
+		n := 3 * int(tc.Layout().TotalSamples()) / 16
+		want := readN(t, mustNew(t, tc, cfg), n)
+		s := mustNew(t, tc, cfg)
+		for i := 0; i < n; i++ {
+			if rng.IntN(3) == 0 {
+				s.Close()
+			}
+			mb, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cloneMB(mb), want[i]) {
+				t.Fatalf("%s: minibatch %d differs after Close calls", kind, i)
+			}
+		}
 	}
 }

@@ -89,9 +89,11 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	return s, nil
 }
 
-// Close waits for chunk prefetches in flight. The Source stays usable.
+// Close drops the chunk prefetches that have not started and waits for
+// those in flight, so nothing parses for a Source no longer read. The
+// Source stays usable: a dropped chunk is loaded when it is needed.
 func (s *Source) Close() error {
-	s.cache.wait()
+	s.cache.stopPrefetch()
 	return nil
 }
 
