@@ -22,6 +22,11 @@ type chunkCache struct {
 	n     int
 	wg    sync.WaitGroup
 	loads int // chunk loads started (for tests and reports)
+	// The load queues: want's chunks (hi) go before prefetch's (lo). At
+	// most GOMAXPROCS background workers take from them, hi first; want's
+	// caller works on hi as well.
+	hi, lo  []*cacheEntry
+	workers int
 	// stop makes background workers drop the loads they have not started
 	// (see stopPrefetch).
 	stop atomic.Bool
@@ -41,6 +46,7 @@ type cacheEntry struct {
 	warm       uint64        // the result of warm, kept so its loads are not dropped
 	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
 	err        error
+	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
 }
@@ -252,16 +258,21 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 		e := cc.slots[c]
 		if e == nil {
 			e = cc.insert(c)
+			e.claimed.Store(true)
 			cc.mu.Unlock()
 			cc.load(e)
 		} else {
 			cc.unlink(e)
 			cc.pushFront(e)
 			cc.mu.Unlock()
-			<-e.done
+			if e.claimed.CompareAndSwap(false, true) {
+				cc.load(e) // queued by a prefetch that has not reached it
+			} else {
+				<-e.done
+			}
 		}
 		if e.err == errDropped {
-			continue // drop removed it from the slots: load it here
+			continue // skip removed it from the slots: load it here
 		}
 		if e.err != nil {
 			cc.mu.Lock()
@@ -285,6 +296,9 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 // other when it enters a new window, with no more loads in flight than there
 // are processors (each holds a read buffer of a chunk's size, so a 128-chunk
 // window must not start 128 at once); get waits for the ones still loading.
+// Chunks of cs that a prefetch queued but has not started are loaded by
+// want's workers too, ahead of the rest of that prefetch: what the next
+// minibatch needs never waits behind chunks needed later.
 // Since the resident ones of cs are the newest when the others are
 // inserted, no chunk of cs is evicted.
 func (cc *chunkCache) want(cs []int) { cc.fetch(cs, true) }
@@ -293,51 +307,81 @@ func (cc *chunkCache) want(cs []int) { cc.fetch(cs, true) }
 // loads in the background, and prefetch returns at once.
 func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false) }
 
+// fetch queues cs's missing chunks (and, for want, the queued ones not yet
+// started) and makes sure workers take them. Every worker claims an entry
+// before loading it, so an entry in both queues, or wanted by get
+// meanwhile, loads once.
 func (cc *chunkCache) fetch(cs []int, inline bool) {
 	cc.mu.Lock()
+	q := &cc.lo
+	if inline {
+		q = &cc.hi
+	}
+	added := 0
 	for _, c := range cs {
 		if e := cc.slots[c]; e != nil {
 			cc.unlink(e)
 			cc.pushFront(e)
+			if inline && !e.claimed.Load() {
+				*q = append(*q, e)
+				added++
+			}
 		}
 	}
-	var todo []*cacheEntry
 	for _, c := range cs {
 		if cc.slots[c] == nil {
-			todo = append(todo, cc.insert(c))
+			*q = append(*q, cc.insert(c))
+			added++
 		}
 	}
-	cc.mu.Unlock()
-	if len(todo) == 0 {
+	if added == 0 {
+		cc.mu.Unlock()
 		return
 	}
-	var next atomic.Int64
-	work := func() {
-		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(todo) {
-				return
-			}
-			if cc.stop.Load() {
-				cc.drop(todo[i])
-				continue
-			}
-			cc.load(todo[i])
-		}
-	}
-	workers := min(len(todo), runtime.GOMAXPROCS(0))
-	if inline {
-		workers--
-	}
-	for range workers {
+	// Running workers are all busy loading (an idle one ends), so every
+	// queued entry may start one, up to one per processor.
+	for started := 0; cc.workers < runtime.GOMAXPROCS(0) && started < len(cc.hi)+len(cc.lo); started++ {
+		cc.workers++
 		cc.wg.Add(1)
 		go func() {
 			defer cc.wg.Done()
-			work()
+			for e := cc.next(false); e != nil; e = cc.next(false) {
+				cc.load(e)
+			}
 		}()
 	}
-	if inline {
-		work()
+	cc.mu.Unlock()
+}
+
+// next claims the next entry to load, from hi first (only from hi for
+// want's caller, mine), dropping on the way those skip rejects. It returns
+// nil when there is nothing left; a background worker then ends.
+func (cc *chunkCache) next(mine bool) *cacheEntry {
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	for {
+		var e *cacheEntry
+		switch {
+		case len(cc.hi) > 0:
+			e, cc.hi = cc.hi[0], cc.hi[1:]
+		case len(cc.lo) > 0 && !mine:
+			e, cc.lo = cc.lo[0], cc.lo[1:]
+		default:
+			if !mine {
+				cc.workers--
+			}
+			if len(cc.lo) == 0 {
+				cc.hi, cc.lo = nil, nil // let the arrays go
+			}
+			return nil
+		}
+		if !e.claimed.CompareAndSwap(false, true) {
+			continue // loaded by get or by the other queue
+		}
+		if cc.skipLocked(e) {
+			continue
+		}
+		return e
 	}
 }
 
@@ -348,20 +392,26 @@ func (cc *chunkCache) resident() int {
 	return cc.n
 }
 
-// drop gives up entry e before its load starts: it leaves the cache, and
-// whoever waits for it loads the chunk itself.
-func (cc *chunkCache) drop(e *cacheEntry) {
-	cc.mu.Lock()
-	if cc.slots[e.c] == e {
+// skipLocked drops a claimed entry whose load has not started when the
+// cache is stopping (stopPrefetch) or the entry was evicted while queued
+// (its chunk would be parsed for nothing), and reports whether it did. A
+// dropped entry leaves the cache; whoever waits for it loads the chunk
+// itself.
+func (cc *chunkCache) skipLocked(e *cacheEntry) bool {
+	resident := cc.slots[e.c] == e
+	if resident && !cc.stop.Load() {
+		return false
+	}
+	if resident {
 		cc.unlink(e)
 		cc.slots[e.c] = nil
 		cc.n--
 	}
-	cc.loads-- // counted by insert, never started
-	cc.mu.Unlock()
+	cc.loads--      // counted by insert, never started
 	e.evicted = nil // left to the collector
 	e.err = errDropped
 	close(e.done)
+	return true
 }
 
 // stopPrefetch drops the background loads that have not started and waits

@@ -175,27 +175,95 @@ func (c *countingCorpus) LoadChunk(i int) (*corpus.Chunk, error) {
 }
 
 // TestLoadAheadBoundedParallelism: entering a window of many chunks loads
-// them with at most GOMAXPROCS workers (plus the next-chunk prefetch), not
-// one goroutine per chunk: each load in flight holds a chunk-sized buffer.
+// them with at most GOMAXPROCS workers (plus a get that loads a queued
+// chunk itself), not one goroutine per chunk: each load in flight holds a
+// chunk-sized buffer. And loads do overlap, in file order too, where each
+// minibatch queues about one new chunk.
 func TestLoadAheadBoundedParallelism(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	tc := oneSampleCorpus(t, 400, 4) // 100 chunks
-	cc := &countingCorpus{Source: tc}
-	cfg := Config{EpochSize: EpochInf, Prefetch: true}
-	cfg.Randomize.Kind = "window"
-	cfg.Randomize.WindowChunks = 32
-	s := mustNew(t, cc, cfg)
-	for s.Position() < 2*tc.Layout().TotalSamples() {
-		if _, err := s.NextK(200); err != nil {
-			t.Fatal(err)
+	for _, kind := range []string{"window", "none"} {
+		cc := &countingCorpus{Source: tc}
+		cfg := Config{EpochSize: EpochInf, Prefetch: true}
+		cfg.Randomize.Kind = kind
+		cfg.Randomize.WindowChunks = 32
+		s := mustNew(t, cc, cfg)
+		for s.Position() < 2*tc.Layout().TotalSamples() {
+			if _, err := s.NextK(200); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Close()
+		if cc.max > 3 {
+			t.Fatalf("%s: %d chunk loads in flight at once with GOMAXPROCS 2", kind, cc.max)
+		}
+		if cc.max < 2 {
+			t.Fatalf("%s: chunk loads never overlapped (at most %d in flight)", kind, cc.max)
 		}
 	}
-	s.Close()
-	if cc.max > 3 {
-		t.Fatalf("%d chunk loads in flight at once with GOMAXPROCS 2", cc.max)
+}
+
+// A chunk queued while every worker is busy starts another worker, up to
+// one per processor: in file order each minibatch queues about one chunk,
+// and they must still load two at a time on two processors.
+func TestQueuedChunkStartsWorker(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tc := oneSampleCorpus(t, 400, 4)
+	g := &gatedCorpus{Source: tc, gate: make(chan struct{})}
+	cc := newChunkCache(g, 64)
+	defer func() { close(g.gate); cc.wg.Wait() }()
+	wait := func(n int32) {
+		for deadline := time.Now().Add(10 * time.Second); g.started.Load() < n; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d loads started, want %d: a queued chunk waits for a busy worker", g.started.Load(), n)
+			}
+		}
 	}
-	if cc.max < 2 {
-		t.Fatalf("chunk loads never overlapped (at most %d in flight)", cc.max)
+	cc.prefetch(0)
+	wait(1) // its worker is inside the load
+	cc.prefetch(1)
+	wait(2)
+	cc.prefetch(2)
+	time.Sleep(10 * time.Millisecond)
+	if n := g.started.Load(); n != 2 {
+		t.Fatalf("%d loads in flight with GOMAXPROCS 2", n)
+	}
+}
+
+// What a minibatch wants loads before what a prefetch queued earlier: with
+// both workers busy and a prefetch of 20 chunks queued, chunks 15 and 40
+// wanted now are the next to load. Loads are let go one at a time, so the
+// order is exact.
+func TestWantGoesBeforePrefetch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tc := oneSampleCorpus(t, 400, 4) // 100 chunks
+	g := &gatedCorpus{Source: tc, gate: make(chan struct{})}
+	cc := newChunkCache(g, 64)
+	list := make([]int, 20)
+	for i := range list {
+		list[i] = i
+	}
+	cc.prefetch(list...)
+	waitStarted := func(n int32) {
+		for g.started.Load() < n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitStarted(2)
+	cc.want([]int{15, 40})
+	for n := int32(3); n <= 4; n++ {
+		g.gate <- struct{}{} // one load finishes; its worker takes the next
+		waitStarted(n)
+	}
+	close(g.gate)
+	cc.wg.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.order) != 21 {
+		t.Fatalf("%d loads, want 21 (each chunk once): %v", len(g.order), g.order)
+	}
+	if g.order[2] != 15 || g.order[3] != 40 {
+		t.Fatalf("load order %v: want 15 and 40 right after the two in flight", g.order)
 	}
 }
 
@@ -253,14 +321,20 @@ func testLoadError(t *testing.T, prefetch bool) {
 	}
 }
 
-// gatedCorpus counts LoadChunk calls and holds each until gate is closed.
+// gatedCorpus counts LoadChunk calls, records their order and holds each
+// until gate is closed.
 type gatedCorpus struct {
 	corpus.Source
 	gate    chan struct{}
 	started atomic.Int32
+	mu      sync.Mutex
+	order   []int
 }
 
 func (g *gatedCorpus) LoadChunk(i int) (*corpus.Chunk, error) {
+	g.mu.Lock()
+	g.order = append(g.order, i)
+	g.mu.Unlock()
 	g.started.Add(1)
 	<-g.gate
 	return g.Source.LoadChunk(i)
