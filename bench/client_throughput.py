@@ -26,8 +26,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--chunk-bytes", type=int, default=None)
     ap.add_argument("--pause", type=float, default=5,
-                    help="seconds to wait before each --first-at-sweep measurement: a call that ends leaves its source's "
-                    "window prefetch running until done, which would load the next measurement")
+                    help="seconds to wait before each --first-at-sweep measurement (an idle server); 0 measures "
+                    "calls back to back, each starting while the previous call's source closes")
     a = ap.parse_args()
     if a.first_at_sweep:
         times = []
