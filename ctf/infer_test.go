@@ -98,7 +98,7 @@ func FuzzInferStreams(f *testing.F) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("split scan %v, one pass %v", got, want)
 		}
-		// The byte-by-byte scan of a line finds what a plain reading of
+		// The fast scan of a line finds what a plain reading of
 		// the format (fields between '|', tokens between blanks) finds.
 		fast, ref := inferState{seen: map[string]*inferred{}}, inferState{seen: map[string]*inferred{}}
 		for _, line := range bytes.Split(data, []byte("\n")) {
