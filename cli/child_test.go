@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -22,6 +23,23 @@ func child(t *testing.T, dir string, args ...string) *exec.Cmd {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), childEnv+"=1", "GOMAXPROCS=2")
 	return cmd
+}
+
+// startChild starts batchprep with args in dir and returns it with a pipe
+// from its stdout and the buffer that collects its stderr.
+func startChild(t *testing.T, dir string, args ...string) (*exec.Cmd, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := child(t, dir, args...)
+	e := &bytes.Buffer{}
+	cmd.Stderr = e
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, out, e
 }
 
 // runChild runs batchprep to the end and returns its exit code and output.

@@ -122,12 +122,8 @@ func printUsage(w io.Writer) {
 
 func runVersion(env *Env, args []string) error {
 	fs := newFlagSet(env, "version", "", "Print the batchprep version.")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	fmt.Fprintln(env.Stdout, "batchprep", Version)
 	return nil
@@ -149,6 +145,15 @@ func newFlagSet(env *Env, name, argsUsage, description string) *flag.FlagSet {
 
 // usagePrinters maps each flag set made by newFlagSet to its help printer.
 var usagePrinters sync.Map
+
+// parseFlags is parseArgs for a command that takes no positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err == nil && len(pos) > 0 {
+		err = usagef("unexpected argument %q", pos[0])
+	}
+	return err
+}
 
 // parseArgs parses flags that may come before, between or after positional
 // arguments ("read FILE --stream x:3" and "read --stream x:3 FILE" both

@@ -24,13 +24,10 @@ func runCoordinator(env *Env, args []string) error {
 	dir := fs.String("data-dir", "", "etcd data directory (required)")
 	listen := fs.String("listen", "127.0.0.1:2379", "client address host:port (port 0: a free port)")
 	noFsync := fs.Bool("no-fsync", false, "etcd's --unsafe-no-fsync: faster claims; a power loss or kernel crash may lose the run's latest claims and commits (docs/distributed.md)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *dir == "":
 		return usagef("--data-dir is required")
 	}

@@ -80,6 +80,23 @@ func sameDigests(a, b map[string]string) bool {
 	return true
 }
 
+// interruptFixture is the training run that crash and signal tests
+// interrupt (smaller under the race detector), with the uninterrupted
+// run's checkpoints by number and the last number.
+func interruptFixture(t *testing.T) (dir, cfg string, ref map[int64]map[string]string, last int64) {
+	t.Helper()
+	edges := 30000
+	if raceEnabled {
+		edges = 6000
+	}
+	dir, cfg = newTrainFixture(t, edges)
+	ref, _ = referenceCheckpoints(t, cfg, filepath.Join(dir, "ref"))
+	for s := range ref {
+		last = max(last, s)
+	}
+	return dir, cfg, ref, last
+}
+
 // referenceCheckpoints trains cfgPath uninterrupted in this process, in
 // checkpoint directory ref, and returns the files of every checkpoint it
 // commits, by checkpoint number, and the run's duration.
@@ -148,16 +165,7 @@ func TestCrashTrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes; skipped with -short")
 	}
-	edges := 30000
-	if raceEnabled {
-		edges = 6000
-	}
-	dir, cfg := newTrainFixture(t, edges)
-	ref, _ := referenceCheckpoints(t, cfg, filepath.Join(dir, "ref"))
-	var last int64
-	for s := range ref {
-		last = max(last, s)
-	}
+	dir, cfg, ref, last := interruptFixture(t)
 	ckpt := filepath.Join(dir, "ckpt")
 	args := []string{"train", "--config", cfg, "--quiet"}
 	dur := timed(t, dir, args...)

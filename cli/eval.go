@@ -35,13 +35,10 @@ func runEval(env *Env, args []string) error {
 	fs.IntVar(&cols.Rel, "rel-col", cols.Rel, "0-based column of the relation (-1: none, the first relation)")
 	fs.IntVar(&cols.Rhs, "rhs-col", cols.Rhs, "0-based column of the rhs entity")
 	fs.StringVar(&cols.Delimiter, "delimiter", cols.Delimiter, "field separator: tab, comma or space")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "" || *edges == "":
 		return usagef("--config and --edges are required")
 	case cols.Lhs < 0 || cols.Rhs < 0 || cols.Rel < -1:

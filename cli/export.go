@@ -30,13 +30,10 @@ func runExport(env *Env, args []string) error {
 	out := fs.String("out", "", "output file (required for binary)")
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "":
 		return usagef("--config is required")
 	case *format != "tsv" && *format != "binary":

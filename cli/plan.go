@@ -70,13 +70,10 @@ func runPlan(env *Env, args []string) error {
 	format := fs.String("format", "jsonl", "output: jsonl, text or summary")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dist := distFlags(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "":
 		return usagef("--config is required")
 	case *maxBatches < 0:

@@ -5,8 +5,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/source"
@@ -21,21 +19,11 @@ func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
 	case "off", "0":
 		return 0, false, nil
 	}
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
-		if strings.HasSuffix(v, u.suffix) {
-			v, mult = strings.TrimSuffix(v, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 1 || n > (1<<62)/mult {
+	n, err := parseSize(v)
+	if err != nil || n < 1 {
 		return 0, false, errors.New("want auto, off, or a positive size such as 512MiB")
 	}
-	return n * mult, false, nil
+	return n, false, nil
 }
 
 // applyMemoryLimit sets the Go runtime's soft memory limit for the read and

@@ -46,12 +46,8 @@ func runServe(env *Env, args []string) error {
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
 	tlsKey := fs.String("tls-key", "", "TLS private key (PEM), with --tls-cert")
 	stdinEOF := fs.Bool("stop-on-stdin-eof", false, "stop when stdin reaches end of file (a parent that dies closes it)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usagef("unexpected argument %q", pos[0])
 	}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")

@@ -142,16 +142,7 @@ func TestSignalsStopCleanly(t *testing.T) {
 		} {
 			t.Run(signalName(sig)+"/"+c.name, func(t *testing.T) {
 				st := "st-" + c.name + ".json"
-				cmd := child(t, f.dir, append(c.args, "--state-out", st)...)
-				var e bytes.Buffer
-				cmd.Stderr = &e
-				out, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
+				cmd, out, e := startChild(t, f.dir, append(c.args, "--state-out", st)...)
 				first := make([]byte, 4096)
 				n, _ := io.ReadFull(out, first)
 				cmd.Process.Signal(sig)
@@ -186,16 +177,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 		t.Skip("starts a child process; skipped with -short")
 	}
 	f := newBigFixture(t, 60000, 10)
-	cmd := child(t, f.dir, "read", f.corpus, "--stream", "x:2", "--mb", "1", "--quiet")
-	var e bytes.Buffer
-	cmd.Stderr = &e
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, e := startChild(t, f.dir, "read", f.corpus, "--stream", "x:2", "--mb", "1", "--quiet")
 	first := make([]byte, 4096)
 	io.ReadFull(out, first) // the child now blocks writing to the pipe
 	cmd.Process.Signal(syscall.SIGINT)

@@ -28,16 +28,7 @@ func TestSignalsStopTrain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes; skipped with -short")
 	}
-	edges := 30000
-	if raceEnabled {
-		edges = 6000
-	}
-	dir, cfg := newTrainFixture(t, edges)
-	ref, _ := referenceCheckpoints(t, cfg, filepath.Join(dir, "ref"))
-	var last int64
-	for s := range ref {
-		last = max(last, s)
-	}
+	dir, cfg, ref, last := interruptFixture(t)
 	ckpt := filepath.Join(dir, "ckpt")
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(signalName(sig), func(t *testing.T) {
@@ -96,16 +87,7 @@ func TestSignalsStopServers(t *testing.T) {
 	} {
 		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 			t.Run(c.name+"/"+signalName(sig), func(t *testing.T) {
-				cmd := child(t, t.TempDir(), c.args...)
-				var e bytes.Buffer
-				cmd.Stderr = &e
-				out, err := cmd.StdoutPipe()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
+				cmd, out, e := startChild(t, t.TempDir(), c.args...)
 				line, err := bufio.NewReader(out).ReadString('\n')
 				if !strings.HasPrefix(line, c.ready) {
 					cmd.Process.Kill()
@@ -145,16 +127,7 @@ func TestSignalStopsServeStreams(t *testing.T) {
 		t.Skip("starts a child process; skipped with -short")
 	}
 	f := newBigFixture(t, 60000, 10)
-	cmd := child(t, f.dir, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
-	var e bytes.Buffer
-	cmd.Stderr = &e
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out, e := startChild(t, f.dir, "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off")
 	defer cmd.Process.Kill()
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -59,13 +60,10 @@ func runTrain(env *Env, args []string) error {
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dist := trainDistFlags(fs)
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "":
 		return usagef("--config is required")
 	}
@@ -139,14 +137,7 @@ func runTrain(env *Env, args []string) error {
 		return runErr
 	}
 	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
-	for _, h := range man.History {
-		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
-		if h.Holdout > 0 {
-			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
-		}
-		fmt.Fprintln(env.Stdout, line)
-	}
-	fmt.Fprintf(env.Stdout, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
+	printHistory(env.Stdout, man)
 	return nil
 }
 
@@ -186,4 +177,17 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return w.f.Write(p)
+}
+
+// printHistory prints a run's loss and holdout MRR per epoch and its
+// partition traffic, after train's first summary line.
+func printHistory(w io.Writer, man *train.Manifest) {
+	for _, h := range man.History {
+		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
+		if h.Holdout > 0 {
+			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
 }

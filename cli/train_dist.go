@@ -62,13 +62,6 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 	}
 	fmt.Fprintf(env.Stdout, "rank %d trained %d buckets; the run trained %d buckets, %d edges; checkpoint in %s\n",
 		*d.rank, done, man.Buckets, man.Edges, cfg.CheckpointPath)
-	for _, h := range man.History {
-		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
-		if h.Holdout > 0 {
-			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
-		}
-		fmt.Fprintln(env.Stdout, line)
-	}
-	fmt.Fprintf(env.Stdout, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
+	printHistory(env.Stdout, man)
 	return nil
 }

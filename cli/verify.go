@@ -59,13 +59,10 @@ func runVerify(env *Env, args []string) error {
 	chunkBytesV := byteSize(ctf.DefaultChunkBytes)
 	fs.Var(&chunkBytesV, "chunk-bytes", "with --index-cache: chunk `size` in bytes, e.g. 32MiB")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "with --index-cache: sequences per chunk (instead of --chunk-bytes)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return usagef("unexpected argument %q", pos[0])
 	case *cfgPath == "" && *planState == "" && *readState == "" && *cache == "" && *ckpt == "" && *exported == "":
 		return usagef("nothing to verify: give --config, --plan-state, --read-state, --index-cache, --checkpoint or --export")
 	case *cache != "" && len(streams) == 0:
