@@ -144,7 +144,23 @@ def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, wor
     return r
 
 
-class _Stream:
+class _Closes:
+    """close() on leaving a with block and when collected."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class _Stream(_Closes):
     """An iterator over one SequenceGroups call (several minibatches per
     message, in stream order); close() cancels it."""
 
@@ -178,18 +194,6 @@ class _Stream:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 class BatchprepError(RuntimeError):
     """A refused or failed call: code is the grpc.StatusCode, details the
@@ -217,7 +221,7 @@ def read(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers
 _UNLIMITED_EPOCHS = 2**31 - 1
 
 
-class MinibatchSource:
+class MinibatchSource(_Closes):
     """CNTK's calling style: next_minibatch(k) with any k per call (SPEC C1).
 
     Epochs are unlimited unless epochs= is given. While k stays the same the
@@ -274,15 +278,3 @@ class MinibatchSource:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
