@@ -54,10 +54,10 @@ func (e *etcdFlags) check() error {
 	return nil
 }
 
-// run is --run, or prefix-HASH of what identifies the run (its JSON
+// runID is --run, or prefix-HASH of what identifies the run (its JSON
 // encoding), so that ranks given the same config and data meet in the
 // same run without being told its name.
-func (e *etcdFlags) run(prefix string, identity any) string {
+func (e *etcdFlags) runID(prefix string, identity any) string {
 	if *e.runName != "" {
 		return *e.runName
 	}

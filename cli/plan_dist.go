@@ -63,7 +63,7 @@ func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) er
 		return d.runSimulate(env, p, r, format)
 	}
 	e := d.etcd
-	run := e.run("plan", struct {
+	run := e.runID("plan", struct {
 		F      plan.Fingerprint
 		Epochs int
 	}{p.Fingerprint(), p.Options().NumEpochs})

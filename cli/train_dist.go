@@ -22,7 +22,7 @@ func trainDistFlags(fs *flag.FlagSet) *trainDist {
 
 // run trains as one rank of a distributed run.
 func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, quiet bool) error {
-	run := d.etcdFlags.run("train", struct {
+	run := d.runID("train", struct {
 		F      map[string]any
 		Epochs int
 	}{train.Fingerprint(cfg, store.Fingerprint()), cfg.NumEpochs})

@@ -265,7 +265,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 			cc.unlink(e)
 			cc.pushFront(e)
 			cc.mu.Unlock()
-			if e.claimed.CompareAndSwap(false, true) {
+			if !e.claimed.Load() && e.claimed.CompareAndSwap(false, true) {
 				cc.load(e) // queued by a prefetch that has not reached it
 			} else {
 				<-e.done
