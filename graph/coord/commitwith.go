@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/batchprep/batchprep/graph"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -34,10 +37,23 @@ func DataPrefix(run string) (string, error) {
 // and every comparison in cmps holds, atomically with marking the bucket
 // done (invariant 7). It returns ErrLost when the claim is gone and
 // ErrConflict when only a comparison of cmps failed (the claim is kept).
+//
+// Unless Options.NoClaimAhead is set, the same transaction also claims the
+// bucket the trainer would claim next, when its view of the pass shows one
+// free (see Commit).
 func (t *Trainer) CommitWith(ctx context.Context, c *Claim, cmps []clientv3.Cmp, ops []clientv3.Op) error {
+	start := time.Now()
 	held := t.k.held(c.Pass, c.Bucket)
-	all := append(t.release(c), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10)))
+	all := []clientv3.Op{clientv3.OpDelete(held), clientv3.OpPut(t.k.done(c.Pass, c.Bucket), strconv.FormatInt(c.Number, 10))}
 	all = append(all, ops...)
+	cands := t.aheadCandidates(c)
+	if len(cands) > 0 {
+		// The locks are released in the claim's branches: a key may be
+		// written only once in a transaction.
+		all = append(all, t.claimChain(cands, false, &c.Bucket, t.unlock(c.Bucket)))
+	} else {
+		all = append(all, t.unlock(c.Bucket)...)
+	}
 	nput := len(all)
 	if c.Pass == t.pass {
 		all = append(all, t.stateOps()...)
@@ -57,11 +73,40 @@ func (t *Trainer) CommitWith(ctx context.Context, c *Claim, cmps []clientv3.Cmp,
 	b := c.Bucket
 	t.prev = &b
 	if c.Pass == t.pass {
+		// The reads come after the claim's writes: the view shows the
+		// bucket claimed ahead as held.
 		v, err := t.parseView(resp.Responses[nput:], resp.Header.Revision)
 		if err != nil {
 			return err
 		}
 		t.cached = v
 	}
+	if len(cands) > 0 {
+		in := resp.Responses[nput-1].GetResponseTxn()
+		if i, _ := whichGranted(in.Succeeded, in.Responses, len(cands)); i >= 0 {
+			t.ahead = &Claim{Pass: t.pass, Bucket: cands[i], Number: resp.Header.Revision, Rank: t.o.Rank,
+				Overhead: time.Since(start), Ahead: true}
+		}
+	}
 	return nil
+}
+
+// aheadCandidates lists the buckets a commit of c tries to claim ahead:
+// those Next would try after the commit if the trainer's view of the pass
+// is still current. None when claiming ahead is off, c is not of the
+// trainer's pass, the pass would be complete, or no bucket is free.
+func (t *Trainer) aheadCandidates(c *Claim) []graph.Bucket {
+	if t.o.NoClaimAhead || c.Pass != t.pass || t.known.pass != t.pass || t.known.held == nil || t.lease.expired() {
+		return nil
+	}
+	fin := c.Bucket
+	v := t.buildViewAfter(t.known.rev, &fin)
+	if v.st.Complete() {
+		return nil
+	}
+	b, ok := t.o.Policy(v.st, &fin, t.o.Rank, t.o.World)
+	if !ok {
+		return nil
+	}
+	return t.candidates(v, b, &fin, &fin)
 }

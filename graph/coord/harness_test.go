@@ -53,6 +53,8 @@ type trainerSpec struct {
 	// DieAfter > 0: in-process trainers stop after this many claims
 	// without revoking their lease (as a crash would).
 	DieAfter int
+	// NoClaimAhead is Options.NoClaimAhead.
+	NoClaimAhead bool
 }
 
 // event is one line of a trainer's log. Times are wall-clock nanoseconds
@@ -64,6 +66,7 @@ type event struct {
 	Pass   int    `json:"pass"`
 	Bucket [2]int `json:"bucket"`
 	Claim  int64  `json:"claim"`
+	Ahead  bool   `json:"ahead,omitempty"` // a claim made in the previous commit
 	T      int64  `json:"t"`
 }
 
@@ -80,7 +83,7 @@ func (l *eventLog) add(e event) {
 
 func (s trainerSpec) options() Options {
 	o := Options{Run: s.Run, Rank: s.Rank, World: s.World, LeaseTTL: time.Duration(s.TTLms) * time.Millisecond,
-		L: s.L, R: s.R, Passes: s.Passes}
+		L: s.L, R: s.R, Passes: s.Passes, NoClaimAhead: s.NoClaimAhead}
 	if s.Order != "" {
 		o.Order = func(pass int) []graph.Bucket {
 			b, err := bucket.Make(s.Order, s.L, s.R, rand.New(rand.NewPCG(s.Seed, uint64(pass))))
@@ -127,7 +130,7 @@ func runTrainer(ctx context.Context, s trainerSpec, id int) (died bool, err erro
 		if err != nil {
 			return false, err
 		}
-		e := event{Rank: s.Rank, Pass: cl.Pass, Bucket: [2]int{cl.Bucket.Lhs, cl.Bucket.Rhs}, Claim: cl.Number}
+		e := event{Rank: s.Rank, Pass: cl.Pass, Bucket: [2]int{cl.Bucket.Lhs, cl.Bucket.Rhs}, Claim: cl.Number, Ahead: cl.Ahead}
 		e.Kind = "claim"
 		lg.add(e)
 		ok := true
@@ -279,7 +282,11 @@ func checkRemoved(t testing.TB, endpoint, run string) {
 }
 
 func specString(s trainerSpec) string {
-	return fmt.Sprintf("%dx%d passes %d world %d order %q seed %d", s.L, s.R, s.Passes, s.World, s.Order, s.Seed)
+	str := fmt.Sprintf("%dx%d passes %d world %d order %q seed %d", s.L, s.R, s.Passes, s.World, s.Order, s.Seed)
+	if s.NoClaimAhead {
+		str += " no-claim-ahead"
+	}
+	return str
 }
 
 var _ = strconv.Itoa

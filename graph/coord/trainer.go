@@ -9,6 +9,7 @@ import (
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/sched"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	Policy sched.Policy
 	// NoTreeInit turns off the first-pass rule (invariant 3 of sched).
 	NoTreeInit bool
+	// NoClaimAhead turns off claiming the next bucket in the commit
+	// transaction of the previous one (see Commit); for comparison.
+	NoClaimAhead bool
 }
 
 // ErrDone is returned by Next when every pass of the run is done.
@@ -47,10 +51,14 @@ type Claim struct {
 	Rank   int
 	// Overhead is the time Next spent reading the state and running
 	// claim transactions for this claim, not counting waits for a bucket
-	// to become free.
+	// to become free; for a claim made ahead, the whole time of the commit
+	// transaction that made it.
 	Overhead time.Duration
 	// Retries counts claim transactions that lost a race and were redone.
 	Retries int
+	// Ahead says the claim was made in the commit transaction of the
+	// trainer's previous bucket.
+	Ahead bool
 }
 
 // Trainer is one process's handle on a run. Its methods are not safe for
@@ -66,6 +74,8 @@ type Trainer struct {
 	// the commit's transaction.
 	cached *view
 	known  known
+	// ahead is the claim made by the last commit, for Next to return.
+	ahead *Claim
 }
 
 // Join connects a trainer to the run (creating the run if it is new),
@@ -114,8 +124,13 @@ func (t *Trainer) Valid() bool { return t.lease.valid() }
 
 // Next blocks until the trainer is given a bucket, and returns it. It
 // returns ErrDone when every pass is done. A trainer holds at most one
-// bucket: call Commit (or Abandon) before the next Next.
+// bucket besides the one Commit may have claimed ahead, which Next returns
+// at once: call Commit (or Abandon) before the next Next.
 func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
+	if c := t.ahead; c != nil {
+		t.ahead = nil
+		return c, nil
+	}
 	var overhead time.Duration
 	retries := 0
 	v := t.cached
@@ -153,7 +168,7 @@ func (t *Trainer) Next(ctx context.Context) (*Claim, error) {
 			}
 			continue
 		}
-		cands := t.candidates(v, b)
+		cands := t.candidates(v, b, t.prev, nil)
 		num, fresh, err := t.claim(ctx, cands, v.st.Pass().TreeInit && v.st.NumGiven() == 0)
 		overhead += time.Since(start)
 		if errors.Is(err, rpctypes.ErrLeaseNotFound) {
@@ -192,47 +207,77 @@ type granted struct {
 // first bucket of the first pass, no bucket given yet. When none could be
 // taken it returns the pass's state read in the same transaction.
 func (t *Trainer) claim(ctx context.Context, cands []graph.Bucket, first bool) (granted, *view, error) {
-	elseOps := t.stateOps()
-	var top clientv3.Op
-	for i := len(cands) - 1; i >= 0; i-- {
-		cmps, ops := t.claimOps(cands[i], first)
-		top = clientv3.OpTxn(cmps, ops, elseOps)
-		elseOps = []clientv3.Op{top}
-	}
-	cmps, ops, rest := top.Txn()
+	cmps, ops, rest := t.claimChain(cands, first, nil, t.stateOps()).Txn()
 	resp, err := t.c.Txn(ctx).If(cmps...).Then(ops...).Else(rest...).Commit()
 	if err != nil {
 		b := cands[0]
 		return granted{}, nil, fmt.Errorf("coord: claiming pass %d bucket (%d,%d): %w", t.pass, b.Lhs, b.Rhs, err)
 	}
-	ok, rs := resp.Succeeded, resp.Responses
-	for i := range cands {
-		if ok {
-			return granted{i, resp.Header.Revision}, nil, nil
-		}
-		if i == len(cands)-1 {
-			break
-		}
-		in := rs[0].GetResponseTxn()
-		ok, rs = in.Succeeded, in.Responses
+	i, rs := whichGranted(resp.Succeeded, resp.Responses, len(cands))
+	if i >= 0 {
+		return granted{i, resp.Header.Revision}, nil, nil
 	}
 	v, err := t.parseView(rs, resp.Header.Revision)
 	return granted{}, v, err
 }
 
-// claimOps are the comparisons and writes of a claim of b.
-func (t *Trainer) claimOps(b graph.Bucket, first bool) ([]clientv3.Cmp, []clientv3.Op) {
+// claimChain is one transaction that claims the first of cands it can:
+// each candidate's comparisons are in the previous one's else branch, and
+// the last else branch is elseOps. own is the bucket whose partitions the
+// trainer holds and gives up in the same transaction (see claimOps).
+func (t *Trainer) claimChain(cands []graph.Bucket, first bool, own *graph.Bucket, elseOps []clientv3.Op) clientv3.Op {
+	var top clientv3.Op
+	for i := len(cands) - 1; i >= 0; i-- {
+		cmps, ops := t.claimOps(cands[i], first, own)
+		top = clientv3.OpTxn(cmps, ops, elseOps)
+		elseOps = []clientv3.Op{top}
+	}
+	return top
+}
+
+// whichGranted walks the responses of a claimChain of n candidates (ok and
+// rs: whether its top level succeeded, and its responses) and returns the
+// index of the candidate granted, or -1 and the responses of the last else
+// branch.
+func whichGranted(ok bool, rs []*etcdserverpb.ResponseOp, n int) (int, []*etcdserverpb.ResponseOp) {
+	for i := range n {
+		if ok {
+			return i, nil
+		}
+		if i == n-1 {
+			break
+		}
+		in := rs[0].GetResponseTxn()
+		ok, rs = in.Succeeded, in.Responses
+	}
+	return -1, rs
+}
+
+// claimOps are the comparisons and writes of a claim of b. own, if not
+// nil, is a bucket the trainer holds and finishes in the same transaction:
+// its partitions need no free lock (the caller's transaction checks that
+// own's claim is still held, and so are its locks), a lock b shares with
+// it is kept for b, and the others are released.
+func (t *Trainer) claimOps(b graph.Bucket, first bool, own *graph.Bucket) ([]clientv3.Cmp, []clientv3.Op) {
 	val := strconv.Itoa(t.o.Rank)
 	lease := clientv3.WithLease(t.lease.id)
 	cmps := []clientv3.Cmp{
-		clientv3.Compare(clientv3.CreateRevision(t.k.lock(b.Lhs)), "=", 0),
-		clientv3.Compare(clientv3.CreateRevision(t.k.lock(b.Rhs)), "=", 0),
 		clientv3.Compare(clientv3.CreateRevision(t.k.held(t.pass, b)), "=", 0),
 		clientv3.Compare(clientv3.CreateRevision(t.k.done(t.pass, b)), "=", 0),
 	}
-	ops := []clientv3.Op{clientv3.OpPut(t.k.lock(b.Lhs), val, lease), clientv3.OpPut(t.k.held(t.pass, b), val, lease)}
-	if b.Rhs != b.Lhs {
-		ops = append(ops, clientv3.OpPut(t.k.lock(b.Rhs), val, lease))
+	ops := []clientv3.Op{clientv3.OpPut(t.k.held(t.pass, b), val, lease)}
+	for _, p := range parts(b) {
+		if own == nil || !hasPart(*own, p) {
+			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(t.k.lock(p)), "=", 0))
+		}
+		ops = append(ops, clientv3.OpPut(t.k.lock(p), val, lease))
+	}
+	if own != nil {
+		for _, p := range parts(*own) {
+			if !hasPart(b, p) {
+				ops = append(ops, clientv3.OpDelete(t.k.lock(p)))
+			}
+		}
 	}
 	if t.pass == 0 && !t.o.NoTreeInit {
 		ops = append(ops, clientv3.OpPut(t.k.given(b), val))
@@ -252,16 +297,18 @@ const maxCandidates = 4
 // another trainer: a claim transaction tries them in this order, so that a
 // lost race for b costs no second round trip. In the first pass of a run
 // with the first-pass rule only b is tried: an alternative may be
-// claimable only because an earlier candidate counts as given.
-func (t *Trainer) candidates(v *view, b graph.Bucket) []graph.Bucket {
+// claimable only because an earlier candidate counts as given. v is
+// t.buildViewAfter(v.rev, fin); prev is the bucket the trainer finished
+// last.
+func (t *Trainer) candidates(v *view, b graph.Bucket, prev, fin *graph.Bucket) []graph.Bucket {
 	cands := []graph.Bucket{b}
 	if v.st.Pass().TreeInit {
 		return cands
 	}
-	st := t.buildView(v.rev).st
+	st := t.buildViewAfter(v.rev, fin).st
 	for st.MarkDone(b); len(cands) < maxCandidates; st.MarkDone(b) {
 		var ok bool
-		if b, ok = t.o.Policy(st, t.prev, t.o.Rank, t.o.World); !ok {
+		if b, ok = t.o.Policy(st, prev, t.o.Rank, t.o.World); !ok {
 			break
 		}
 		cands = append(cands, b)
@@ -311,12 +358,27 @@ func (t *Trainer) Abandon(ctx context.Context, c *Claim) error {
 // release lists the deletions that free c's bucket and partitions (a key
 // may appear only once in a transaction: a diagonal bucket has one lock).
 func (t *Trainer) release(c *Claim) []clientv3.Op {
-	ops := []clientv3.Op{clientv3.OpDelete(t.k.held(c.Pass, c.Bucket)), clientv3.OpDelete(t.k.lock(c.Bucket.Lhs))}
-	if c.Bucket.Rhs != c.Bucket.Lhs {
-		ops = append(ops, clientv3.OpDelete(t.k.lock(c.Bucket.Rhs)))
+	return append([]clientv3.Op{clientv3.OpDelete(t.k.held(c.Pass, c.Bucket))}, t.unlock(c.Bucket)...)
+}
+
+// unlock lists the deletions of b's partition locks.
+func (t *Trainer) unlock(b graph.Bucket) []clientv3.Op {
+	var ops []clientv3.Op
+	for _, p := range parts(b) {
+		ops = append(ops, clientv3.OpDelete(t.k.lock(p)))
 	}
 	return ops
 }
+
+// parts lists b's partitions, once each.
+func parts(b graph.Bucket) []int {
+	if b.Lhs == b.Rhs {
+		return []int{b.Lhs}
+	}
+	return []int{b.Lhs, b.Rhs}
+}
+
+func hasPart(b graph.Bucket, p int) bool { return b.Lhs == p || b.Rhs == p }
 
 func (t *Trainer) renewLease(ctx context.Context) error {
 	_ = t.lease.close(ctx) // already expired; revoking fails harmlessly

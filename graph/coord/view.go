@@ -129,7 +129,11 @@ func (t *Trainer) parseKey(key, dir string) (graph.Bucket, error) {
 }
 
 // buildView makes the scheduler state of what the trainer knows.
-func (t *Trainer) buildView(rev int64) *view {
+func (t *Trainer) buildView(rev int64) *view { return t.buildViewAfter(rev, nil) }
+
+// buildViewAfter is buildView as it will be once the trainer's own held
+// bucket fin is done (nil: as it is).
+func (t *Trainer) buildViewAfter(rev int64, fin *graph.Bucket) *view {
 	var order []graph.Bucket
 	if t.o.Order != nil {
 		order = t.o.Order(t.pass)
@@ -144,7 +148,13 @@ func (t *Trainer) buildView(rev int64) *view {
 		st.MarkGiven(b)
 	}
 	for b := range kn.held {
-		st.MarkHeld(b)
+		if fin == nil || b != *fin {
+			st.MarkHeld(b)
+		}
+	}
+	if fin != nil {
+		st.MarkGiven(*fin)
+		st.MarkDone(*fin)
 	}
 	return &view{pass: t.pass, st: st, rev: rev}
 }
