@@ -19,7 +19,11 @@
 // done; it is trained again by whoever gets it, from the partitions' last
 // committed versions. Commit is a transaction that succeeds only while the
 // claim's held key still exists with the claim's revision, so work done
-// under an expired lease is never counted.
+// under an expired lease is never counted. The commit transaction also
+// claims the trainer's next bucket when its view of the pass shows one
+// free (a claim made ahead, with the same comparisons; a lock the two
+// buckets share passes from one to the other), so that a bucket usually
+// costs one transaction, not two; Next then returns that claim at once.
 //
 // Invariants (tests cite them by number; graph/sched's hold through etcd):
 //
