@@ -118,6 +118,9 @@ type indexer struct {
 	curEnd        int64
 	// lineByLine disables the scanLines fast path (tests compare both).
 	lineByLine bool
+	// rec, when set, receives each sequence instead of the index: the
+	// indexer is one range of a parallel index (index_par.go).
+	rec *rangeIndex
 }
 
 func newIndexer(cfg *Config, file string) *indexer {
@@ -152,9 +155,20 @@ func buildIndex(r io.Reader, cfg *Config, file string) (*index, error) {
 
 const indexBufSize = 1 << 20
 
+// run indexes a whole file read from r.
 func (ix *indexer) run(r io.Reader) error {
-	buf := make([]byte, indexBufSize)
-	var base int64 // file offset of buf[0]
+	ix.x.lineMode = ix.cfg.LineMode
+	return ix.runFrom(r, 0, true, indexBufSize)
+}
+
+// runFrom indexes r, whose first byte is at file offset start. At the
+// start of the file (first) it checks the encoding, skips leading blank
+// lines and decides line mode; otherwise r starts at a line start and the
+// caller has set the indexer's state. bufSize is the read buffer's
+// initial size (it grows for longer lines).
+func (ix *indexer) runFrom(r io.Reader, start int64, first bool, bufSize int) error {
+	buf := make([]byte, max(bufSize, 1))
+	base := start // file offset of buf[0]
 	var lineNo int64
 	n, err := io.ReadFull(r, buf)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -162,16 +176,17 @@ func (ix *indexer) run(r io.Reader) error {
 	}
 	eof := err != nil
 	data := buf[:n]
-	// Encoding.
-	if len(data) >= 2 && (data[0] == 0xFF && data[1] == 0xFE || data[0] == 0xFE && data[1] == 0xFF) {
-		return &Error{File: ix.file, Line: 1, Col: 1, Msg: "UTF-16 byte order mark: only UTF-8 is supported", Err: ErrEncoding}
-	}
 	pos := 0
-	if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
-		pos = 3
+	started := !first // a data byte was seen
+	if first {
+		// Encoding.
+		if len(data) >= 2 && (data[0] == 0xFF && data[1] == 0xFE || data[0] == 0xFE && data[1] == 0xFF) {
+			return &Error{File: ix.file, Line: 1, Col: 1, Msg: "UTF-16 byte order mark: only UTF-8 is supported", Err: ErrEncoding}
+		}
+		if bytes.HasPrefix(data, []byte{0xEF, 0xBB, 0xBF}) {
+			pos = 3
+		}
 	}
-	started := false // a data byte was seen
-	ix.x.lineMode = ix.cfg.LineMode
 	for {
 		if started && !ix.lineByLine {
 			// Fast path: every complete line left in the buffer at once.
@@ -238,6 +253,9 @@ func (ix *indexer) run(r io.Reader) error {
 		lineNo++
 	}
 	ix.x.size = base + int64(pos)
+	if ix.rec != nil {
+		ix.rec.lines, ix.rec.started = lineNo, started
+	}
 	if err := ix.endSeq(); err != nil {
 		return err
 	}
@@ -495,13 +513,22 @@ func (ix *indexer) endSeq() error {
 		return nil
 	}
 	ix.inSeq = false
-	x := ix.x
-	size := ix.curEnd - ix.seqOff
-	if ix.seqSamp == 0 {
-		x.dropped = append(x.dropped, Error{File: ix.file, Line: ix.seqLine + 1, Col: 1, Offset: ix.seqOff,
-			Msg: fmt.Sprintf("sequence %q has no line with stream %q (defines_mb_size); expected at least one", ix.curID, ix.cfg.DefinesMBSize),
-			Err: ErrNoMBSizeStream})
+	if ix.rec != nil {
+		ix.rec.add(ix)
 		return nil
+	}
+	ix.emit(ix.seqOff, ix.seqLine, ix.curEnd-ix.seqOff, ix.seqSamp, ix.seqLab, ix.curID)
+	return nil
+}
+
+// emit adds a finished sequence to the index (or to its dropped ones).
+func (ix *indexer) emit(off, line, size int64, samp, lab uint32, id []byte) {
+	x := ix.x
+	if samp == 0 {
+		x.dropped = append(x.dropped, Error{File: ix.file, Line: line + 1, Col: 1, Offset: off,
+			Msg: fmt.Sprintf("sequence %q has no line with stream %q (defines_mb_size); expected at least one", id, ix.cfg.DefinesMBSize),
+			Err: ErrNoMBSizeStream})
+		return
 	}
 	// Chunking: a new chunk when this sequence would overflow the current
 	// one, or lie 4 GiB or more past the chunk's start (offsets within a
@@ -509,24 +536,23 @@ func (ix *indexer) endSeq() error {
 	if ix.chunkN > 0 {
 		if ix.cfg.ChunkSequences > 0 && ix.chunkN >= ix.cfg.ChunkSequences ||
 			ix.cfg.ChunkSequences == 0 && ix.chunkB+size > ix.maxChunk ||
-			ix.seqOff-x.chunkOff[len(x.chunkOff)-1] > maxChunkSpan {
+			off-x.chunkOff[len(x.chunkOff)-1] > maxChunkSpan {
 			x.chunkStart = append(x.chunkStart, len(x.samples))
 			ix.chunkB, ix.chunkN = 0, 0
 		}
 	}
 	if ix.chunkN == 0 {
-		x.chunkOff = append(x.chunkOff, ix.seqOff)
-		x.chunkLine = append(x.chunkLine, ix.seqLine)
+		x.chunkOff = append(x.chunkOff, off)
+		x.chunkLine = append(x.chunkLine, line)
 	}
 	ix.chunkB += size
 	ix.chunkN++
-	x.rel = append(x.rel, uint32(ix.seqOff-x.chunkOff[len(x.chunkOff)-1]))
+	x.rel = append(x.rel, uint32(off-x.chunkOff[len(x.chunkOff)-1]))
 	x.sizes = append(x.sizes, uint32(size))
-	x.samples = append(x.samples, ix.seqSamp)
+	x.samples = append(x.samples, samp)
 	if x.labels != nil {
-		x.labels = append(x.labels, ix.seqLab)
+		x.labels = append(x.labels, lab)
 	}
-	return nil
 }
 
 // finish closes the chunk list.

@@ -117,10 +117,7 @@ func (r *Reader) index() error {
 			r.warn(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache})
 		}
 	}
-	if _, err := r.f.Seek(0, 0); err != nil {
-		return fmt.Errorf("ctf: %w", err)
-	}
-	x, err := buildIndex(r.f, &r.cfg, r.path)
+	x, err := buildIndexFile(r.f, &r.cfg, r.path)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,237 @@
+package ctf
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/shared"
+)
+
+// parallelMatches indexes data serially and in n ranges and fails unless
+// both give the same index (or the parallel index declines, when
+// mayDecline).
+func parallelMatches(t *testing.T, name string, data []byte, cfg Config, n int, mayDecline bool) {
+	t.Helper()
+	want, err := buildIndex(bytes.NewReader(data), &cfg, name)
+	got, ok := parallelIndex(bytes.NewReader(data), int64(len(data)), n, &cfg, name)
+	switch {
+	case err != nil && ok:
+		t.Fatalf("%s, %d ranges: the serial index fails (%v), the parallel one does not", name, n, err)
+	case err != nil:
+		return
+	case !ok && !mayDecline:
+		t.Fatalf("%s, %d ranges: the parallel index declined a valid file", name, n)
+	case ok && !reflect.DeepEqual(got, want):
+		// Name the first field that differs, briefly (fmt reads
+		// unexported fields; nil and empty print alike).
+		g, w := reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem()
+		for i := range g.NumField() {
+			if a, b := fmt.Sprint(g.Field(i)), fmt.Sprint(w.Field(i)); a != b {
+				t.Fatalf("%s, %d ranges: indexes differ in %s:\nparallel %.300s\nserial   %.300s", name, n, g.Type().Field(i).Name, a, b)
+			}
+		}
+		t.Fatalf("%s, %d ranges: indexes differ (a nil table against an empty one)", name, n)
+	}
+}
+
+// TestParallelIndexRealFiles: CNTK's own test files, every configuration
+// that changes the index, 2-9 ranges.
+func TestParallelIndexRealFiles(t *testing.T) {
+	for _, f := range []string{"ctf/atis/atis.test.ctf", "ctf/cmudict/cmudict-0.7b.test.ctf", "ctf/reader_tests/Data/invalid_inputs.txt"} {
+		data, err := os.ReadFile(shared.Need(t, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams := []corpus.Stream{sparse("S0", 943), sparse("S1", 943), sparse("S2", 129), dense("A", 1)}
+		for _, cfg := range []Config{
+			{Streams: streams},
+			{Streams: streams, Label: "S1", ChunkBytes: 100000},
+			{Streams: streams, DefinesMBSize: "S2", ChunkSequences: 7},
+			{Streams: streams, LineMode: true, DefinesMBSize: "S1", ChunkBytes: 4096},
+		} {
+			for n := 2; n <= 9; n++ {
+				parallelMatches(t, f, data, cfg, n, false)
+			}
+		}
+	}
+}
+
+// TestOpenIndexesInParallel: Open indexes a file large enough for two
+// ranges in parallel, and gets the serial index.
+func TestOpenIndexesInParallel(t *testing.T) {
+	data, err := os.ReadFile(shared.Need(t, "ctf/atis/atis.test.ctf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Streams: []corpus.Stream{sparse("S0", 943), sparse("S1", 26), sparse("S2", 129)}, Label: "S2", ChunkBytes: 64 << 10}
+	want, err := buildIndex(bytes.NewReader(data), &cfg, "atis")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v int64) { indexPiece = v }(indexPiece)
+	indexPiece = int64(len(data)) / 4
+	p := writeTemp(t, string(data))
+	for _, procs := range []int{2, 4} {
+		if indexRanges(int64(len(data)), procs) != procs {
+			t.Fatalf("test setup: %d ranges on %d cores", indexRanges(int64(len(data)), procs), procs)
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, ok := parallelIndex(f, int64(len(data)), procs, &cfg, p)
+		f.Close()
+		if !ok {
+			t.Fatalf("%d ranges: declined", procs)
+		}
+		if !reflect.DeepEqual(x, want) {
+			t.Fatalf("%d ranges: index differs from the serial one", procs)
+		}
+	}
+	r, err := Open(p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !reflect.DeepEqual(r.x, want) {
+		t.Fatal("Open's index differs from the serial one")
+	}
+}
+
+// randomCTF writes a CTF-like file that exercises what a cut between
+// ranges can split: sequences of many lines, lines without an id that
+// continue a sequence, an id repeated after lines without one, the same
+// id again later (a new sequence), blank lines, CRLF, sequences without
+// the defines_mb_size stream, a leading byte order mark and blank lines,
+// and an unterminated last line.
+func randomCTF(r *rand.Rand, lineMode bool) []byte {
+	var b strings.Builder
+	if r.IntN(4) == 0 {
+		b.WriteString("\xEF\xBB\xBF")
+	}
+	for range r.IntN(3) {
+		b.WriteString(" \t\n")
+	}
+	nl := func() {
+		if r.IntN(5) == 0 {
+			b.WriteString("\r")
+		}
+		b.WriteString("\n")
+	}
+	body := func() {
+		if r.IntN(3) > 0 {
+			fmt.Fprintf(&b, " |a %d %d", r.IntN(9), r.IntN(9))
+		}
+		if r.IntN(2) == 0 {
+			fmt.Fprintf(&b, " |b %d:1", r.IntN(4))
+		}
+	}
+	seqs := 1 + r.IntN(60)
+	for s := range seqs {
+		id := s
+		if r.IntN(8) == 0 && s > 1 {
+			id = r.IntN(s - 1) // an id seen before, not the previous one
+		}
+		lines := 1 + r.IntN(6)
+		for l := range lines {
+			switch {
+			case lineMode:
+			case l == 0 || r.IntN(3) == 0:
+				fmt.Fprintf(&b, "%d", id)
+			case r.IntN(6) == 0:
+				// a blank continuation line
+				nl()
+				continue
+			}
+			body()
+			if s < seqs-1 || l < lines-1 || r.IntN(3) > 0 {
+				nl()
+			}
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestParallelIndexRandom: random files in every configuration, cut in 2-9
+// ranges at every place the range arithmetic picks.
+func TestParallelIndexRandom(t *testing.T) {
+	for i := range 150 {
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		lineMode := i%4 == 3
+		data := randomCTF(r, lineMode)
+		cfg := Config{Streams: []corpus.Stream{dense("a", 2), sparse("b", 4)}, LineMode: lineMode && i%8 == 3, ChunkBytes: int64(16 + r.IntN(200))}
+		switch i % 3 {
+		case 1:
+			cfg.DefinesMBSize = "a"
+		case 2:
+			cfg.Label = "b"
+		}
+		for n := 2; n <= 9; n++ {
+			// A parallel index declines when the first data line is not in
+			// the first range; only tiny files and many ranges do that.
+			parallelMatches(t, fmt.Sprintf("random %d", i), data, cfg, n, true)
+		}
+	}
+}
+
+// TestParallelIndexDeclines: what the parallel index leaves to the serial
+// one, which reports it at its line.
+func TestParallelIndexDeclines(t *testing.T) {
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}}
+	for name, in := range map[string]string{
+		"UTF-16":                   "\xFF\xFE1 |a 1\n2 |a 2\n3 |a 3\n4 |a 4\n",
+		"no id on the first line":  " x 1\n1 |a 1\n2 |a 2\n3 |a 3\n",
+		"blank first range":        "\n\n\n\n\n\n\n\n\n\n\n\n\n1 |a 1\n",
+		"no newline in the buffer": "1 |a 1",
+	} {
+		if _, ok := parallelIndex(bytes.NewReader([]byte(in)), int64(len(in)), 2, &cfg, name); ok {
+			t.Errorf("%s: indexed in parallel", name)
+		}
+	}
+	// The whole Open path reports the serial indexer's error.
+	defer func(v int64) { indexPiece = v }(indexPiece)
+	indexPiece = 4
+	p := writeTemp(t, " x 1\n1 |a 1\n2 |a 2\n3 |a 3\n")
+	_, err := Open(p, cfg)
+	if err == nil || !strings.Contains(err.Error(), ":1:1") {
+		t.Fatalf("Open: %v, want the missing id at line 1, column 1", err)
+	}
+}
+
+// TestIndexRanges: how many ranges a file is cut in.
+func TestIndexRanges(t *testing.T) {
+	for _, c := range []struct {
+		size  int64
+		procs int
+		want  int
+	}{{0, 8, 0}, {indexPiece - 1, 8, 0}, {2 * indexPiece, 1, 1}, {2 * indexPiece, 2, 2}, {100 * indexPiece, 4, 4},
+		{5 * maxIndexRange, 2, 5}} {
+		if got := indexRanges(c.size, c.procs); got != c.want {
+			t.Errorf("indexRanges(%d, %d) = %d, want %d", c.size, c.procs, got, c.want)
+		}
+	}
+}
+
+// FuzzParallelIndex: on arbitrary bytes, the parallel index is the serial
+// one or declines; it never succeeds where the serial index fails.
+func FuzzParallelIndex(f *testing.F) {
+	for _, s := range []string{"1 |a 1 |b 1:2\n1 |a 2\n2 |a 1\n", "|a 1\n|b 0:1\n|a 2\n", "\xEF\xBB\xBF1 |a 1\r\n2 |a 2\n",
+		"\xFF\xFE", "1 |a 1\n |a 2\n\n1 |a 3\n2 |b 1:1\n", "\n\n1 |a 1\n1 |a 1\n"} {
+		f.Add([]byte(s), false, uint8(0), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, lineMode bool, mb, n uint8) {
+		cfg := Config{Streams: []corpus.Stream{dense("a", 2), sparse("b", 4)}, LineMode: lineMode, ChunkBytes: 16}
+		if mb%3 == 1 {
+			cfg.DefinesMBSize = "a"
+		} else if mb%3 == 2 {
+			cfg.Label = "b"
+		}
+		parallelMatches(t, "fuzz", data, cfg, 2+int(n%8), true)
+	})
+}
