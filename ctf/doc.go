@@ -5,7 +5,10 @@
 // Reading is two passes, as in CNTK. Open makes one indexing pass over the
 // file (sequence boundaries, byte offsets, sample counts, chunks), which
 // yields a corpus.Layout; LoadChunk parses one chunk on demand, so memory is
-// bounded by the chunks in use, not by the file. The exact grammar, the
+// bounded by the chunks in use, not by the file. A large file is indexed in
+// one range per core and the ranges joined into the index a single pass
+// builds (index_par.go); on any error the file is indexed again in one
+// pass, which reports it. The exact grammar, the
 // diagnostics, the error budget, the index cache format and every deliberate
 // difference from CNTK are documented in docs/formats-ctf.md.
 //
