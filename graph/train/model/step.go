@@ -295,11 +295,15 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	return loss
 }
 
-// regularize adds the N3 penalty coef·Σ|x|³ over the chunk's lhs and rhs
-// embeddings and the vector parameters (translation, diagonal,
-// complex_diagonal) of each positive's relation. With complex_diagonal
-// |x| is the modulus of each complex coordinate (real part in the first
-// half of a row, imaginary in the second), as for ComplEx's N3.
+// regularize adds the N3 penalty coef·Σ|x|³ as PBG defines it: for each
+// direction the model scores, over the rows of the side the operator is
+// not applied to, the rows of the other side after the operator, and the
+// operator's vector parameters (translation, diagonal, complex_diagonal)
+// for each positive. One direction without dynamic relations (lhs, and
+// op(rhs)); two with them (lhs and op₀(rhs), then rhs and op₁(lhs)). With
+// complex_diagonal |x| is the modulus of each complex coordinate (real
+// part in the first half of a row, imaginary in the second), as for
+// ComplEx's N3.
 func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64 {
 	m, d, k := w.m, w.d, ch.k
 	coef := float32(m.S.RegCoef)
@@ -330,9 +334,13 @@ func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64
 	clear(w.dx)
 	n3(w.u[:k*d], w.dx)
 	w.scatter(&w.gl, lhs, w.dx)
-	clear(w.dx)
-	n3(w.v[:k*d], w.dx)
-	w.scatter(grR, rhs, w.dx)
+	if m.S.Dynamic {
+		clear(w.dx)
+		n3(w.v[:k*d], w.dx)
+		w.scatter(grR, rhs, w.dx)
+		w.n3After(ch, w.u, lhs, &w.gl, 1, n3)
+	}
+	w.n3After(ch, w.v, rhs, grR, 0, n3)
 	for i := range k {
 		r := int(ch.rel[i])
 		switch m.Rels[r].Op.(type) {
@@ -349,6 +357,29 @@ func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64
 		}
 	}
 	return total
+}
+
+// n3After adds the penalty n3 of the chunk's rows x (of entities ids,
+// gradients to g) after each positive's operator with the parameters of
+// side, and its gradient through the operator to the rows and the
+// parameters.
+func (w *Worker) n3After(ch *chunk, x []float32, ids []uint32, g *rowGrads, side int, n3 func(x, g []float32)) {
+	m, d, k := w.m, w.d, ch.k
+	w.f, w.df, w.dx = grow(w.f, k*d), grow(w.df, k*d), grow(w.dx, k*d)
+	clear(w.df)
+	clear(w.dx)
+	for i := range k {
+		r := int(ch.rel[i])
+		p, _ := w.rel(r, side)
+		m.Rels[r].Op.Forward(p, x[i*d:(i+1)*d], w.f[i*d:(i+1)*d], 1, d)
+	}
+	n3(w.f[:k*d], w.df)
+	for i := range k {
+		r := int(ch.rel[i])
+		p, dp := w.rel(r, side)
+		m.Rels[r].Op.Backward(p, x[i*d:(i+1)*d], w.df[i*d:(i+1)*d], w.dx[i*d:(i+1)*d], dp, 1, d)
+	}
+	w.scatter(g, ids, w.dx[:k*d])
 }
 
 // apply takes the batch's optimizer step: row-wise Adagrad for the

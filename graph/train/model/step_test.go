@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -80,7 +81,7 @@ func stepCases() []stepCase {
 				c := stepCase{op: op, cmp: cmp, loss: loss, batchNegs: 3, uniform: 2}
 				switch i % 7 {
 				case 1:
-					c.dyn = true
+					c.dyn, c.reg = true, 0.05
 				case 2:
 					c.global, c.reg = true, 0.05
 				case 3:
@@ -235,6 +236,68 @@ func TestStepAcrossPartitionSizes(t *testing.T) {
 	for i := range a2.Emb {
 		if a2.Emb[i] != small2.Emb[i] {
 			t.Fatalf("rhs element %d: %v after other partitions, %v fresh", i, small2.Emb[i], a2.Emb[i])
+		}
+	}
+}
+
+// TestN3AsPBG pins the N3 penalty to PBG's definition (its
+// regularizers.py applied by model.py to each direction it scores): the
+// loss with regularization_coef c minus the loss without it equals c times
+// Σ|x|³ over, per positive, the side without the operator, the other side
+// after the operator and the operator's vector parameters; with dynamic
+// relations both directions (lhs and op₀(rhs), rhs and op₁(lhs)), else
+// one (lhs and op(rhs)). |x| is a complex coordinate's modulus.
+func TestN3AsPBG(t *testing.T) {
+	const d, coef = 4, 0.1
+	for _, dyn := range []bool{false, true} {
+		for _, op := range []string{"complex_diagonal", "translation", "linear"} {
+			c := stepCase{op: op, cmp: "dot", loss: "softmax", dyn: dyn, batchNegs: 3, uniform: 2}
+			m, L, R, b := stepModel(t, c, d)
+			loss := func(reg float64) float64 {
+				m.S.RegCoef = reg
+				st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+				return st.Loss
+			}
+			got := loss(coef) - loss(0)
+			cplx := op == "complex_diagonal"
+			cube := func(x []float32) float64 {
+				var s float64
+				if !cplx {
+					for _, v := range x {
+						s += math.Pow(math.Abs(float64(v)), 3)
+					}
+					return s
+				}
+				h := len(x) / 2
+				for j := range h {
+					s += math.Pow(math.Hypot(float64(x[j]), float64(x[j+h])), 3)
+				}
+				return s
+			}
+			after := func(r, side int, x []float32) []float32 {
+				y := make([]float32, d)
+				m.Rels[r].Op.Forward(m.Params[r][side].P, x, y, 1, d)
+				return y
+			}
+			var want float64
+			for i := range b.Lhs {
+				r := int(b.Rel[i])
+				lhs, rhs := L.Row(int(b.Lhs[i])), R.Row(int(b.Rhs[i]))
+				want += cube(lhs) + cube(after(r, 0, rhs))
+				if op != "linear" {
+					want += cube(m.Params[r][0].P)
+				}
+				if dyn {
+					want += cube(rhs) + cube(after(r, 1, lhs))
+					if op != "linear" {
+						want += cube(m.Params[r][1].P)
+					}
+				}
+			}
+			want *= coef
+			if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+				t.Errorf("%s, dynamic %v: penalty %.6g, want %.6g", op, dyn, got, want)
+			}
 		}
 	}
 }
