@@ -22,6 +22,19 @@ type Bucket struct{ Lhs, Rhs int }
 // Transpose returns the bucket with lhs and rhs swapped.
 func (b Bucket) Transpose() Bucket { return Bucket{b.Rhs, b.Lhs} }
 
+// Partitions lists the partitions b needs, once each: one for a diagonal
+// bucket, lhs then rhs otherwise. Lhs partition p and rhs partition p count
+// as the same partition (one entity type on both sides).
+func (b Bucket) Partitions() []int {
+	if b.Lhs == b.Rhs {
+		return []int{b.Lhs}
+	}
+	return []int{b.Lhs, b.Rhs}
+}
+
+// Needs reports whether b needs partition p.
+func (b Bucket) Needs(p int) bool { return b.Lhs == p || b.Rhs == p }
+
 // Edges is a column store of edges. All slices have the same length, except
 // Weight, which is nil when the edge set has no weights.
 type Edges struct {

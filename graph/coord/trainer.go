@@ -266,15 +266,15 @@ func (t *Trainer) claimOps(b graph.Bucket, first bool, own *graph.Bucket) ([]cli
 		clientv3.Compare(clientv3.CreateRevision(t.k.done(t.pass, b)), "=", 0),
 	}
 	ops := []clientv3.Op{clientv3.OpPut(t.k.held(t.pass, b), val, lease)}
-	for _, p := range parts(b) {
-		if own == nil || !hasPart(*own, p) {
+	for _, p := range b.Partitions() {
+		if own == nil || !own.Needs(p) {
 			cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(t.k.lock(p)), "=", 0))
 		}
 		ops = append(ops, clientv3.OpPut(t.k.lock(p), val, lease))
 	}
 	if own != nil {
-		for _, p := range parts(*own) {
-			if !hasPart(b, p) {
+		for _, p := range own.Partitions() {
+			if !b.Needs(p) {
 				ops = append(ops, clientv3.OpDelete(t.k.lock(p)))
 			}
 		}
@@ -364,21 +364,11 @@ func (t *Trainer) release(c *Claim) []clientv3.Op {
 // unlock lists the deletions of b's partition locks.
 func (t *Trainer) unlock(b graph.Bucket) []clientv3.Op {
 	var ops []clientv3.Op
-	for _, p := range parts(b) {
+	for _, p := range b.Partitions() {
 		ops = append(ops, clientv3.OpDelete(t.k.lock(p)))
 	}
 	return ops
 }
-
-// parts lists b's partitions, once each.
-func parts(b graph.Bucket) []int {
-	if b.Lhs == b.Rhs {
-		return []int{b.Lhs}
-	}
-	return []int{b.Lhs, b.Rhs}
-}
-
-func hasPart(b graph.Bucket, p int) bool { return b.Lhs == p || b.Rhs == p }
 
 func (t *Trainer) renewLease(ctx context.Context) error {
 	_ = t.lease.close(ctx) // already expired; revoking fails harmlessly

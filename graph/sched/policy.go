@@ -53,9 +53,9 @@ func PBG(s *State, prev *graph.Bucket, _, _ int) (graph.Bucket, bool) {
 		if !s.Claimable(b) {
 			continue
 		}
-		cost := len(parts(b))
+		cost := len(b.Partitions())
 		if prev != nil {
-			cost = symDiff(parts(*prev), parts(b))
+			cost = symDiff(prev.Partitions(), b.Partitions())
 		}
 		if best < 0 || cost < bestCost {
 			best, bestCost = k, cost
@@ -69,13 +69,6 @@ func PBG(s *State, prev *graph.Bucket, _, _ int) (graph.Bucket, bool) {
 
 // Policies names the policies the simulation compares.
 var Policies = map[string]Policy{"batchprep": Batchprep, "pbg": PBG}
-
-func parts(b graph.Bucket) []int {
-	if b.Lhs == b.Rhs {
-		return []int{b.Lhs}
-	}
-	return []int{b.Lhs, b.Rhs}
-}
 
 func shares(a, b graph.Bucket) bool {
 	return a.Lhs == b.Lhs || a.Rhs == b.Rhs || a.Lhs == b.Rhs || a.Rhs == b.Lhs
