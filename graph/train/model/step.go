@@ -280,6 +280,11 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		m.Rels[r0].Op.Backward(p, w.cand, w.dt, w.dcand, dp, mall, d)
 		dcand = w.dcand[:mall*d]
 	} else {
+		if m.S.RegCoef > 0 {
+			// N3 of the fixed rows after the operator (see regularize):
+			// its gradient goes back through the operator with the loss's.
+			loss += w.n3(f, w.df[:k*d], ch)
+		}
 		w.dx = grow(w.dx, k*d)
 		clear(w.dx)
 		for i := range k {
@@ -300,47 +305,31 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 // not applied to, the rows of the other side after the operator, and the
 // operator's vector parameters (translation, diagonal, complex_diagonal)
 // for each positive. One direction without dynamic relations (lhs, and
-// op(rhs)); two with them (lhs and op₀(rhs), then rhs and op₁(lhs)). With
-// complex_diagonal |x| is the modulus of each complex coordinate (real
-// part in the first half of a row, imaginary in the second), as for
-// ComplEx's N3.
+// op(rhs)); two with them (lhs and op₀(rhs), then rhs and op₁(lhs)).
+//
+// The rows after the operator are the fixed rows that direction already
+// transforms when it corrupts the other side (op₀(rhs) when the lhs is
+// corrupted, op₁(lhs) when the rhs is, dynamic relations only), so their
+// penalty is added there; regularize adds it itself only for a side whose
+// negatives are disabled.
 func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64 {
 	m, d, k := w.m, w.d, ch.k
-	coef := float32(m.S.RegCoef)
-	_, cplx := m.Rels[ch.rel[0]].Op.(complexDiagonal)
-	var total float64
-	// n3 adds the penalty of rows x (of d) to total and its gradient to g.
-	n3 := func(x, g []float32) {
-		if !cplx {
-			for j, v := range x {
-				a := float32(math.Abs(float64(v)))
-				total += float64(coef * a * a * a)
-				g[j] += 3 * coef * v * a
-			}
-			return
-		}
-		h := d / 2
-		for r := 0; r+d <= len(x); r += d {
-			for j := r; j < r+h; j++ {
-				re, im := x[j], x[j+h]
-				mod := float32(math.Sqrt(float64(re*re + im*im)))
-				total += float64(coef * mod * mod * mod)
-				g[j] += 3 * coef * re * mod
-				g[j+h] += 3 * coef * im * mod
-			}
-		}
-	}
+	dyn := m.S.Dynamic
 	w.dx = grow(w.dx, k*d)
 	clear(w.dx)
-	n3(w.u[:k*d], w.dx)
+	total := w.n3(w.u[:k*d], w.dx, ch)
 	w.scatter(&w.gl, lhs, w.dx)
-	if m.S.Dynamic {
+	if dyn {
 		clear(w.dx)
-		n3(w.v[:k*d], w.dx)
+		total += w.n3(w.v[:k*d], w.dx, ch)
 		w.scatter(grR, rhs, w.dx)
-		w.n3After(ch, w.u, lhs, &w.gl, 1, n3)
+		if m.S.DisableRhsNegs {
+			total += w.n3After(ch, w.u, lhs, &w.gl, 1)
+		}
 	}
-	w.n3After(ch, w.v, rhs, grR, 0, n3)
+	if m.S.DisableLhsNegs {
+		total += w.n3After(ch, w.v, rhs, grR, 0)
+	}
 	for i := range k {
 		r := int(ch.rel[i])
 		switch m.Rels[r].Op.(type) {
@@ -353,17 +342,46 @@ func (w *Worker) regularize(ch *chunk, lhs, rhs []uint32, grR *rowGrads) float64
 				continue
 			}
 			p, dp := w.rel(r, side)
-			n3(p, dp)
+			total += w.n3(p, dp, ch)
 		}
 	}
 	return total
 }
 
-// n3After adds the penalty n3 of the chunk's rows x (of entities ids,
+// n3 returns coef·Σ|x|³ over x and adds its gradient to g. With the
+// chunk's operator complex_diagonal, |x| is the modulus of each complex
+// coordinate (real part in the first half of a row of d, imaginary in the
+// second), as for ComplEx's N3.
+func (w *Worker) n3(x, g []float32, ch *chunk) float64 {
+	coef := float32(w.m.S.RegCoef)
+	var total float64
+	if _, cplx := w.m.Rels[ch.rel[0]].Op.(complexDiagonal); !cplx {
+		for j, v := range x {
+			a := float32(math.Abs(float64(v)))
+			total += float64(coef * a * a * a)
+			g[j] += 3 * coef * v * a
+		}
+		return total
+	}
+	d := w.d
+	h := d / 2
+	for r := 0; r+d <= len(x); r += d {
+		for j := r; j < r+h; j++ {
+			re, im := x[j], x[j+h]
+			mod := float32(math.Sqrt(float64(re*re + im*im)))
+			total += float64(coef * mod * mod * mod)
+			g[j] += 3 * coef * re * mod
+			g[j+h] += 3 * coef * im * mod
+		}
+	}
+	return total
+}
+
+// n3After returns the penalty of the chunk's rows x (of entities ids,
 // gradients to g) after each positive's operator with the parameters of
-// side, and its gradient through the operator to the rows and the
+// side, and adds its gradient through the operator to the rows and the
 // parameters.
-func (w *Worker) n3After(ch *chunk, x []float32, ids []uint32, g *rowGrads, side int, n3 func(x, g []float32)) {
+func (w *Worker) n3After(ch *chunk, x []float32, ids []uint32, g *rowGrads, side int) float64 {
 	m, d, k := w.m, w.d, ch.k
 	w.f, w.df, w.dx = grow(w.f, k*d), grow(w.df, k*d), grow(w.dx, k*d)
 	clear(w.df)
@@ -373,13 +391,14 @@ func (w *Worker) n3After(ch *chunk, x []float32, ids []uint32, g *rowGrads, side
 		p, _ := w.rel(r, side)
 		m.Rels[r].Op.Forward(p, x[i*d:(i+1)*d], w.f[i*d:(i+1)*d], 1, d)
 	}
-	n3(w.f[:k*d], w.df)
+	total := w.n3(w.f[:k*d], w.df, ch)
 	for i := range k {
 		r := int(ch.rel[i])
 		p, dp := w.rel(r, side)
 		m.Rels[r].Op.Backward(p, x[i*d:(i+1)*d], w.df[i*d:(i+1)*d], w.dx[i*d:(i+1)*d], dp, 1, d)
 	}
 	w.scatter(g, ids, w.dx[:k*d])
+	return total
 }
 
 // apply takes the batch's optimizer step: row-wise Adagrad for the

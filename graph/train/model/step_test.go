@@ -87,9 +87,9 @@ func stepCases() []stepCase {
 				case 3:
 					c.allNegs = true
 				case 4:
-					c.batchNegs, c.noLhs = 0, true
+					c.batchNegs, c.noLhs, c.reg = 0, true, 0.05
 				case 5:
-					c.noRhs, c.sameTable, c.dyn = true, true, true
+					c.noRhs, c.sameTable, c.dyn, c.reg = true, true, true, 0.05
 				case 6:
 					c.uniform, c.reg, c.sameTable = 0, 0.1, true
 				}
@@ -246,58 +246,58 @@ func TestStepAcrossPartitionSizes(t *testing.T) {
 // Σ|x|³ over, per positive, the side without the operator, the other side
 // after the operator and the operator's vector parameters; with dynamic
 // relations both directions (lhs and op₀(rhs), rhs and op₁(lhs)), else
-// one (lhs and op(rhs)). |x| is a complex coordinate's modulus.
+// one (lhs and op(rhs)). |x| is a complex coordinate's modulus. The
+// penalty does not depend on which sides' negatives are enabled.
 func TestN3AsPBG(t *testing.T) {
 	const d, coef = 4, 0.1
-	for _, dyn := range []bool{false, true} {
-		for _, op := range []string{"complex_diagonal", "translation", "linear"} {
-			c := stepCase{op: op, cmp: "dot", loss: "softmax", dyn: dyn, batchNegs: 3, uniform: 2}
-			m, L, R, b := stepModel(t, c, d)
-			loss := func(reg float64) float64 {
-				m.S.RegCoef = reg
-				st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
-				return st.Loss
-			}
-			got := loss(coef) - loss(0)
-			cplx := op == "complex_diagonal"
-			cube := func(x []float32) float64 {
-				var s float64
-				if !cplx {
-					for _, v := range x {
-						s += math.Pow(math.Abs(float64(v)), 3)
-					}
-					return s
-				}
-				h := len(x) / 2
-				for j := range h {
-					s += math.Pow(math.Hypot(float64(x[j]), float64(x[j+h])), 3)
+	for i := range 18 {
+		dyn, op, noNegs := i%2 == 1, []string{"complex_diagonal", "translation", "linear"}[i/2%3], i/6
+		c := stepCase{op: op, cmp: "dot", loss: "softmax", dyn: dyn, batchNegs: 3, uniform: 2, noLhs: noNegs == 1, noRhs: noNegs == 2}
+		m, L, R, b := stepModel(t, c, d)
+		loss := func(reg float64) float64 {
+			m.S.RegCoef = reg
+			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+			return st.Loss
+		}
+		got := loss(coef) - loss(0)
+		cplx := op == "complex_diagonal"
+		cube := func(x []float32) float64 {
+			var s float64
+			if !cplx {
+				for _, v := range x {
+					s += math.Pow(math.Abs(float64(v)), 3)
 				}
 				return s
 			}
-			after := func(r, side int, x []float32) []float32 {
-				y := make([]float32, d)
-				m.Rels[r].Op.Forward(m.Params[r][side].P, x, y, 1, d)
-				return y
+			h := len(x) / 2
+			for j := range h {
+				s += math.Pow(math.Hypot(float64(x[j]), float64(x[j+h])), 3)
 			}
-			var want float64
-			for i := range b.Lhs {
-				r := int(b.Rel[i])
-				lhs, rhs := L.Row(int(b.Lhs[i])), R.Row(int(b.Rhs[i]))
-				want += cube(lhs) + cube(after(r, 0, rhs))
+			return s
+		}
+		after := func(r, side int, x []float32) []float32 {
+			y := make([]float32, d)
+			m.Rels[r].Op.Forward(m.Params[r][side].P, x, y, 1, d)
+			return y
+		}
+		var want float64
+		for i := range b.Lhs {
+			r := int(b.Rel[i])
+			lhs, rhs := L.Row(int(b.Lhs[i])), R.Row(int(b.Rhs[i]))
+			want += cube(lhs) + cube(after(r, 0, rhs))
+			if op != "linear" {
+				want += cube(m.Params[r][0].P)
+			}
+			if dyn {
+				want += cube(rhs) + cube(after(r, 1, lhs))
 				if op != "linear" {
-					want += cube(m.Params[r][0].P)
-				}
-				if dyn {
-					want += cube(rhs) + cube(after(r, 1, lhs))
-					if op != "linear" {
-						want += cube(m.Params[r][1].P)
-					}
+					want += cube(m.Params[r][1].P)
 				}
 			}
-			want *= coef
-			if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
-				t.Errorf("%s, dynamic %v: penalty %.6g, want %.6g", op, dyn, got, want)
-			}
+		}
+		want *= coef
+		if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+			t.Errorf("%s, dynamic %v, lhs negatives off %v, rhs negatives off %v: penalty %.6g, want %.6g", op, dyn, c.noLhs, c.noRhs, got, want)
 		}
 	}
 }
