@@ -261,16 +261,7 @@ func TestCommitFencedByClaim(t *testing.T) {
 	srv := startServer(t)
 	ctx := context.Background()
 	join := func(rank int) *Trainer {
-		c, err := newClient(srv.Endpoint())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		tr, err := Join(ctx, c, Options{Run: "fence", Rank: rank, World: 2, L: 1, R: 1, Passes: 1, LeaseTTL: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
+		return joinTest(t, srv, Options{Run: "fence", Rank: rank, World: 2, L: 1, R: 1, Passes: 1, LeaseTTL: time.Second})
 	}
 	a, b := join(0), join(1)
 	ca, err := a.Next(ctx)
