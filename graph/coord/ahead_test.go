@@ -188,3 +188,23 @@ func TestClaimAheadLost(t *testing.T) {
 		t.Fatalf("rank 1: %v, want ErrDone", err)
 	}
 }
+
+// TestFirstBucketIsTheOrders: whichever rank claims first, the run's first
+// bucket is the first pass's order's first (sched invariant 4), not the
+// bucket at the rank's own place in the order. Rank 1 of 2 claims alone.
+func TestFirstBucketIsTheOrders(t *testing.T) {
+	srv := startServer(t)
+	order := []graph.Bucket{{Lhs: 0, Rhs: 0}, {Lhs: 0, Rhs: 1}, {Lhs: 1, Rhs: 0}, {Lhs: 1, Rhs: 1},
+		{Lhs: 0, Rhs: 2}, {Lhs: 2, Rhs: 0}, {Lhs: 1, Rhs: 2}, {Lhs: 2, Rhs: 1}, {Lhs: 2, Rhs: 2}}
+	o := Options{Run: "first-bucket", World: 2, Rank: 1, L: 3, R: 3, Passes: 1,
+		Order: func(int) []graph.Bucket { return order }}
+	tr := joinTest(t, srv, o)
+	defer tr.Close(context.Background())
+	cl, err := tr.Next(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Bucket != order[0] {
+		t.Fatalf("rank 1 of 2 claimed (%d,%d) first, want the order's first (0,0)", cl.Bucket.Lhs, cl.Bucket.Rhs)
+	}
+}

@@ -117,3 +117,24 @@ func TestSimulateGolden(t *testing.T) {
 		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", sb.String(), res.Makespan, res.Idle, want)
 	}
 }
+
+// TestSimulateGoldenLaterPass pins the rank offset of later passes: the
+// same grid without the first-pass rule. Trainer 0 reads the order from
+// place 0 and gets (0,0); trainer 1 reads it from place 2, finds (1,0)
+// locked and gets (1,1). At 1 both are free and asked by rank: trainer 0
+// gets (0,1), the first bucket sharing a partition with (0,0); (1,0)
+// shares partition 1 with it and goes to trainer 1 at 2.
+func TestSimulateGoldenLaterPass(t *testing.T) {
+	res, err := Simulate([]Pass{{L: 2, R: 2}}, 2, Batchprep, func(int, graph.Bucket) float64 { return 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, e := range res.Events {
+		fmt.Fprintf(&sb, "t%d (%d,%d) %g-%g\n", e.Trainer, e.Bucket.Lhs, e.Bucket.Rhs, e.Start, e.End)
+	}
+	want := "t0 (0,0) 0-1\nt1 (1,1) 0-1\nt0 (0,1) 1-2\nt1 (1,0) 2-3\n"
+	if sb.String() != want || res.Makespan != 3 || res.Idle != 2 {
+		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", sb.String(), res.Makespan, res.Idle, want)
+	}
+}
