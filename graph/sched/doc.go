@@ -25,8 +25,8 @@
 //  4. Preference (Batchprep policy): among claimable buckets, one that shares
 //     a partition with the trainer's previous bucket comes first; among
 //     equals, the first in the pass's bucket order read cyclically from
-//     place rank*L*R/W (rank 0 of 1: the order's first); the first bucket
-//     of a TreeInit pass is the order's first for every rank. A policy is
+//     place rank*L*R/W (rank 0 of 1: the order's first), except in a
+//     TreeInit pass, where every rank reads it from its start. A policy is
 //     a pure function of the state, the previous bucket, the rank and W.
 //  5. Progress: while a pass is incomplete and no bucket is held, some
 //     bucket is claimable; so trainers that finish what they hold never all

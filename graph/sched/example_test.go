@@ -26,13 +26,13 @@ func ExampleSimulate() {
 	// Output:
 	// batchprep: makespan 7, idle 5
 	//   t0 (0,0) at 0
-	//   t1 (2,0) at 1
-	//   t0 (0,1) at 2
-	//   t1 (2,2) at 2
-	//   t0 (0,2) at 3
-	//   t1 (1,1) at 3
-	//   t0 (1,0) at 4
-	//   t1 (1,2) at 5
+	//   t1 (0,1) at 1
+	//   t0 (0,2) at 2
+	//   t1 (1,1) at 2
+	//   t0 (1,0) at 3
+	//   t1 (2,2) at 3
+	//   t0 (1,2) at 4
+	//   t1 (2,0) at 5
 	//   t0 (2,1) at 6
 	// pbg: makespan 7, idle 5
 	//   t0 (0,0) at 0

@@ -13,16 +13,17 @@ type Policy func(s *State, prev *graph.Bucket, rank, world int) (b graph.Bucket,
 // bucket order read cyclically from the rank's own starting place,
 // rank*L*R/world. The rank's offset keeps trainers that look at the same
 // state from all reaching for the same bucket (with etcd, all but one
-// claim would fail and be retried). The first bucket of the first pass
-// (TreeInit, nothing given yet) is the order's first for every rank: the
-// rest of that pass grows from its partitions, and the order the user
-// chose decides where it starts (outside_in: partition 0; a rank reading
-// from the middle of the order would start the whole embedding space from
-// two partitions the order puts late).
+// claim would fail and be retried). In the first pass (TreeInit) every
+// rank reads the order from its start instead: that pass decides whether
+// the partitions' embeddings share one space, the order the user chose
+// decides how it grows (outside_in: partition 0 against every other
+// first), and few buckets are claimable there at once anyway. A rank
+// reading from the middle of the order would start the space, or grow it,
+// from partitions the order puts late.
 func Batchprep(s *State, prev *graph.Bucket, rank, world int) (graph.Bucket, bool) {
 	n := len(s.done)
 	off := 0
-	if world > 0 && !(s.pass.TreeInit && s.nGiven == 0) {
+	if world > 0 && !s.pass.TreeInit {
 		off = rank % world * n / world
 	}
 	best, bestKey := -1, 0

@@ -99,10 +99,11 @@ func TestSimulateRandom(t *testing.T) {
 // TestSimulateGolden pins a small schedule worked by hand: 2x2,
 // lexicographic order, first pass, unit costs, 2 trainers. Trainer 0 gets
 // (0,0); every other bucket shares partition 0 and waits. At 1, trainer 1
-// (free since 0) is asked first: it reads the order from place 2 (rank 1
-// of 2) and gets (1,0); trainer 0 waits (the rest share 0 or 1). At 2,
-// trainer 0 (free since 1) gets (0,1), which shares 0 with its (0,0);
-// (1,1) waits for it and goes to trainer 1.
+// (free since 0) is asked first: in the first pass every rank reads the
+// order from its start, so it gets (0,1); trainer 0 waits ((1,0) and (1,1)
+// share 0 or 1). At 2, trainer 0 (free since 1) gets (1,0), which shares
+// 0 with its (0,0); (1,1) waits for it and goes to trainer 1 (free since
+// 2) at 3.
 func TestSimulateGolden(t *testing.T) {
 	res, err := Simulate([]Pass{{L: 2, R: 2, TreeInit: true}}, 2, Batchprep, func(int, graph.Bucket) float64 { return 1 })
 	if err != nil {
@@ -112,7 +113,7 @@ func TestSimulateGolden(t *testing.T) {
 	for _, e := range res.Events {
 		fmt.Fprintf(&sb, "t%d (%d,%d) %g-%g\n", e.Trainer, e.Bucket.Lhs, e.Bucket.Rhs, e.Start, e.End)
 	}
-	want := "t0 (0,0) 0-1\nt1 (1,0) 1-2\nt0 (0,1) 2-3\nt1 (1,1) 3-4\n"
+	want := "t0 (0,0) 0-1\nt1 (0,1) 1-2\nt0 (1,0) 2-3\nt1 (1,1) 3-4\n"
 	if sb.String() != want || res.Makespan != 4 || res.Idle != 4 {
 		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", sb.String(), res.Makespan, res.Idle, want)
 	}

@@ -145,10 +145,12 @@ func TestOrderPriority(t *testing.T) {
 	}
 }
 
-// TestTreeInitStartsAtTheOrder: the first bucket of a first pass is the
-// order's first for every rank (a rank reading from its own place would
-// start the embedding space where the order puts it late); once a bucket
-// was given, ranks read from their own places again.
+// TestTreeInitStartsAtTheOrder: in a first pass every rank reads the order
+// from its start, so the first bucket is the order's first whoever claims
+// it (a rank reading from its own place would start the embedding space
+// where the order puts it late), and later picks are the first claimable
+// bucket in the order; in a later pass the ranks read from their own
+// places (TestOrderPriority).
 func TestTreeInitStartsAtTheOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 8))
 	for i := 0; i < 50; i++ {
@@ -161,22 +163,18 @@ func TestTreeInitStartsAtTheOrder(t *testing.T) {
 				t.Fatalf("%+v: rank %d of %d picks (%d,%d) first, want the order's first (%d,%d)", p, rank, world, b.Lhs, b.Rhs, p.Order[0].Lhs, p.Order[0].Rhs)
 			}
 		}
-		// After the first bucket is done, a rank's choice without a previous
-		// bucket is the first claimable one from its own place.
 		s.MarkHeld(p.Order[0])
 		s.Finish(p.Order[0])
-		n := p.L * p.R
+		var want graph.Bucket
+		found := false
+		for _, c := range p.Order {
+			if s.Claimable(c) {
+				want, found = c, true
+				break
+			}
+		}
 		for rank := range world {
 			b, ok := Batchprep(s, nil, rank, world)
-			var want graph.Bucket
-			found := false
-			for j := range n {
-				c := p.Order[(rank*n/world+j)%n]
-				if s.Claimable(c) {
-					want, found = c, true
-					break
-				}
-			}
 			if ok != found || (found && b != want) {
 				t.Fatalf("%+v: rank %d of %d after the first bucket picks (%d,%d) %v, want (%d,%d) %v", p, rank, world, b.Lhs, b.Rhs, ok, want.Lhs, want.Rhs, found)
 			}
