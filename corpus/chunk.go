@@ -29,7 +29,9 @@ type Chunk struct {
 // Sequence i (chunk-relative) owns samples [SeqStart[i], SeqStart[i+1]).
 // Dense streams store sample j at Dense[j*Dim:(j+1)*Dim]. Sparse streams are
 // CSR: sample j's entries are Indices/Values[RowStart[j]:RowStart[j+1]], in
-// file order (neither sorted nor de-duplicated).
+// file order (neither sorted nor de-duplicated). RowStart and Values may be
+// read-only arrays shared between chunks (Iota, Ones: one-hot streams), so
+// no one writes into a chunk's arrays.
 type StreamData struct {
 	SeqStart []int32
 	Dense    []float32
@@ -69,7 +71,8 @@ type Source interface {
 // Recycler is implemented by Sources whose LoadChunk can reuse the memory of
 // a chunk handed back to it. Recycle(ch) promises that nothing reads or
 // keeps ch or its slices any more (strings taken from ch.IDs stay valid:
-// strings are immutable); a later LoadChunk may overwrite them. A reader
+// strings are immutable); a later LoadChunk may overwrite them, except
+// the shared arrays (SharedIota, SharedOnes), which it must not reuse. A reader
 // that caches chunks recycles the ones it evicts, so the arrays of a new
 // chunk are memory already mapped and touched, not fresh pages to fault in
 // and zero, and the collector has less to do.

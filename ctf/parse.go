@@ -57,7 +57,9 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 // are built in the scratch chunk's arrays, which stay in the processor's
 // cache from one parse to the next, and copied once, at their final sizes,
 // into the chunk's: appending straight into a recycled chunk's arrays,
-// untouched since a window ago, pays a cache miss per line written.
+// untouched since a window ago, pays a cache miss per line written. Row
+// starts of one entry per sample and values that are all 1 are not copied:
+// the chunk shares corpus.Iota and corpus.Ones instead.
 func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
@@ -67,6 +69,16 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 		ch = &corpus.Chunk{Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
 	}
 	ch.First, ch.Bad, ch.IDs = first, nil, reuse(ch.IDs, n, n)
+	for s := range ch.Streams {
+		// Shared read-only arrays (see corpus.Iota) are never written.
+		d := &ch.Streams[s]
+		if corpus.SharedIota(d.RowStart) {
+			d.RowStart = nil
+		}
+		if corpus.SharedOnes(d.Values) {
+			d.Values = nil
+		}
+	}
 	work := ch
 	if sc := p.scratch; sc != nil {
 		if len(sc.Streams) != len(p.cfg.Streams) {
@@ -133,9 +145,17 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 			w, d := &work.Streams[s], &ch.Streams[s]
 			d.SeqStart = copied(d.SeqStart, w.SeqStart)
 			if st.Sparse {
-				d.RowStart = copied(d.RowStart, w.RowStart)
+				if isIota(w.RowStart) {
+					d.RowStart = corpus.Iota(len(w.RowStart))
+				} else {
+					d.RowStart = copied(d.RowStart, w.RowStart)
+				}
 				d.Indices = copied(d.Indices, w.Indices)
-				d.Values = copied(d.Values, w.Values)
+				if allOnes(w.Values) {
+					d.Values = corpus.Ones(len(w.Values))
+				} else {
+					d.Values = copied(d.Values, w.Values)
+				}
 				d.Dense = nil
 			} else {
 				d.Dense = copied(d.Dense, w.Dense)
@@ -153,6 +173,28 @@ func copied[T any](dst, src []T) []T {
 	dst = reuse(dst, len(src), len(src))
 	copy(dst, src)
 	return dst
+}
+
+// isIota reports whether a is 0, 1, ..., len(a)-1: every sample has one
+// entry, and the chunk can share corpus.Iota instead of a copy.
+func isIota(a []int32) bool {
+	for i, v := range a {
+		if v != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// allOnes reports whether every value of a is 1: the chunk can share
+// corpus.Ones instead of a copy.
+func allOnes(a []float32) bool {
+	for _, v := range a {
+		if v != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 var nl = []byte{'\n'}

@@ -150,7 +150,7 @@ func warm(ch *corpus.Chunk) uint64 {
 	size := 16 * len(ch.IDs)
 	for s := range ch.Streams {
 		d := &ch.Streams[s]
-		size += 4 * (len(d.SeqStart) + len(d.Dense) + len(d.RowStart) + len(d.Indices) + len(d.Values))
+		size += 4 * (len(d.SeqStart) + len(d.Dense) + len(ownRows(d.RowStart)) + len(d.Indices) + len(ownValues(d.Values)))
 	}
 	if size > warmLimit {
 		return 0
@@ -161,10 +161,28 @@ func warm(ch *corpus.Chunk) uint64 {
 	}
 	for s := range ch.Streams {
 		d := &ch.Streams[s]
-		h += touchLines(d.SeqStart) + touchLines(d.RowStart) + touchLines(d.Indices) +
-			touchLines(d.Dense) + touchLines(d.Values)
+		h += touchLines(d.SeqStart) + touchLines(ownRows(d.RowStart)) + touchLines(d.Indices) +
+			touchLines(d.Dense) + touchLines(ownValues(d.Values))
 	}
 	return h
+}
+
+// ownRows and ownValues return a, or nil when a is one of corpus's shared
+// arrays (Iota, Ones): those are not the chunk's to warm or count, and the
+// assembly does not read them (the single and ones flags say what they
+// hold).
+func ownRows(a []int32) []int32 {
+	if corpus.SharedIota(a) {
+		return nil
+	}
+	return a
+}
+
+func ownValues(a []float32) []float32 {
+	if corpus.SharedOnes(a) {
+		return nil
+	}
+	return a
 }
 
 // touchLines reads one element of every 64-byte line of a and counts the
@@ -209,6 +227,10 @@ func singleEntryStreams(ch *corpus.Chunk) uint64 {
 		if rs == nil || len(d.SeqStart) == 0 || len(rs) != int(d.SeqStart[len(d.SeqStart)-1])+1 {
 			continue
 		}
+		if corpus.SharedIota(rs) {
+			m |= 1 << s
+			continue
+		}
 		single := true
 		for k := 0; single && k < len(rs); k++ {
 			single = rs[k] == int32(k)
@@ -228,6 +250,10 @@ func onesStreams(ch *corpus.Chunk) uint64 {
 	for s := range min(len(ch.Streams), 64) {
 		d := &ch.Streams[s]
 		if d.RowStart == nil {
+			continue
+		}
+		if corpus.SharedOnes(d.Values) {
+			m |= 1 << s
 			continue
 		}
 		ones := true
