@@ -23,71 +23,48 @@ const minShared = 1 << 12
 
 // Iota returns the read-only slice 0, 1, ..., n-1 (capacity n), shared
 // with every other caller.
-func Iota(n int) []int32 {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if k := len(shared.iota); k > 0 && len(shared.iota[k-1]) >= n {
-		return shared.iota[k-1][:n:n]
-	}
-	a := make([]int32, grownSize(n, shared.iota))
-	for i := range a {
-		a[i] = int32(i)
-	}
-	shared.iota = append(shared.iota, a)
-	return a[:n:n]
-}
+func Iota(n int) []int32 { return take(&shared.iota, n, func(i int) int32 { return int32(i) }) }
 
 // Ones returns a read-only slice of n ones (capacity n), shared with
 // every other caller.
-func Ones(n int) []float32 {
+func Ones(n int) []float32 { return take(&shared.ones, n, func(int) float32 { return 1 }) }
+
+// SharedIota reports whether a is (a prefix of) an array Iota returned.
+func SharedIota(a []int32) bool { return madeHere(a, &shared.iota) }
+
+// SharedOnes reports whether a is (a prefix of) an array Ones returned.
+func SharedOnes(a []float32) bool { return madeHere(a, &shared.ones) }
+
+// take returns the first n elements of the largest array made, after
+// making a larger one (element i is at(i)) when it is too short: at least
+// twice the last, so that few are ever made.
+func take[T any](made *[][]T, n int, at func(int) T) []T {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if k := len(shared.ones); k > 0 && len(shared.ones[k-1]) >= n {
-		return shared.ones[k-1][:n:n]
+	last := 0
+	if k := len(*made); k > 0 {
+		if a := (*made)[k-1]; len(a) >= n {
+			return a[:n:n]
+		}
+		last = len((*made)[k-1])
 	}
-	a := make([]float32, grownSize(n, shared.ones))
+	a := make([]T, max(n, 2*last, minShared))
 	for i := range a {
-		a[i] = 1
+		a[i] = at(i)
 	}
-	shared.ones = append(shared.ones, a)
+	*made = append(*made, a)
 	return a[:n:n]
 }
 
-// grownSize is the size of the next shared array for a request of n, given
-// the arrays made so far: at least twice the last, so that few are made.
-func grownSize[T any](n int, made [][]T) int {
-	last := 0
-	if k := len(made); k > 0 {
-		last = len(made[k-1])
-	}
-	return max(n, 2*last, minShared)
-}
-
-// SharedIota reports whether a is (a prefix of) an array Iota returned.
-func SharedIota(a []int32) bool {
+// madeHere reports whether a starts where one of made's arrays does.
+func madeHere[T any](a []T, made *[][]T) bool {
 	if cap(a) == 0 {
 		return false
 	}
 	p := &a[:1][0]
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	for _, s := range shared.iota {
-		if p == &s[0] {
-			return true
-		}
-	}
-	return false
-}
-
-// SharedOnes reports whether a is (a prefix of) an array Ones returned.
-func SharedOnes(a []float32) bool {
-	if cap(a) == 0 {
-		return false
-	}
-	p := &a[:1][0]
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	for _, s := range shared.ones {
+	for _, s := range *made {
 		if p == &s[0] {
 			return true
 		}
