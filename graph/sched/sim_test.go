@@ -109,13 +109,10 @@ func TestSimulateGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sb strings.Builder
-	for _, e := range res.Events {
-		fmt.Fprintf(&sb, "t%d (%d,%d) %g-%g\n", e.Trainer, e.Bucket.Lhs, e.Bucket.Rhs, e.Start, e.End)
-	}
+	got := events(res)
 	want := "t0 (0,0) 0-1\nt1 (0,1) 1-2\nt0 (1,0) 2-3\nt1 (1,1) 3-4\n"
-	if sb.String() != want || res.Makespan != 4 || res.Idle != 4 {
-		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", sb.String(), res.Makespan, res.Idle, want)
+	if got != want || res.Makespan != 4 || res.Idle != 4 {
+		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", got, res.Makespan, res.Idle, want)
 	}
 }
 
@@ -130,12 +127,18 @@ func TestSimulateGoldenLaterPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := events(res)
+	want := "t0 (0,0) 0-1\nt1 (1,1) 0-1\nt0 (0,1) 1-2\nt1 (1,0) 2-3\n"
+	if got != want || res.Makespan != 3 || res.Idle != 2 {
+		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", got, res.Makespan, res.Idle, want)
+	}
+}
+
+// events lists a simulation's bucket runs, one line each.
+func events(res *SimResult) string {
 	var sb strings.Builder
 	for _, e := range res.Events {
 		fmt.Fprintf(&sb, "t%d (%d,%d) %g-%g\n", e.Trainer, e.Bucket.Lhs, e.Bucket.Rhs, e.Start, e.End)
 	}
-	want := "t0 (0,0) 0-1\nt1 (1,1) 0-1\nt0 (0,1) 1-2\nt1 (1,0) 2-3\n"
-	if sb.String() != want || res.Makespan != 3 || res.Idle != 2 {
-		t.Fatalf("got\n%smakespan %v idle %v\nwant\n%s", sb.String(), res.Makespan, res.Idle, want)
-	}
+	return sb.String()
 }
