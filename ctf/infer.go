@@ -203,11 +203,16 @@ func (st *inferState) line(b []byte) int {
 	used := min(n+1, len(b))
 	i := 0
 	for {
-		k := bytes.IndexByte(line[i:], '|')
-		if k < 0 {
-			return used
+		// After a stream's values i is at the next '|' already; only a
+		// comment or the line's start needs a search.
+		if i >= n || line[i] != '|' {
+			k := bytes.IndexByte(line[i:], '|')
+			if k < 0 {
+				return used
+			}
+			i += k
 		}
-		i += k + 1
+		i++
 		if i < n && line[i] == '#' {
 			continue
 		}
@@ -242,7 +247,7 @@ func (st *inferState) line(b []byte) int {
 			count++
 			if colon >= 0 {
 				s.sparse = true
-				if idx, k, err := parseUint(line[i:j], 0); err == nil && k == colon {
+				if idx, ok := indexBefore(line[i : i+colon]); ok {
 					s.maxIndex = max(s.maxIndex, idx)
 				}
 			}
@@ -250,6 +255,25 @@ func (st *inferState) line(b []byte) int {
 		}
 		s.maxCount = max(s.maxCount, count)
 	}
+}
+
+// indexBefore parses the digits before a sparse value's colon as parseUint
+// does (the value saturating past 2^31), reporting false when b is empty or
+// holds anything else.
+func indexBefore(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if !isDigit(c) {
+			return 0, false
+		}
+		if v <= 1<<31 {
+			v = v*10 + int64(c-'0')
+		}
+	}
+	return v, true
 }
 
 // known returns the statistics of stream name, or nil when it has not been
