@@ -20,6 +20,9 @@ const MaxStreams = 64
 // such as x:99999999999) is refused before anything is allocated.
 const MaxDenseDim = 1 << 24
 
+// MaxSparseDim bounds a sparse stream's dimension: its indices are int32.
+const MaxSparseDim = 1<<31 - 1
+
 // Config describes how to read one CTF file. Zero values are the defaults.
 type Config struct {
 	// Streams are the inputs to read, in output order. Names are matched
@@ -88,7 +91,7 @@ func (c *Config) Validate() error {
 		if !s.Sparse && s.Dim > MaxDenseDim {
 			return fmt.Errorf("ctf: config: stream %q: dense dim %d exceeds the limit %d (each sample would take %d MiB)", s.Name, s.Dim, MaxDenseDim, int64(s.Dim)*4>>20)
 		}
-		if s.Sparse && s.Dim > 1<<31-1 {
+		if s.Sparse && s.Dim > MaxSparseDim {
 			return fmt.Errorf("ctf: config: stream %q: sparse dim %d exceeds 2^31-1", s.Name, s.Dim)
 		}
 		for _, t := range c.Streams[:i] {

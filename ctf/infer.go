@@ -21,6 +21,37 @@ func InferStreams(path string) ([]corpus.Stream, error) {
 	return inferFile(path, runtime.GOMAXPROCS(0), inferPiece)
 }
 
+// InferPrefix is InferStreams over the whole lines in the first limit
+// bytes of path: a guess that costs a fraction of a full scan of a large
+// file. It may miss a stream first named later, or take a dimension or a
+// kind that a later line would change; whole reports whether it read the
+// whole file (its answer is then InferStreams's). With no line end in the
+// first limit bytes it returns no streams.
+func InferPrefix(path string, limit int64) (streams []corpus.Stream, whole bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("ctf: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, false, fmt.Errorf("ctf: %w", err)
+	}
+	if info.Size() <= limit {
+		streams, err = InferStreams(path)
+		return streams, true, err
+	}
+	buf := make([]byte, limit)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, false, fmt.Errorf("ctf: %s: %w", path, err)
+	}
+	streams, err = inferStreams(bytes.NewReader(buf[:bytes.LastIndexByte(buf, '\n')+1]))
+	if err != nil {
+		return nil, false, fmt.Errorf("ctf: %s: %w", path, err)
+	}
+	return streams, false, nil
+}
+
 // inferPiece is the smallest file range worth a goroutine of its own.
 const inferPiece = 8 << 20
 
