@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
@@ -21,7 +23,10 @@ with file, line, column and byte offset.
 
 Without --stream the streams are inferred from a scan (a stream is sparse
 when any value is i:v; dense dimension = most values in one sample, sparse
-dimension = largest index + 1) and the flags to use are printed.
+dimension = largest index + 1) and the flags to use are printed. A file
+that parses without a warning or an error is read once: the streams are
+guessed from its first 8 MiB and the parse confirms them; any diagnostic
+stops that, and the whole file is scanned before it is parsed again.
 
 The inferred dimensions are lower bounds: the largest seen in this file.
 Another file of the same corpus (a training set beside a test set) may need
@@ -121,39 +126,18 @@ func runInspect(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
-	rep := &inspectReport{File: pos[0], Samples: map[string]int64{}}
+	var rep *inspectReport
+	var fatal error
 	if len(cfg.Streams) == 0 {
-		inferred, err := ctf.InferStreams(pos[0])
-		if err != nil {
-			return err
+		rep, fatal, err = inspectInferred(pos[0], cfg, inspectGuessBytes)
+	} else {
+		if err := cfg.Validate(); err != nil {
+			return usagef("%v", err)
 		}
-		if len(inferred) == 0 {
-			return fmt.Errorf("%s: no \"|name\" samples found; cannot infer streams (is it a CTF file?)", pos[0])
-		}
-		cfg.Streams = inferred
-		rep.Inferred, rep.DimsLowerBound = true, true
+		rep, fatal, err = inspectWith(pos[0], cfg, false)
 	}
-	if err := cfg.Validate(); err != nil {
-		if rep.Inferred {
-			// The file, not the command line, is at fault: a data error.
-			return fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", pos[0], err)
-		}
-		return usagef("%v", err)
-	}
-	var flags []string
-	for _, st := range cfg.Streams {
-		rep.Streams = append(rep.Streams, inspectStream{st.Name, st.Dim, st.Sparse})
-		flags = append(flags, "--stream "+ctf.FormatStreamFlag(st))
-	}
-	rep.Flags = strings.Join(flags, " ")
-	cfg.Warn = func(e ctf.Error) { rep.add(e) }
-	fatal := inspectRead(pos[0], cfg, rep)
-	if fatal != nil {
-		rep.Fatal = fatal.Error()
-		var be *ctf.BudgetError
-		if errors.As(fatal, &be) && be.Last != nil {
-			rep.add(*be.Last)
-		}
+	if err != nil {
+		return err
 	}
 	if *format == "json" {
 		enc := json.NewEncoder(env.Stdout)
@@ -170,9 +154,130 @@ func runInspect(env *Env, args []string) error {
 	return nil
 }
 
-// inspectRead fills rep from the index and every chunk; it returns the error
-// that stopped reading, if any.
-func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
+// inspectGuessBytes is how much of a file inspect first infers the streams
+// from (see inspectInferred).
+const inspectGuessBytes = 8 << 20
+
+// inspectInferred reports on a file whose streams are inferred. Inferring
+// them is a scan of the whole file before the index and the parse, a third
+// of inspect's work. A clean file needs no such scan: the streams are
+// guessed from the first guessBytes (ctf.InferPrefix), the file is
+// parsed with every sparse dimension at its largest, and the largest index
+// parsed gives the dimension. If that parse says nothing at all (no
+// warning, no error), every stream was named in the guess, every value
+// parsed as its kind and no dense sample was longer or shorter than the
+// guessed dimension, so the full scan would have found the same streams and
+// dimensions, and parsing with them finds the same counts and no
+// diagnostic: the report is the one the full scan gives. Otherwise (a
+// diagnostic stops the guess at once) the streams are inferred from the
+// whole file and the file is parsed again.
+func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (*inspectReport, error, error) {
+	guess, whole, err := ctf.InferPrefix(path, guessBytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !whole && len(guess) > 0 && !cfg.CacheIndex {
+		if rep := inspectGuess(path, cfg, guess); rep != nil {
+			return rep, nil, nil
+		}
+	}
+	if !whole {
+		if guess, err = ctf.InferStreams(path); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(guess) == 0 {
+		return nil, nil, fmt.Errorf("%s: no \"|name\" samples found; cannot infer streams (is it a CTF file?)", path)
+	}
+	cfg.Streams = guess
+	if err := cfg.Validate(); err != nil {
+		// The file, not the command line, is at fault: a data error.
+		return nil, nil, fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", path, err)
+	}
+	return inspectWith(path, cfg, true)
+}
+
+// inspectGuess is the clean-file case of inspectInferred: the report, or
+// nil when the parse with the guessed streams said anything.
+func inspectGuess(path string, cfg ctf.Config, guess []corpus.Stream) *inspectReport {
+	cfg.Streams = slices.Clone(guess)
+	for i := range cfg.Streams {
+		if cfg.Streams[i].Sparse {
+			cfg.Streams[i].Dim = ctf.MaxSparseDim
+		}
+	}
+	if cfg.Validate() != nil {
+		return nil
+	}
+	var said atomic.Bool
+	cfg.Warn = func(ctf.Error) { said.Store(true) }
+	maxIndex := make([]int32, len(cfg.Streams))
+	for i := range maxIndex {
+		maxIndex[i] = -1
+	}
+	rep := newInspectReport(path)
+	errSaid := errors.New("a diagnostic")
+	fatal := inspectRead(path, cfg, rep, func(ch *corpus.Chunk) error {
+		if said.Load() {
+			return errSaid
+		}
+		for s, st := range cfg.Streams {
+			if st.Sparse {
+				for _, x := range ch.Streams[s].Indices {
+					maxIndex[s] = max(maxIndex[s], x)
+				}
+			}
+		}
+		return nil
+	})
+	if fatal != nil || said.Load() {
+		return nil
+	}
+	for s := range cfg.Streams {
+		if cfg.Streams[s].Sparse {
+			cfg.Streams[s].Dim = max(1, int(maxIndex[s])+1)
+		}
+	}
+	rep.setStreams(cfg.Streams, true)
+	return rep
+}
+
+func newInspectReport(path string) *inspectReport {
+	return &inspectReport{File: path, Samples: map[string]int64{}}
+}
+
+// setStreams records the streams read and the flags that give them.
+func (rep *inspectReport) setStreams(streams []corpus.Stream, inferred bool) {
+	rep.Streams, rep.Inferred, rep.DimsLowerBound = nil, inferred, inferred
+	var flags []string
+	for _, st := range streams {
+		rep.Streams = append(rep.Streams, inspectStream{st.Name, st.Dim, st.Sparse})
+		flags = append(flags, "--stream "+ctf.FormatStreamFlag(st))
+	}
+	rep.Flags = strings.Join(flags, " ")
+}
+
+// inspectWith reports on path read with cfg's streams; fatal is the error
+// that stopped reading, if any, already in the report.
+func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport, fatal, err error) {
+	rep = newInspectReport(path)
+	rep.setStreams(cfg.Streams, inferred)
+	cfg.Warn = func(e ctf.Error) { rep.add(e) }
+	fatal = inspectRead(path, cfg, rep, nil)
+	if fatal != nil {
+		rep.Fatal = fatal.Error()
+		var be *ctf.BudgetError
+		if errors.As(fatal, &be) && be.Last != nil {
+			rep.add(*be.Last)
+		}
+	}
+	return rep, fatal, nil
+}
+
+// inspectRead fills rep from the index and every chunk, calling each (if
+// not nil) with every chunk in order; it returns the error that stopped
+// reading, if any.
+func inspectRead(path string, cfg ctf.Config, rep *inspectReport, each func(*corpus.Chunk) error) error {
 	r, err := ctf.Open(path, cfg)
 	if err != nil {
 		return err
@@ -211,8 +316,12 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport) error {
 	}()
 	// Every core parses; diagnostics and the budget see the chunks in order.
 	return r.LoadAll(0, func(_ int, ch *corpus.Chunk) error {
+		var err error
+		if each != nil {
+			err = each(ch)
+		}
 		r.Recycle(ch) // only the counts are kept: the next chunk reuses its arrays
-		return nil
+		return err
 	})
 }
 
