@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -60,6 +61,25 @@ func TestDistributedInProcess(t *testing.T) {
 	defer srv.Close()
 	var log syncBuffer
 	const w = 3
+	// The plot shows every epoch that ended before a commit, as soon as
+	// the committing rank has published it (not only when the run ends).
+	var plotMu sync.Mutex
+	plotted := func(done int64) {
+		plotMu.Lock()
+		defer plotMu.Unlock()
+		ended := int(done / 9) // 9 buckets a pass, one pass an epoch
+		if ended == 0 || ended == 4 {
+			return
+		}
+		svg, err := os.ReadFile(filepath.Join(cfg.CheckpointPath, "training.svg"))
+		if err != nil {
+			t.Errorf("after %d buckets: %v", done, err)
+			return
+		}
+		if n := strings.Count(string(svg), `r="3" fill="#1f77b4"`); n < ended {
+			t.Errorf("after %d buckets the plot shows %d epochs, want at least %d", done, n, ended)
+		}
+	}
 	var wg sync.WaitGroup
 	for r := range w {
 		wg.Go(func() {
@@ -70,7 +90,8 @@ func TestDistributedInProcess(t *testing.T) {
 			}
 			defer c.Close()
 			if _, err := train.RunDistributed(context.Background(), cfg, st,
-				train.DistOptions{Client: c, Run: "inproc", Rank: r, World: w, LeaseTTL: 2 * time.Second, Log: &log}); err != nil {
+				train.DistOptions{Client: c, Run: "inproc", Rank: r, World: w, LeaseTTL: 2 * time.Second, Log: &log,
+					Bucket: func(ev train.DistEvent) { plotted(ev.Done) }}); err != nil {
 				t.Error(err)
 			}
 		})

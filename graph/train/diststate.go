@@ -186,7 +186,8 @@ func (l *dirLock) unlock() { l.f.Close() } // closing releases the flock
 
 // publish rewrites the manifest from the run's latest committed state and
 // removes the given superseded files, under the directory lock. The
-// manifest is written only if it is newer than the one on disk (same run).
+// manifest is written only if it is newer than the one on disk (same run);
+// training.svg is rewritten when the new manifest has more finished epochs.
 func (d *distRun) publish(ctx context.Context, superseded []string) error {
 	l, err := lockDir(d.t.dir)
 	if err != nil {
@@ -201,9 +202,18 @@ func (d *distRun) publish(ctx context.Context, superseded []string) error {
 	if err != nil {
 		return err
 	}
-	if old == nil || old.Distributed == nil || *old.Distributed != d.id || old.Seq < s.rev {
-		if err := writeManifest(d.t.dir, d.manifest(s)); err != nil {
+	ours := old != nil && old.Distributed != nil && *old.Distributed == d.id
+	if !ours || old.Seq < s.rev {
+		m := d.manifest(s)
+		if err := writeManifest(d.t.dir, m); err != nil {
 			return err
+		}
+		if n := finishedEpochs(m); n > 0 && (!ours || n > finishedEpochs(old)) {
+			// An epoch ended since the last manifest: plot the finished
+			// ones (best effort, as in single-process training; finish
+			// writes the last plot and reports its errors). The manifest
+			// only grows under the lock, so the plot does too.
+			atomicfile.Write(filepath.Join(d.t.dir, "training.svg"), PlotSVG(m.History[:n]), 0o644)
 		}
 	}
 	for _, f := range superseded {
@@ -212,6 +222,14 @@ func (d *distRun) publish(ctx context.Context, superseded []string) error {
 		}
 	}
 	return nil
+}
+
+// finishedEpochs is the number of epochs of m's history that have ended.
+func finishedEpochs(m *Manifest) int {
+	if m.Done {
+		return len(m.History)
+	}
+	return min(len(m.History), m.Next.Epoch)
 }
 
 // manifest is the checkpoint manifest of snapshot s: single-process
