@@ -131,8 +131,10 @@ func runTrainer(ctx context.Context, s trainerSpec, id int) (died bool, err erro
 			return false, err
 		}
 		e := event{Rank: s.Rank, Pass: cl.Pass, Bucket: [2]int{cl.Bucket.Lhs, cl.Bucket.Rhs}, Claim: cl.Number, Ahead: cl.Ahead}
-		e.Kind = "claim"
-		lg.add(e)
+		if !cl.Ahead { // a claim made ahead was logged when its commit granted it
+			e.Kind = "claim"
+			lg.add(e)
+		}
 		ok := true
 		for i := 0; i < s.Steps && ok; i++ {
 			if ok = tr.Valid(); ok {
@@ -155,6 +157,13 @@ func runTrainer(ctx context.Context, s trainerSpec, id int) (died bool, err erro
 			return false, err
 		}
 		lg.add(e)
+		if c := tr.ahead; c != nil && e.Kind == "commit" {
+			// The commit also claimed the next bucket: the claim is
+			// logged now, when it is granted, so that a trainer that
+			// dies before working on it (see DieAfter) is still known to
+			// have held it (in the first pass its bucket counts as given).
+			lg.add(event{Kind: "claim", Rank: s.Rank, Pass: c.Pass, Bucket: [2]int{c.Bucket.Lhs, c.Bucket.Rhs}, Claim: c.Number, Ahead: true})
+		}
 	}
 }
 
