@@ -145,11 +145,64 @@ func benchClaims(b *testing.B, p int, work time.Duration, noFsync, noAhead bool)
 	b.ReportMetric(pct(puts, 99), "put-p99-ms")
 }
 
-func pct(d []time.Duration, q int) float64 {
+// pct is the q-th percentile of d in ms.
+func pct(d []time.Duration, q float64) float64 {
 	if len(d) == 0 {
 		return 0
 	}
 	s := slices.Clone(d)
 	slices.Sort(s)
-	return float64(s[min(len(s)-1, len(s)*q/100)]) / float64(time.Millisecond)
+	return float64(s[min(len(s)-1, int(float64(len(s))*q/100))]) / float64(time.Millisecond)
+}
+
+// BenchmarkPut is the floor under any claim: a claim is at least one etcd
+// write transaction, so its latency cannot be below a plain Put's on the
+// same server. w goroutines (one client each) put in a loop, each waiting
+// gap between its puts (a trainer between two claims); reported: p50,
+// p99 and p99.9 of one Put in ms. The same single-node etcd as
+// BenchmarkClaim8 (fsync on, loopback).
+//
+//	go test -run '^$' -bench Put -benchtime 4000x ./graph/coord
+func BenchmarkPut(b *testing.B) {
+	for _, w := range []int{1, 8} {
+		for _, gap := range []time.Duration{0, 5 * time.Millisecond} {
+			b.Run(fmt.Sprintf("writers=%d/gap=%v", w, gap), func(b *testing.B) {
+				srv, err := Serve(ServerOptions{Dir: filepath.Join(b.TempDir(), "etcd"), Fast: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer srv.Close()
+				var mu sync.Mutex
+				var puts []time.Duration
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for i := range w {
+					c, err := newClient(srv.Endpoint())
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer c.Close()
+					wg.Go(func() {
+						for j := i; j < b.N; j += w {
+							time.Sleep(gap)
+							t0 := time.Now()
+							if _, err := c.Put(context.Background(), fmt.Sprintf("/bench/put/%d", i), "x"); err != nil {
+								b.Error(err)
+								return
+							}
+							d := time.Since(t0)
+							mu.Lock()
+							puts = append(puts, d)
+							mu.Unlock()
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(pct(puts, 50), "put-p50-ms")
+				b.ReportMetric(pct(puts, 99), "put-p99-ms")
+				b.ReportMetric(pct(puts, 99.9), "put-p99.9-ms")
+			})
+		}
+	}
 }
