@@ -117,6 +117,11 @@ func Join(ctx context.Context, c *clientv3.Client, o Options) (*Trainer, error) 
 	return &Trainer{c: c, o: o, k: k, lease: l}, nil
 }
 
+// Ahead returns the claim the last commit made ahead, which the next Next
+// returns, or nil. A trainer that logs its claims logs this one when its
+// commit grants it: if the trainer dies before Next, it died holding it.
+func (t *Trainer) Ahead() *Claim { return t.ahead }
+
 // Valid reports whether the trainer's lease is certainly alive now, so
 // that what it holds is still its own. A trainer checks it before work it
 // cannot undo; Commit is the final check.

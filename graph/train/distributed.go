@@ -152,15 +152,28 @@ func (d *distRun) loop(ctx context.Context) error {
 	}
 }
 
+// position returns claim cl's pass in the run and its bucket's position.
+func (d *distRun) position(cl *coord.Claim) (int, Position) {
+	pass := d.start + cl.Pass
+	e, set, c := coord.PassCoords(d.t.plan, pass)
+	return pass, Position{Epoch: e, EdgeSet: set, Chunk: c, Index: coord.Index(d.t.plan, pass, cl.Bucket)}
+}
+
+// logClaim logs claim cl as granted.
+func (d *distRun) logClaim(cl *coord.Claim) {
+	pass, pos := d.position(cl)
+	d.logLine(claimLine{Kind: "claim", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Position: pos, Bucket: cl.Bucket})
+}
+
 // bucket trains claim cl's bucket from the committed versions of its
 // partitions and of the shared parameters, and commits it.
 func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	t := d.t
 	start := time.Now()
-	pass := d.start + cl.Pass
-	e, set, c := coord.PassCoords(t.plan, pass)
-	pos := Position{Epoch: e, EdgeSet: set, Chunk: c, Index: coord.Index(t.plan, pass, cl.Bucket)}
-	d.logLine(claimLine{Kind: "claim", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Position: pos, Bucket: cl.Bucket})
+	pass, pos := d.position(cl)
+	if !cl.Ahead { // a claim made ahead was logged when the commit granted it
+		d.logClaim(cl)
+	}
 	d.io = IOStats{}
 	s, err := d.k.read(ctx, d.o.Client)
 	if err != nil {
@@ -176,7 +189,7 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	for _, v := range modelVectors(t.m) {
 		d.base = append(d.base, slices.Clone(v.P), slices.Clone(v.Acc))
 	}
-	pb, err := t.plan.PrepareBucket(ctx, e, set, c, cl.Bucket)
+	pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, cl.Bucket)
 	if err != nil {
 		return err
 	}
@@ -232,6 +245,9 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	ev.Done, ev.Total = done-d.baseBuckets, int64((d.passes-d.start)*d.perPass)
 	de := DistEvent{Kind: "commit", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Event: ev}
 	d.log(de)
+	if a := d.ct.Ahead(); a != nil {
+		d.logClaim(a) // granted by this commit
+	}
 	if d.o.Bucket != nil {
 		d.o.Bucket(de)
 	}

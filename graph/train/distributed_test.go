@@ -105,6 +105,7 @@ func TestDistributedInProcess(t *testing.T) {
 		b    graph.Bucket
 	}
 	commits := map[key]int{}
+	claimed := map[int64]bool{}
 	lastClaim := map[int]int64{}
 	edges := 0
 	sc := bufio.NewScanner(&log.b)
@@ -113,8 +114,19 @@ func TestDistributedInProcess(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
+		if l.Kind == "claim" {
+			// Each claim is logged once, when granted (a claim made ahead
+			// by its commit, the others by Next), before its commit.
+			if claimed[l.Claim] {
+				t.Fatalf("claim %d logged twice", l.Claim)
+			}
+			claimed[l.Claim] = true
+		}
 		if l.Kind != "commit" {
 			continue
+		}
+		if !claimed[l.Claim] {
+			t.Fatalf("claim %d committed before it was logged", l.Claim)
 		}
 		commits[key{l.Pass, l.Bucket}]++
 		edges += l.Edges
