@@ -157,7 +157,7 @@ func runTrainer(ctx context.Context, s trainerSpec, id int) (died bool, err erro
 			return false, err
 		}
 		lg.add(e)
-		if c := tr.ahead; c != nil && e.Kind == "commit" {
+		if c := tr.Ahead(); c != nil && e.Kind == "commit" {
 			// The commit also claimed the next bucket: the claim is
 			// logged now, when it is granted, so that a trainer that
 			// dies before working on it (see DieAfter) is still known to
