@@ -134,7 +134,7 @@ func runInspect(env *Env, args []string) error {
 		if err := cfg.Validate(); err != nil {
 			return usagef("%v", err)
 		}
-		rep, fatal, err = inspectWith(pos[0], cfg, false)
+		rep, fatal = inspectWith(pos[0], cfg, false)
 	}
 	if err != nil {
 		return err
@@ -158,7 +158,8 @@ func runInspect(env *Env, args []string) error {
 // from (see inspectInferred).
 const inspectGuessBytes = 8 << 20
 
-// inspectInferred reports on a file whose streams are inferred. Inferring
+// inspectInferred reports on a file whose streams are inferred; fatal is as
+// inspectWith's, err an error before any reading. Inferring
 // them is a scan of the whole file before the index and the parse, a third
 // of inspect's work. A clean file needs no such scan: the streams are
 // guessed from the first guessBytes (ctf.InferPrefix), the file is
@@ -194,7 +195,8 @@ func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (*inspectRep
 		// The file, not the command line, is at fault: a data error.
 		return nil, nil, fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", path, err)
 	}
-	return inspectWith(path, cfg, true)
+	rep, fatal := inspectWith(path, cfg, true)
+	return rep, fatal, nil
 }
 
 // inspectGuess is the clean-file case of inspectInferred: the report, or
@@ -259,7 +261,7 @@ func (rep *inspectReport) setStreams(streams []corpus.Stream, inferred bool) {
 
 // inspectWith reports on path read with cfg's streams; fatal is the error
 // that stopped reading, if any, already in the report.
-func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport, fatal, err error) {
+func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport, fatal error) {
 	rep = newInspectReport(path)
 	rep.setStreams(cfg.Streams, inferred)
 	cfg.Warn = func(e ctf.Error) { rep.add(e) }
@@ -271,7 +273,7 @@ func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport
 			rep.add(*be.Last)
 		}
 	}
-	return rep, fatal, nil
+	return rep, fatal
 }
 
 // inspectRead fills rep from the index and every chunk, calling each (if
