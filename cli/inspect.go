@@ -172,13 +172,13 @@ const inspectGuessBytes = 8 << 20
 // diagnostic: the report is the one the full scan gives. Otherwise (a
 // diagnostic stops the guess at once) the streams are inferred from the
 // whole file and the file is parsed again.
-func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (*inspectReport, error, error) {
+func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (rep *inspectReport, fatal, err error) {
 	guess, whole, err := ctf.InferPrefix(path, guessBytes)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !whole && len(guess) > 0 && !cfg.CacheIndex {
-		if rep := inspectGuess(path, cfg, guess); rep != nil {
+		if rep = inspectGuess(path, cfg, guess); rep != nil {
 			return rep, nil, nil
 		}
 	}
@@ -195,7 +195,7 @@ func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (*inspectRep
 		// The file, not the command line, is at fault: a data error.
 		return nil, nil, fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", path, err)
 	}
-	rep, fatal := inspectWith(path, cfg, true)
+	rep, fatal = inspectWith(path, cfg, true)
 	return rep, fatal, nil
 }
 
