@@ -71,25 +71,9 @@ func benchClaims(b *testing.B, p int, work time.Duration, noFsync, noAhead bool)
 		clients[i] = c
 	}
 	// Baseline: plain Puts, 8 at a time.
+	puts := timePuts(b, clients, 200*len(clients), 0)
 	var mu sync.Mutex
-	var puts []time.Duration
 	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			for j := 0; j < 200; j++ {
-				t0 := time.Now()
-				if _, err := clients[i].Put(ctx, fmt.Sprintf("/bench/put/%d", i), "x"); err != nil {
-					b.Error(err)
-					return
-				}
-				d := time.Since(t0)
-				mu.Lock()
-				puts = append(puts, d)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
 	passes := (b.N + p*p - 1) / (p * p)
 	var claims, commits, buckets []time.Duration
 	retries, ahead := 0, 0
@@ -145,6 +129,33 @@ func benchClaims(b *testing.B, p int, work time.Duration, noFsync, noAhead bool)
 	b.ReportMetric(pct(puts, 99), "put-p99-ms")
 }
 
+// timePuts runs n Puts from the clients at once (client i puts keys of its
+// own), each client waiting gap before each of its Puts, and returns every
+// Put's latency.
+func timePuts(b *testing.B, clients []*clientv3.Client, n int, gap time.Duration) []time.Duration {
+	var mu sync.Mutex
+	var puts []time.Duration
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Go(func() {
+			for j := i; j < n; j += len(clients) {
+				time.Sleep(gap)
+				t0 := time.Now()
+				if _, err := c.Put(context.Background(), fmt.Sprintf("/bench/put/%d", i), "x"); err != nil {
+					b.Error(err)
+					return
+				}
+				d := time.Since(t0)
+				mu.Lock()
+				puts = append(puts, d)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return puts
+}
+
 // pct is the q-th percentile of d in ms.
 func pct(d []time.Duration, q float64) float64 {
 	if len(d) == 0 {
@@ -172,32 +183,15 @@ func BenchmarkPut(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer srv.Close()
-				var mu sync.Mutex
-				var puts []time.Duration
-				var wg sync.WaitGroup
-				b.ResetTimer()
-				for i := range w {
-					c, err := newClient(srv.Endpoint())
-					if err != nil {
+				clients := make([]*clientv3.Client, w)
+				for i := range clients {
+					if clients[i], err = newClient(srv.Endpoint()); err != nil {
 						b.Fatal(err)
 					}
-					defer c.Close()
-					wg.Go(func() {
-						for j := i; j < b.N; j += w {
-							time.Sleep(gap)
-							t0 := time.Now()
-							if _, err := c.Put(context.Background(), fmt.Sprintf("/bench/put/%d", i), "x"); err != nil {
-								b.Error(err)
-								return
-							}
-							d := time.Since(t0)
-							mu.Lock()
-							puts = append(puts, d)
-							mu.Unlock()
-						}
-					})
+					defer clients[i].Close()
 				}
-				wg.Wait()
+				b.ResetTimer()
+				puts := timePuts(b, clients, b.N, gap)
 				b.StopTimer()
 				b.ReportMetric(pct(puts, 50), "put-p50-ms")
 				b.ReportMetric(pct(puts, 99), "put-p99-ms")
