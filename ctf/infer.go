@@ -278,7 +278,7 @@ func (st *inferState) line(b []byte) int {
 			count++
 			if colon >= 0 {
 				s.sparse = true
-				if idx, ok := indexBefore(line[i : i+colon]); ok {
+				if idx, k, err := parseUint(line[i:i+colon], 0); err == nil && k == colon {
 					s.maxIndex = max(s.maxIndex, idx)
 				}
 			}
@@ -286,25 +286,6 @@ func (st *inferState) line(b []byte) int {
 		}
 		s.maxCount = max(s.maxCount, count)
 	}
-}
-
-// indexBefore parses the digits before a sparse value's colon as parseUint
-// does (the value saturating past 2^31), reporting false when b is empty or
-// holds anything else.
-func indexBefore(b []byte) (int64, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v int64
-	for _, c := range b {
-		if !isDigit(c) {
-			return 0, false
-		}
-		if v <= 1<<31 {
-			v = v*10 + int64(c-'0')
-		}
-	}
-	return v, true
 }
 
 // known returns the statistics of stream name, or nil when it has not been
