@@ -10,7 +10,6 @@ import (
 
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/train"
-	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 const trainDescription = `
@@ -94,7 +93,7 @@ func runTrain(env *Env, args []string) error {
 		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {
 			// An epoch ended: refresh the plot (best effort; the final
 			// write below reports errors).
-			atomicfile.Write(filepath.Join(cfg.CheckpointPath, "training.svg"), train.PlotSVG(m.History), 0o644)
+			train.WritePlot(cfg.CheckpointPath, m.History)
 		}
 	}
 	tr, err = train.New(cfg, store, opts)
@@ -124,9 +123,8 @@ func runTrain(env *Env, args []string) error {
 	prog.Done()
 	man = tr.Manifest()
 	if len(man.History) > 0 {
-		svg := filepath.Join(cfg.CheckpointPath, "training.svg")
-		if err := atomicfile.Write(svg, train.PlotSVG(man.History), 0o644); err != nil && runErr == nil {
-			return fmt.Errorf("writing %s: %w", svg, err)
+		if err := train.WritePlot(cfg.CheckpointPath, man.History); err != nil && runErr == nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(cfg.CheckpointPath, train.PlotName), err)
 		}
 	}
 	if errors.Is(runErr, context.Canceled) {

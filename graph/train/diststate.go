@@ -11,7 +11,6 @@ import (
 	"syscall"
 
 	"github.com/batchprep/batchprep/graph/coord"
-	"github.com/batchprep/batchprep/internal/atomicfile"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -213,7 +212,7 @@ func (d *distRun) publish(ctx context.Context, superseded []string) error {
 			// ones (best effort, as in single-process training; finish
 			// writes the last plot and reports its errors). The manifest
 			// only grows under the lock, so the plot does too.
-			atomicfile.Write(filepath.Join(d.t.dir, "training.svg"), PlotSVG(m.History[:n]), 0o644)
+			WritePlot(d.t.dir, m.History[:n])
 		}
 	}
 	for _, f := range superseded {
@@ -274,7 +273,7 @@ func (d *distRun) finish(ctx context.Context) error {
 		return err
 	}
 	if len(man.History) > 0 {
-		if err := atomicfile.Write(filepath.Join(d.t.dir, "training.svg"), PlotSVG(man.History), 0o644); err != nil {
+		if err := WritePlot(d.t.dir, man.History); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,20 @@ package train
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
 )
+
+// PlotName is the plot of a run's history beside its checkpoint.
+const PlotName = "training.svg"
+
+// WritePlot writes the plot of history h into the checkpoint directory dir,
+// atomically (a reader sees the old plot or the new one).
+func WritePlot(dir string, h []EpochStats) error {
+	return atomicfile.Write(filepath.Join(dir, PlotName), PlotSVG(h), 0o644)
+}
 
 // PlotSVG draws the training loss (left axis) and the holdout MRR after
 // each epoch (right axis, 0 to 1) per epoch as a standalone SVG.
