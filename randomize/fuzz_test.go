@@ -49,6 +49,7 @@ func FuzzSeek(f *testing.F) {
 		if !isPermutation(order, l.NumSequences()) {
 			t.Fatalf("%+v sweep %d: not a permutation: %v", cfg, sweep, order)
 		}
+		checkVisits(t, rz, l, sweep)
 		M := l.TotalSamples()
 		off %= M + 3
 		var at, labels uint64

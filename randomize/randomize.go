@@ -104,3 +104,15 @@ func New(cfg Config, l *corpus.Layout) (Randomizer, error) {
 	}
 	return nil, fmt.Errorf("randomize: unknown randomizer %q (want none, cntk or window)", cfg.Kind)
 }
+
+// VisitOrder is implemented by randomizers that can tell in advance the
+// order in which a sweep visits each chunk's sequences (window). A reader
+// may then lay a chunk out in that order when it loads it, so that the
+// sequences it copies one after the other sit side by side in memory; it
+// never changes an order.
+type VisitOrder interface {
+	// Visits returns the chunk-relative indices of chunk c's sequences in
+	// the order sweep s visits them. The slice is shared: callers must not
+	// modify it. Visits is safe for concurrent use.
+	Visits(s uint64, c int) []int32
+}

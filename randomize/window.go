@@ -30,15 +30,17 @@ type window struct {
 	sampleWin   uint64 // samples per window, when > 0
 	maxResident int
 
-	mu   sync.Mutex
-	plan *windowPlan // Windows' last sweep
+	mu     sync.Mutex
+	plans  [2]*windowPlan  // the last two sweeps asked about (planOf)
+	visits []*windowVisits // the last windows' visit orders (Visits)
 }
 
 // windowPlan is one sweep's windows, by file chunk.
 type windowPlan struct {
-	sweep uint64
-	sw    *windowSweep
-	winOf []int32 // winOf[c]: the window holding file chunk c
+	sweep  uint64
+	sw     *windowSweep
+	winOf  []int32 // winOf[c]: the window holding file chunk c
+	placed []int32 // placed[c]: where file chunk c is in the sweep's chunk order
 }
 
 func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
@@ -62,23 +64,11 @@ func newWindow(cfg Config, l *corpus.Layout) (Randomizer, error) {
 
 func (r *window) MaxResidentChunks() int { return r.maxResident }
 
-// Windows implements WindowLookahead. It keeps the last sweep asked about,
+// Windows implements WindowLookahead. It keeps the last sweeps asked about,
 // so a reader asking once per minibatch pays O(chunks) once per sweep; it
 // is safe for concurrent use.
 func (r *window) Windows(s uint64, c int) (cur, next []int32) {
-	r.mu.Lock()
-	p := r.plan
-	if p == nil || p.sweep != s {
-		sw := r.Sweep(s).(*windowSweep)
-		p = &windowPlan{sweep: s, sw: sw, winOf: make([]int32, len(sw.chunkOrder))}
-		for i := range sw.numWindows() {
-			for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
-				p.winOf[ch] = int32(i)
-			}
-		}
-		r.plan = p
-	}
-	r.mu.Unlock()
+	p := r.planOf(s)
 	if c < 0 || c >= len(p.winOf) {
 		return nil, nil
 	}
@@ -88,6 +78,29 @@ func (r *window) Windows(s uint64, c int) (cur, next []int32) {
 		next = sw.chunkOrder[sw.winStart[i+1]:sw.winStart[i+2]]
 	}
 	return cur, next
+}
+
+// planOf returns sweep s's windows by chunk, from the two sweeps kept (a
+// reader near a sweep's end asks about it and the next) or made anew.
+func (r *window) planOf(s uint64) *windowPlan {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.plans {
+		if p != nil && p.sweep == s {
+			return p
+		}
+	}
+	sw := r.Sweep(s).(*windowSweep)
+	n := len(sw.chunkOrder)
+	p := &windowPlan{sweep: s, sw: sw, winOf: make([]int32, n), placed: make([]int32, n)}
+	for i := range sw.numWindows() {
+		for k := sw.winStart[i]; k < sw.winStart[i+1]; k++ {
+			ch := sw.chunkOrder[k]
+			p.winOf[ch], p.placed[ch] = int32(i), k
+		}
+	}
+	r.plans[1], r.plans[0] = r.plans[0], p
+	return p
 }
 
 // windowSweep is one sweep's chunk order and window cuts.

@@ -1,0 +1,81 @@
+package randomize
+
+import (
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// checkVisits compares Visits(s, c) for every chunk with the order in
+// which a walk of sweep s meets that chunk's sequences.
+func checkVisits(t testing.TB, rz Randomizer, l *corpus.Layout, s uint64) {
+	t.Helper()
+	vo, ok := rz.(VisitOrder)
+	if !ok {
+		return
+	}
+	want := make([][]int32, l.NumChunks())
+	for _, q := range walk(t, rz, l, s) {
+		c := l.ChunkOf(q)
+		first, _ := l.Chunk(c)
+		want[c] = append(want[c], int32(q-first))
+	}
+	for c := range want {
+		if got := vo.Visits(s, c); !slices.Equal(got, want[c]) {
+			t.Fatalf("sweep %d chunk %d: Visits %v, the walk visits %v", s, c, got, want[c])
+		}
+	}
+	if got := vo.Visits(s, l.NumChunks()); got != nil {
+		t.Fatalf("Visits of a chunk past the last: %v", got)
+	}
+}
+
+// VisitOrder for window: each chunk's sequences in the order the sweep's
+// walk meets them, for chunk and sample windows, across more sweeps and
+// windows than the randomizer keeps, asked in a random order of sweeps.
+func TestWindowVisits(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for trial := range 300 {
+		l := randomLayout(r, 14, 7, trial%2 == 0, false)
+		rz := mustNew(t, randomConfig(r, "window"), l)
+		for _, s := range []uint64{0, 1, 0, 7, 1 << 40, 2, 1} {
+			checkVisits(t, rz, l, s)
+		}
+	}
+	if _, ok := mustNew(t, Config{Kind: "cntk"}, uniformLayout(3, 2, 1)).(VisitOrder); ok {
+		t.Error("cntk implements VisitOrder; it is not tested here")
+	}
+}
+
+// Visits from many goroutines at once (under -race) gives what it gives
+// alone: a window's order is computed once and shared.
+func TestWindowVisitsConcurrent(t *testing.T) {
+	l := uniformLayout(40, 25, 2)
+	cfg := Config{Kind: "window", Seed: 5, WindowChunks: 6}
+	alone := mustNew(t, cfg, l).(VisitOrder)
+	shared := mustNew(t, cfg, l).(VisitOrder)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for range 300 {
+				s, c := r.Uint64N(3), r.IntN(40)
+				if got := shared.Visits(s, c); !slices.Equal(got, alone.Visits(s, c)) {
+					errs <- "concurrent Visits differs"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
