@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/randomize"
 )
 
 // chunkCache keeps the most recently used parsed chunks, at most cap of them,
@@ -30,6 +31,12 @@ type chunkCache struct {
 	// stop makes background workers drop the loads they have not started
 	// (see stopPrefetch).
 	stop atomic.Bool
+	// visits, when set, arranges every chunk loaded in the order sweep
+	// sweep visits it (see arrange.go); sweep is set by the reader before
+	// it asks for chunks and recorded by each entry it inserts.
+	visits   randomize.VisitOrder
+	sweep    uint64
+	arranged atomic.Int32 // chunks arranged so far (for tests)
 }
 
 // errDropped marks an entry whose background load was dropped by
@@ -44,6 +51,8 @@ type cacheEntry struct {
 	ones       uint64        // bit s: every value of sparse stream s is 1 (s < 64)
 	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
 	warm       uint64        // the result of warm, kept so its loads are not dropped
+	sweep      uint64        // the sweep to arrange the chunk for (with visits)
+	arr        *arrangement  // how the chunk is arranged (nil: file layout)
 	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
 	err        error
 	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
@@ -70,7 +79,7 @@ func (cc *chunkCache) pushFront(e *cacheEntry) {
 // insert adds a new entry for chunk c (lock held) and evicts the oldest ones
 // beyond the capacity.
 func (cc *chunkCache) insert(c int) *cacheEntry {
-	e := &cacheEntry{c: c, done: make(chan struct{})}
+	e := &cacheEntry{c: c, sweep: cc.sweep, done: make(chan struct{})}
 	cc.slots[c] = e
 	cc.pushFront(e)
 	cc.n++
@@ -97,26 +106,33 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 // runs on the caller's goroutine, and an assembly's pinned chunks are the
 // cache's newest (see Source.assemble), so the oldest entry is never
 // pinned; a Minibatch copies what it delivers.
-func (cc *chunkCache) recycle(e *cacheEntry) {
+//
+// When chunks are arranged, the first evicted entry that loaded is kept
+// back and returned: e's arrangement is written into its arrays, and the
+// chunk e parses is handed back to the corpus instead.
+func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry) {
 	old := e.evicted
 	e.evicted = nil
-	rc, ok := cc.src.(corpus.Recycler)
-	if !ok {
-		return
-	}
+	rc, _ := cc.src.(corpus.Recycler)
 	for _, o := range old {
 		select {
 		case <-o.done:
-			if o.err == nil && o.chunk != nil {
+			if o.err != nil || o.chunk == nil {
+				continue
+			}
+			if spare == nil && cc.visits != nil {
+				spare = o
+			} else if rc != nil {
 				rc.Recycle(o.chunk)
 			}
 		default:
 		}
 	}
+	return spare
 }
 
 func (cc *chunkCache) load(e *cacheEntry) {
-	cc.recycle(e)
+	spare := cc.recycle(e)
 	e.chunk, e.err = cc.src.LoadChunk(e.c)
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
@@ -128,9 +144,41 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.unit = unitStreams(e.chunk)
 		e.single = singleEntryStreams(e.chunk)
 		e.ones = onesStreams(e.chunk)
-		e.warm = warm(e.chunk)
+		if !cc.arrange(e, spare) {
+			e.warm = warm(e.chunk)
+		}
 	}
 	close(e.done)
+}
+
+// arrange lays e's chunk out in the order e's sweep visits it (arrange.go),
+// into spare's arrays when there is one, and hands the parsed chunk back to
+// the corpus. It reports whether it did: not without visits, nor when the
+// order does not fit the chunk.
+func (cc *chunkCache) arrange(e, spare *cacheEntry) bool {
+	if cc.visits == nil {
+		return false
+	}
+	order := cc.visits.Visits(e.sweep, e.c)
+	if len(order) != e.chunk.Len() {
+		return false
+	}
+	var into *corpus.Chunk
+	var pos []int32
+	if spare != nil {
+		into = spare.chunk
+		if spare.arr != nil {
+			pos = spare.arr.pos
+		}
+	}
+	parsed := e.chunk
+	e.arr = &arrangement{order: order}
+	e.chunk, e.arr.pos = arrange(into, parsed, order, pos)
+	cc.arranged.Add(1)
+	if rc, ok := cc.src.(corpus.Recycler); ok {
+		rc.Recycle(parsed)
+	}
+	return true
 }
 
 // warmLimit is the largest chunk (in bytes of ids and stream data) that
@@ -272,8 +320,9 @@ func onesStreams(ch *corpus.Chunk) uint64 {
 
 // chunkFlags are what the cache found out about a chunk when it loaded.
 type chunkFlags struct {
-	hasBad             bool   // some sequence is malformed
-	unit, single, ones uint64 // unitStreams, singleEntryStreams, onesStreams
+	hasBad             bool         // some sequence is malformed
+	unit, single, ones uint64       // unitStreams, singleEntryStreams, onesStreams
+	arr                *arrangement // how the chunk is arranged (nil: file layout)
 }
 
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
@@ -310,7 +359,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 			cc.mu.Unlock()
 			return nil, chunkFlags{}, e.err
 		}
-		return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones}, nil
+		return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr}, nil
 	}
 }
 

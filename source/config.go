@@ -45,6 +45,11 @@ type Config struct {
 	// epoch, with that epoch's index and the state after the minibatch (the
 	// state to checkpoint). It runs on the caller's goroutine.
 	OnEpochEnd func(epoch int, st State)
+
+	// fileLayout keeps chunks in file layout even when the randomizer
+	// could have them arranged (arrange.go): for tests and benchmarks that
+	// compare the two. It never changes results.
+	fileLayout bool
 }
 
 // Validate reports the first setting that cannot work.

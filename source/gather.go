@@ -83,6 +83,7 @@ type gather struct {
 	chunks []int32     // scratch: each sequence's chunk (Source.assemble)
 	pins   []pin       // the chunks the segment uses, in first-use order
 	refs   []ref       // the segment's delivered sequences, in timeline order
+	ords   []int       // their ordinals
 	unit   uint64      // bit s: every pin has one sample per sequence in stream s
 	single uint64      // bit s: every pin has one entry per sample in sparse stream s
 	ones   uint64      // bit s: every value of sparse stream s is 1 in every pin
@@ -104,11 +105,12 @@ type pin struct {
 	c      int
 	ch     *corpus.Chunk
 	hasBad bool
+	arr    *arrangement // how the chunk is arranged (nil: file layout)
 }
 
 type ref struct {
 	p int32 // index in pins
-	i int32 // chunk-relative sequence index
+	i int32 // index of the sequence in its chunk's layout (see arrange.go)
 }
 
 func newGather(numChunks int) gather {
@@ -128,6 +130,7 @@ func (g *gather) unpin() {
 	}
 	g.pins = g.pins[:0]
 	g.refs = g.refs[:0]
+	g.ords = g.ords[:0]
 }
 
 // flush appends the segment's sequences to m and unpins its chunks.
@@ -154,18 +157,17 @@ func (g *gather) flush(m *Minibatch) {
 		out := b.Dense[d0:]
 		g.pinRows(sd)
 		rows := g.rows
+		copy(seqs, g.ords)
 		for j, r := range refs {
 			ch := pins[r.p].ch
-			seqs[j] = ch.First + int(r.i)
 			ids[j] = ch.IDs[r.i]
 			lo := int(r.i) * dim
 			copy(out[j*dim:(j+1)*dim], rows[r.p][lo:lo+dim])
 		}
 	} else {
+		copy(seqs, g.ords)
 		for j, r := range refs {
-			ch := pins[r.p].ch
-			seqs[j] = ch.First + int(r.i)
-			ids[j] = ch.IDs[r.i]
+			ids[j] = pins[r.p].ch.IDs[r.i]
 		}
 	}
 	if cap(g.lo) < len(refs) {

@@ -81,6 +81,9 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	}
 	s.fp = fingerprint(src, &cfg)
 	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1+s.windowPrefetch())
+	if vo, ok := rnd.(randomize.VisitOrder); ok && !cfg.fileLayout {
+		s.cache.visits = vo
+	}
 	s.finder = newChunkFinder(l)
 	s.gather = newGather(l.NumChunks())
 	if err := s.Seek(0); err != nil {
@@ -243,6 +246,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	// Label counts matter only to epochs sized in label samples.
 	countLabels := s.countsLabels()
 	firstSweep := s.peek(k).sweep
+	lastSweep := firstSweep
 	for {
 		u := s.peek(k)
 		n := uint64(u.samples)
@@ -250,6 +254,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 			break
 		}
 		s.global = append(s.global, u.ord)
+		lastSweep = u.sweep
 		s.aheadAt++
 		total += n
 		pos += n
@@ -269,6 +274,9 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	mb := &s.mb
 	mb.reset(s.streams)
 	lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
+	// Chunks loaded from here on are arranged for the sweep the minibatch
+	// ends in: those of an earlier sweep are resident already.
+	s.cache.sweep = lastSweep
 	if err := s.assemble(mb, s.global[lo:hi]); err != nil {
 		s.err = fmt.Errorf("source: step %d (position %d): %w", s.step, start, err)
 		return nil, s.err
@@ -332,18 +340,22 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			g.unit &= fl.unit
 			g.single &= fl.single
 			g.ones &= fl.ones
-			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: fl.hasBad})
+			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: fl.hasBad, arr: fl.arr})
 			g.slot[c] = p
 			g.maxPins = max(g.maxPins, len(g.pins))
 		}
 		pn := &g.pins[p]
 		i := ord - pn.ch.First
+		if pn.arr != nil {
+			i = pn.arr.find(i)
+		}
 		if pn.hasBad && pn.ch.Bad[i] != nil { // hasBad: Bad is not nil
 			// Listed in timeline order among themselves (invariant 10).
 			mb.Skipped = append(mb.Skipped, Skipped{Sequence: ord, Err: pn.ch.Bad[i]})
 			continue
 		}
 		g.refs = append(g.refs, ref{p: p, i: int32(i)})
+		g.ords = append(g.ords, ord)
 	}
 	g.flush(mb)
 	return nil
@@ -359,6 +371,7 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 // again in this sweep, make room for them.
 func (s *Source) prefetchAfter(k int) {
 	u := s.peek(k)
+	s.cache.sweep = u.sweep
 	c := s.finder.find(u.ord)
 	la, ok := s.rnd.(randomize.ChunkLookahead)
 	if !ok {

@@ -1,0 +1,219 @@
+package source
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/randomize"
+)
+
+// oneHotChunk is a chunk whose sparse stream has one entry of value 1 per
+// sample, held in corpus's shared arrays, as ctf parses one-hot inputs.
+func oneHotChunk(rng *rand.Rand, first, n int) *corpus.Chunk {
+	ch := &corpus.Chunk{First: first}
+	d := corpus.StreamData{SeqStart: []int32{0}}
+	for i := range n {
+		ch.IDs = append(ch.IDs, "h"+string(rune('a'+i%26)))
+		for range rng.IntN(4) {
+			d.Indices = append(d.Indices, int32(rng.IntN(1000)))
+		}
+		d.SeqStart = append(d.SeqStart, int32(len(d.Indices)))
+	}
+	d.RowStart = corpus.Iota(len(d.Indices) + 1)
+	d.Values = corpus.Ones(len(d.Indices))
+	ch.Streams = []corpus.StreamData{d}
+	return ch
+}
+
+// clone copies a (possibly nil or empty) array, keeping nil nil.
+func clone[T any](a []T) []T {
+	if a == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(a)), a...)
+}
+
+// deepCopy copies a chunk's arrays (the shared ones stay shared).
+func deepCopy(ch *corpus.Chunk) *corpus.Chunk {
+	out := &corpus.Chunk{First: ch.First, IDs: clone(ch.IDs), Bad: clone(ch.Bad)}
+	for _, d := range ch.Streams {
+		c := corpus.StreamData{SeqStart: clone(d.SeqStart), Indices: clone(d.Indices), Dense: clone(d.Dense)}
+		c.RowStart, c.Values = d.RowStart, d.Values
+		if !corpus.SharedIota(d.RowStart) {
+			c.RowStart = clone(d.RowStart)
+		}
+		if !corpus.SharedOnes(d.Values) {
+			c.Values = clone(d.Values)
+		}
+		out.Streams = append(out.Streams, c)
+	}
+	return out
+}
+
+// arrange lays a chunk out in any order without changing any sequence:
+// arranged sequence k is, in every stream, the chunk's sequence order[k],
+// with its id and parse error; pos is the inverse of order; the chunk
+// arranged from is not modified; one-hot streams keep corpus's shared
+// arrays, which are never written. The destination is the previous
+// arrangement, of another chunk and size, so arrays too short, long
+// enough, and shared in the destination are all met.
+func TestArrange(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	iota0 := append([]int32(nil), corpus.Iota(4096)...)
+	var dst *corpus.Chunk
+	var pos []int32
+	for trial := range 200 {
+		var src *corpus.Chunk
+		var streams []corpus.Stream
+		if trial%3 == 2 {
+			src = oneHotChunk(rng, rng.IntN(100), rng.IntN(40))
+			streams = []corpus.Stream{{Name: "w", Dim: 1000, Sparse: true}}
+		} else {
+			tc := mixedCorpus(t, rng, 5+rng.IntN(60), 1+rng.IntN(30))
+			c := rng.IntN(tc.Layout().NumChunks())
+			var err error
+			if src, err = tc.LoadChunk(c); err != nil {
+				t.Fatal(err)
+			}
+			streams = tc.Streams()
+		}
+		before := deepCopy(src)
+		order := make([]int32, src.Len())
+		for k := range order {
+			order[k] = int32(k)
+		}
+		rng.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		dst, pos = arrange(dst, src, order, pos)
+		if !reflect.DeepEqual(src, before) {
+			t.Fatalf("trial %d: arrange modified the chunk it read", trial)
+		}
+		if dst.First != src.First || dst.Len() != src.Len() || len(pos) != src.Len() {
+			t.Fatalf("trial %d: arranged First %d Len %d pos %d, want %d %d", trial, dst.First, dst.Len(), len(pos), src.First, src.Len())
+		}
+		for k, i := range order {
+			if pos[i] != int32(k) {
+				t.Fatalf("trial %d: pos[%d] = %d, want %d", trial, i, pos[i], k)
+			}
+			var got, want Minibatch
+			got.reset(streams)
+			want.reset(streams)
+			got.appendSequence(dst, k)
+			want.appendSequence(src, int(i))
+			got.Sequences, want.Sequences = nil, nil // First+k names the layout's place, not the sequence
+			if !reflect.DeepEqual(cloneMB(&got), cloneMB(&want)) {
+				t.Fatalf("trial %d: arranged sequence %d is not sequence %d\ngot  %+v\nwant %+v", trial, k, i, got, want)
+			}
+			if dst.BadAt(k) != src.BadAt(int(i)) {
+				t.Fatalf("trial %d: arranged sequence %d has error %v, sequence %d %v", trial, k, dst.BadAt(k), i, src.BadAt(int(i)))
+			}
+		}
+		for s, d := range src.Streams {
+			a := dst.Streams[s]
+			if corpus.SharedIota(d.RowStart) != corpus.SharedIota(a.RowStart) || corpus.SharedOnes(d.Values) != corpus.SharedOnes(a.Values) {
+				t.Fatalf("trial %d stream %d: shared arrays not kept shared", trial, s)
+			}
+			if (d.Dense == nil) != (a.Dense == nil) || (d.RowStart == nil) != (a.RowStart == nil) {
+				t.Fatalf("trial %d stream %d: dense/sparse arrays not as in the chunk", trial, s)
+			}
+		}
+	}
+	if !reflect.DeepEqual(corpus.Iota(4096), iota0) {
+		t.Fatal("corpus.Iota was written")
+	}
+	for _, v := range corpus.Ones(4096) {
+		if v != 1 {
+			t.Fatal("corpus.Ones was written")
+		}
+	}
+}
+
+// Arranged chunks change nothing a reader delivers: window reads with
+// chunks arranged and in file layout give the same minibatches, for any
+// window, prefetch, number of ranks, minibatch size and starting position,
+// over several sweeps (chunks resident across a sweep boundary are read
+// in an order they were not arranged for), with bad sequences and a
+// corpus that overwrites recycled chunks.
+func TestArrangedReadIsFileLayoutRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 44))
+	arranged := 0
+	for trial := range 40 {
+		tc := makeCorpus(t, rng, corpusOpts{n: 60 + rng.IntN(200), chunkSeq: 1 + rng.IntN(8), labels: trial%2 == 0, bad: rng.IntN(4)})
+		cfg := randomConfig(rng, "window")
+		cfg.Schedule = ConstantSchedule(1 + rng.IntN(40))
+		cfg.EpochSize = EpochInf
+		cfg.Prefetch = rng.IntN(2) == 0
+		if cfg.Prefetch {
+			cfg.PrefetchChunks = rng.IntN(4)
+		}
+		if trial%4 == 3 {
+			cfg.Workers = 2 + rng.IntN(2)
+			cfg.Rank = rng.IntN(cfg.Workers)
+		}
+		start := rng.Uint64N(2 * tc.Layout().TotalSamples())
+		n := 3 * int(tc.Layout().TotalSamples()) / max(cfg.Schedule.At(0), 1)
+		read := func(fileLayout bool) ([]Minibatch, int) {
+			c := cfg
+			c.fileLayout = fileLayout
+			s := mustNew(t, &recycling{testCorpus: tc}, c)
+			if err := s.Seek(start); err != nil {
+				t.Fatal(err)
+			}
+			mbs := readN(t, s, n)
+			s.Close()
+			return mbs, int(s.cache.arranged.Load())
+		}
+		want, none := read(true)
+		got, k := read(false)
+		if none != 0 {
+			t.Fatalf("trial %d: %d chunks arranged in file layout", trial, none)
+		}
+		arranged += k
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d %+v: arranged chunks deliver other minibatches", trial, cfg)
+		}
+	}
+	if arranged == 0 {
+		t.Fatal("no chunk was arranged")
+	}
+}
+
+// A reader that follows the order its chunks were arranged for finds every
+// sequence at the next place of its chunk, never through pos: one worker
+// reading whole sweeps from a sweep's start (the second sweep's first
+// window is arranged for it, not for the sweep its first minibatch began
+// in). This is what makes the arrangement pay; it changes no result.
+func TestArrangedReadFollowsTheOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	tc := makeCorpus(t, rng, corpusOpts{n: 400, chunkSeq: 10})
+	M := tc.Layout().TotalSamples()
+	for _, prefetch := range []int{0, 2} {
+		for _, from := range []uint64{0, M} {
+			cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 4, Seed: 3},
+				Schedule: ConstantSchedule(17), EpochSize: EpochInf, CutAtSweep: true,
+				Prefetch: prefetch > 0, PrefetchChunks: prefetch}
+			s := mustNew(t, tc, cfg)
+			if err := s.Seek(from); err != nil {
+				t.Fatal(err)
+			}
+			for s.Position() < from+2*M {
+				if _, err := s.Next(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			finds, slow := 0, 0
+			for _, e := range s.cache.slots {
+				if e == nil || e.arr == nil {
+					continue
+				}
+				finds += int(e.arr.next)
+				slow += int(e.arr.slow)
+			}
+			if finds == 0 || slow != 0 {
+				t.Errorf("prefetch %d from %d: %d of the resident chunks' sequences found through pos (next at %d in all)", prefetch, from, slow, finds)
+			}
+		}
+	}
+}
