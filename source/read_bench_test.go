@@ -91,10 +91,13 @@ func atisBig(b *testing.B) string {
 // pass included, in file order (none, the baseline) and in window order
 // through the same Source code with the same chunk size. Each iteration
 // reads the file once in each order, alternating, so both figures see the
-// same machine load: it reports MB/s of each (none-MB/s, window-MB/s), their
+// same machine load, then once more in window order with chunks kept in
+// file layout (not arranged, see arrange.go): it reports MB/s of each (none-MB/s, window-MB/s), their
 // time ratio (window/none), the process's CPU seconds (user+system, every
 // thread) per read of each (none-cpu-s, window-cpu-s) and their ratio
-// (window/none-cpu), the steadier figures on a loaded machine, the collector's cycles per read of each
+// (window/none-cpu), the steadier figures on a loaded machine, the same
+// two ratios for the unarranged window read (unarranged/none,
+// unarranged/none-cpu), the collector's cycles per read of each
 // (none-gc, window-gc) and the peak resident set of the process (VmHWM-MiB:
 // for both orders together; the CLI figures of docs/performance.md measure
 // each order in its own process).
@@ -105,7 +108,7 @@ func BenchmarkReadATIS(b *testing.B) {
 		b.Fatal(err)
 	}
 	streams := []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}
-	read := func(kind string) (wall, cpu time.Duration, gcs uint32) {
+	read := func(kind string, fileLayout bool) (wall, cpu time.Duration, gcs uint32) {
 		var ms0, ms1 runtime.MemStats
 		runtime.ReadMemStats(&ms0)
 		t0, c0 := time.Now(), cpuTime()
@@ -114,7 +117,7 @@ func BenchmarkReadATIS(b *testing.B) {
 			b.Fatal(err)
 		}
 		s, err := New(r, Config{Prefetch: true, PrefetchChunks: 32, Schedule: ConstantSchedule(1024),
-			Randomize: randomize.Config{Kind: kind, WindowChunks: 128}})
+			Randomize: randomize.Config{Kind: kind, WindowChunks: 128}, fileLayout: fileLayout})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,14 +132,16 @@ func BenchmarkReadATIS(b *testing.B) {
 		runtime.ReadMemStats(&ms1)
 		return wall, cpu, ms1.NumGC - ms0.NumGC
 	}
-	var tNone, tWin, cNone, cWin time.Duration
+	var tNone, tWin, tFile, cNone, cWin, cFile time.Duration
 	var gcNone, gcWin uint32
-	b.SetBytes(2 * info.Size())
+	b.SetBytes(3 * info.Size())
 	for b.Loop() {
-		d, c, g := read("none")
+		d, c, g := read("none", false)
 		tNone, cNone, gcNone = tNone+d, cNone+c, gcNone+g
-		d, c, g = read("window")
+		d, c, g = read("window", false)
 		tWin, cWin, gcWin = tWin+d, cWin+c, gcWin+g
+		d, c, _ = read("window", true)
+		tFile, cFile = tFile+d, cFile+c
 	}
 	n := float64(b.N)
 	mb := float64(info.Size()) / 1e6
@@ -146,6 +151,8 @@ func BenchmarkReadATIS(b *testing.B) {
 	b.ReportMetric(cNone.Seconds()/n, "none-cpu-s")
 	b.ReportMetric(cWin.Seconds()/n, "window-cpu-s")
 	b.ReportMetric(cWin.Seconds()/cNone.Seconds(), "window/none-cpu")
+	b.ReportMetric(tFile.Seconds()/tNone.Seconds(), "unarranged/none")
+	b.ReportMetric(cFile.Seconds()/cNone.Seconds(), "unarranged/none-cpu")
 	b.ReportMetric(float64(gcNone)/n, "none-gc")
 	b.ReportMetric(float64(gcWin)/n, "window-gc")
 	b.ReportMetric(float64(vmHWM())/(1<<20), "VmHWM-MiB")
