@@ -63,8 +63,10 @@
 //     for the next window's chunks when they are prefetched (ResidentChunks). Assembling
 //     a minibatch pins at most that many chunks at once and none between
 //     calls, so no parsed chunk outlives its cache entry by more than one
-//     call. Prefetching, eviction, reading ahead in the cursor and
-//     goroutine timing never change what is delivered.
+//     call. Prefetching, eviction, reading ahead in the cursor, the layout
+//     of a chunk in memory (a window randomizer's chunks are arranged in
+//     the order their window visits them, see arrange.go) and goroutine
+//     timing never change what is delivered.
 //  10. Bad sequences. A sequence the corpus could not parse keeps its
 //     positions on the timeline (the timeline is laid out from the index);
 //     it is listed in Minibatch.Skipped with its error, never dropped
