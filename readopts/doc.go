@@ -8,7 +8,7 @@
 //
 //  1. Defaults are those of SPEC A6 (mb 256, epoch size full, 1 epoch,
 //     randomize window, 128 window chunks, seed 0, 1 worker) except the
-//     chunk size, 1 MiB instead of 32 MiB, and 32 chunks of the next window
+//     chunk size, 1 MiB instead of 32 MiB, and 64 chunks of the next window
 //     parsed ahead (DefaultChunkBytes, DefaultPrefetchChunks).
 //  2. Every rejected choice is a *FieldError naming the field (or both fields
 //     of an exclusive pair) and the value given; the caller chooses how a

@@ -39,14 +39,14 @@ type Options struct {
 
 // The defaults that differ from SPEC A6 (docs/source.md, "Defaults"). SPEC
 // A6 names 32 MiB chunks; with 1 MiB chunks a 128-chunk window is a fraction
-// of a large corpus, so the next window parses (32 chunks of it ahead) while
+// of a large corpus, so the next window parses (64 chunks of it ahead) while
 // this one is read, and file order parses chunks on every core without a
 // chunk's worth of fresh memory per step. --chunk-bytes 32MiB gives SPEC's
 // chunking back; the minibatches do not depend on it except through the
 // window, which is counted in chunks.
 const (
 	DefaultChunkBytes     = 1 << 20
-	DefaultPrefetchChunks = 32
+	DefaultPrefetchChunks = 64
 )
 
 // Defaults returns the defaults (invariant 1).

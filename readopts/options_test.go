@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if b.Source.Schedule.At(0) != 256 || b.Source.EpochSize != source.EpochFull || b.Source.Randomize.Kind != "window" ||
-		b.Source.Randomize.WindowChunks != 128 || b.Source.Workers != 1 || b.CTF.ChunkBytes != 1<<20 || b.Source.PrefetchChunks != 32 || b.HasStart {
+		b.Source.Randomize.WindowChunks != 128 || b.Source.Workers != 1 || b.CTF.ChunkBytes != 1<<20 || b.Source.PrefetchChunks != 64 || b.HasStart {
 		t.Fatalf("defaults: %+v", b)
 	}
 }

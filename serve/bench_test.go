@@ -16,6 +16,7 @@ import (
 	"github.com/batchprep/batchprep/internal/shared"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/serve"
 	"github.com/batchprep/batchprep/source"
 )
@@ -89,7 +90,7 @@ func BenchmarkSequences(b *testing.B) {
 		}
 		defer r.Close()
 		run(b, func() uint64 {
-			s, err := source.New(r, source.Config{Prefetch: true, PrefetchChunks: 32, Schedule: source.ConstantSchedule(256),
+			s, err := source.New(r, source.Config{Prefetch: true, PrefetchChunks: readopts.DefaultPrefetchChunks, Schedule: source.ConstantSchedule(256),
 				Randomize: randomize.Config{Kind: "window", WindowChunks: 128}})
 			if err != nil {
 				b.Fatal(err)

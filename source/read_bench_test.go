@@ -86,7 +86,7 @@ func atisBig(b *testing.B) string {
 }
 
 // BenchmarkReadATIS is `batchprep read` with its default settings (1 MiB
-// chunks, a 128-chunk window, 32 chunks of the next window prefetched,
+// chunks, a 128-chunk window, 64 chunks of the next window prefetched,
 // minibatches of 1024 samples) on ATIS train x150: one sweep, the index
 // pass included, in file order (none, the baseline) and in window order
 // through the same Source code with the same chunk size. Each iteration
@@ -116,7 +116,7 @@ func BenchmarkReadATIS(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := New(r, Config{Prefetch: true, PrefetchChunks: 32, Schedule: ConstantSchedule(1024),
+		s, err := New(r, Config{Prefetch: true, PrefetchChunks: 64, Schedule: ConstantSchedule(1024),
 			Randomize: randomize.Config{Kind: kind, WindowChunks: 128}, fileLayout: fileLayout})
 		if err != nil {
 			b.Fatal(err)
