@@ -21,7 +21,8 @@ import "github.com/batchprep/batchprep/corpus"
 // where sequence i went, so an assembly finds any sequence whichever sweep
 // the arrangement was made for (a chunk resident across a sweep boundary
 // is read in the next sweep's order from the previous sweep's layout: it
-// is slower, never wrong).
+// is slower, never wrong). Chunks of more than warmLimit bytes keep their
+// file layout, for memory (chunkCache.arrange).
 
 // arrangement is how a chunk is laid out: its k-th sequence is sequence
 // order[k] of the file's chunk, and sequence i is at pos[i].

@@ -3,6 +3,7 @@ package source
 import (
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -214,6 +215,44 @@ func TestArrangedReadFollowsTheOrder(t *testing.T) {
 			if finds == 0 || slow != 0 {
 				t.Errorf("prefetch %d from %d: %d of the resident chunks' sequences found through pos (next at %d in all)", prefetch, from, slow, finds)
 			}
+		}
+	}
+}
+
+// A chunk larger than warmLimit keeps its file layout (an arrangement
+// would hold it twice while it is made); the small ones of the same read
+// are arranged, and both deliver what file layout does.
+func TestLargeChunksKeepTheirLayout(t *testing.T) {
+	streams := []corpus.Stream{{Name: "x", Dim: 8}}
+	var seqs []corpus.MemorySequence
+	big := warmLimit/(16+4+4*8) + 1000 // ids, sequence starts and values per sequence
+	for i := range big + 600 {
+		seqs = append(seqs, corpus.MemorySequence{ID: strconv.Itoa(i), Streams: []corpus.MemoryStream{{Dense: [][]float32{make([]float32, 8)}}}})
+		seqs[i].Streams[0].Dense[0][0] = float32(i)
+	}
+	// One large chunk, then six small ones.
+	m, err := corpus.NewMemory(streams, seqs, corpus.MemoryConfig{ChunkSequences: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := corpus.NewMemory(streams, seqs[:600], corpus.MemoryConfig{ChunkSequences: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		src  corpus.Source
+		want int
+	}{{m, 1}, {small, 6}} {
+		cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 8}, Schedule: ConstantSchedule(500)}
+		s := mustNew(t, c.src, cfg)
+		cfg.fileLayout = true
+		f := mustNew(t, c.src, cfg)
+		n := int(c.src.Layout().TotalSamples()/500) + 1
+		if got, want := readN(t, s, n), readN(t, f, n); !reflect.DeepEqual(got, want) {
+			t.Fatal("minibatches differ from file layout's")
+		}
+		if got := int(s.cache.arranged.Load()); got != c.want {
+			t.Errorf("%d of %d chunks arranged, want %d", got, c.src.Layout().NumChunks(), c.want)
 		}
 	}
 }

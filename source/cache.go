@@ -154,9 +154,13 @@ func (cc *chunkCache) load(e *cacheEntry) {
 // arrange lays e's chunk out in the order e's sweep visits it (arrange.go),
 // into spare's arrays when there is one, and hands the parsed chunk back to
 // the corpus. It reports whether it did: not without visits, nor when the
-// order does not fit the chunk.
+// order does not fit the chunk, nor for a chunk larger than warmLimit. A
+// chunk being arranged exists twice until the parsed copy is handed back,
+// so each load in flight holds one chunk more than the cache counts: a few
+// MiB for small chunks, within the read's headroom (Headroom), but tens of
+// MiB for chunks of 8 or 32 MiB of text, which keep their file layout.
 func (cc *chunkCache) arrange(e, spare *cacheEntry) bool {
-	if cc.visits == nil {
+	if cc.visits == nil || parsedBytes(e.chunk) > warmLimit {
 		return false
 	}
 	order := cc.visits.Visits(e.sweep, e.c)
@@ -195,12 +199,7 @@ const warmLimit = 4 << 20
 // pass is cheap; chunks larger than warmLimit would not stay in cache across
 // a window, so they are left alone.
 func warm(ch *corpus.Chunk) uint64 {
-	size := 16 * len(ch.IDs)
-	for s := range ch.Streams {
-		d := &ch.Streams[s]
-		size += 4 * (len(d.SeqStart) + len(d.Dense) + len(ownRows(d.RowStart)) + len(d.Indices) + len(ownValues(d.Values)))
-	}
-	if size > warmLimit {
+	if parsedBytes(ch) > warmLimit {
 		return 0
 	}
 	var h uint64
@@ -213,6 +212,17 @@ func warm(ch *corpus.Chunk) uint64 {
 			touchLines(d.Dense) + touchLines(ownValues(d.Values))
 	}
 	return h
+}
+
+// parsedBytes is the size of a chunk's ids and stream arrays (the shared
+// ones not counted).
+func parsedBytes(ch *corpus.Chunk) int {
+	size := 16 * len(ch.IDs)
+	for s := range ch.Streams {
+		d := &ch.Streams[s]
+		size += 4 * (len(d.SeqStart) + len(d.Dense) + len(ownRows(d.RowStart)) + len(d.Indices) + len(ownValues(d.Values)))
+	}
+	return size
 }
 
 // ownRows and ownValues return a, or nil when a is one of corpus's shared
