@@ -107,9 +107,11 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 // cache's newest (see Source.assemble), so the oldest entry is never
 // pinned; a Minibatch copies what it delivers.
 //
-// When chunks are arranged, the first evicted entry that loaded is kept
-// back and returned: e's arrangement is written into its arrays, and the
-// chunk e parses is handed back to the corpus instead.
+// When chunks are arranged, the first evicted entry that loaded, if it is
+// small enough to have been arranged (chunks of one corpus are of a size),
+// is kept back and returned: e's arrangement is written into its arrays,
+// and the chunk e parses is handed back to the corpus instead (load hands
+// the spare back when e is not arranged after all).
 func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry) {
 	old := e.evicted
 	e.evicted = nil
@@ -120,7 +122,7 @@ func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry) {
 			if o.err != nil || o.chunk == nil {
 				continue
 			}
-			if spare == nil && cc.visits != nil {
+			if spare == nil && cc.visits != nil && parsedBytes(o.chunk) <= warmLimit {
 				spare = o
 			} else if rc != nil {
 				rc.Recycle(o.chunk)
@@ -146,7 +148,12 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.ones = onesStreams(e.chunk)
 		if !cc.arrange(e, spare) {
 			e.warm = warm(e.chunk)
+			if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
+				rc.Recycle(spare.chunk)
+			}
 		}
+	} else if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
+		rc.Recycle(spare.chunk)
 	}
 	close(e.done)
 }
