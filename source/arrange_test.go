@@ -256,3 +256,29 @@ func TestLargeChunksKeepTheirLayout(t *testing.T) {
 		}
 	}
 }
+
+// Chunks too large to be arranged are recycled as before: every evicted
+// one goes back to the corpus for the next load, none is kept back for an
+// arrangement that is not made.
+func TestLargeChunksAreRecycled(t *testing.T) {
+	streams := []corpus.Stream{{Name: "x", Dim: 8}}
+	big := warmLimit/(16+4+4*8) + 1000
+	seqs := make([]corpus.MemorySequence, 4*big)
+	for i := range seqs {
+		seqs[i] = corpus.MemorySequence{ID: strconv.Itoa(i), Streams: []corpus.MemoryStream{{Dense: [][]float32{make([]float32, 8)}}}}
+	}
+	m, err := corpus.NewMemory(streams, seqs, corpus.MemoryConfig{ChunkSequences: big})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &recycling{testCorpus: &testCorpus{m, seqs}}
+	s := mustNew(t, rc, Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 1}, Schedule: ConstantSchedule(4096), EpochSize: EpochInf})
+	readN(t, s, 3*len(seqs)/4096+1)
+	evicted := s.ChunkLoads() - s.cache.resident()
+	if evicted < 2 || rc.reused < evicted*9/10 {
+		t.Errorf("%d loads reused a chunk of %d evicted", rc.reused, evicted)
+	}
+	if n := s.cache.arranged.Load(); n != 0 {
+		t.Errorf("%d large chunks arranged", n)
+	}
+}
