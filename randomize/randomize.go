@@ -115,4 +115,11 @@ type VisitOrder interface {
 	// the order sweep s visits them. The slice is shared: callers must not
 	// modify it. Visits is safe for concurrent use.
 	Visits(s uint64, c int) []int32
+	// PrepareVisits starts computing, in the background, what Visits(s, c)
+	// will return, and the same for the chunks the sweep visits next (the
+	// next two windows, crossing into the next sweep), and returns at once,
+	// reporting whether Visits(s, c) is ready (a call would not wait). A
+	// reader that calls it as it reads never waits for an order; one that
+	// cannot wait (the first chunks after a seek) can do without.
+	PrepareVisits(s uint64, c int) (ready bool)
 }

@@ -2,6 +2,7 @@ package randomize
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/internal/mix"
 )
@@ -13,6 +14,7 @@ type windowVisits struct {
 	sweep  uint64
 	win    int
 	once   sync.Once
+	done   atomic.Bool // set once start and visits are
 	start  []int32
 	visits []int32
 }
@@ -34,29 +36,65 @@ func (r *window) Visits(s uint64, c int) []int32 {
 		return nil
 	}
 	i := int(p.winOf[c])
-	v := r.visitsOf(s, i)
+	v, _ := r.visitsOf(s, i)
 	v.once.Do(func() { v.compute(p.sw, i) })
 	k := p.placed[c] - p.sw.winStart[i]
 	return v.visits[v.start[k]:v.start[k+1]:v.start[k+1]]
 }
 
+// PrepareVisits implements VisitOrder: the first call for a window starts
+// its computation in a goroutine (Visits waits for it there, as sync.Once
+// makes every caller wait for the call in progress); later calls cost a
+// lookup.
+func (r *window) PrepareVisits(s uint64, c int) bool {
+	p := r.planOf(s)
+	if c < 0 || c >= len(p.winOf) {
+		return true // Visits returns nil at once
+	}
+	i := int(p.winOf[c])
+	ready := r.prepare(p, i)
+	// The two windows after it, so that a reader asking once per
+	// minibatch finds each window's order ready a window before it loads
+	// the window's first chunks (possibly ahead, in the background).
+	for range 2 {
+		if i++; i == p.sw.numWindows() {
+			if p.sweep+1 == 0 {
+				break
+			}
+			p, i = r.planOf(p.sweep+1), 0
+		}
+		r.prepare(p, i)
+	}
+	return ready
+}
+
+// prepare starts computing window i of plan p unless it was, and reports
+// whether it is computed.
+func (r *window) prepare(p *windowPlan, i int) bool {
+	v, isNew := r.visitsOf(p.sweep, i)
+	if isNew {
+		go v.once.Do(func() { v.compute(p.sw, i) })
+	}
+	return v.done.Load()
+}
+
 // visitsOf returns the kept visit order of window i of sweep s, or a new
-// one, not yet computed, that replaces the oldest kept.
-func (r *window) visitsOf(s uint64, i int) *windowVisits {
+// one, not yet computed, that replaces the oldest kept (isNew).
+func (r *window) visitsOf(s uint64, i int) (v *windowVisits, isNew bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range r.visits {
 		if v.sweep == s && v.win == i {
-			return v
+			return v, false
 		}
 	}
-	v := &windowVisits{sweep: s, win: i}
+	v = &windowVisits{sweep: s, win: i}
 	if len(r.visits) == keptVisits {
 		copy(r.visits, r.visits[1:])
 		r.visits = r.visits[:keptVisits-1]
 	}
 	r.visits = append(r.visits, v)
-	return v
+	return v, true
 }
 
 func (v *windowVisits) compute(sw *windowSweep, i int) {
@@ -82,4 +120,5 @@ func (v *windowVisits) compute(sw *windowSweep, i int) {
 		v.visits[next[k]] = int32(uint32(pq))
 		next[k]++
 	}
+	v.done.Store(true)
 }

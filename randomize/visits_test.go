@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -22,6 +23,22 @@ func checkVisits(t testing.TB, rz Randomizer, l *corpus.Layout, s uint64) {
 		c := l.ChunkOf(q)
 		first, _ := l.Chunk(c)
 		want[c] = append(want[c], int32(q-first))
+	}
+	for c := range want {
+		if c%2 == 0 {
+			vo.PrepareVisits(s, c) // half the chunks' windows started in the background
+		}
+	}
+	for c := range want {
+		if c%2 == 0 {
+			deadline := time.Now().Add(10 * time.Second)
+			for !vo.PrepareVisits(s, c) {
+				if time.Now().After(deadline) {
+					t.Fatalf("sweep %d chunk %d: the order is never ready", s, c)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 	}
 	for c := range want {
 		if got := vo.Visits(s, c); !slices.Equal(got, want[c]) {
@@ -66,6 +83,9 @@ func TestWindowVisitsConcurrent(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 1))
 			for range 300 {
 				s, c := r.Uint64N(3), r.IntN(40)
+				if r.IntN(3) == 0 {
+					shared.PrepareVisits(s, r.IntN(40))
+				}
 				if got := shared.Visits(s, c); !slices.Equal(got, alone.Visits(s, c)) {
 					errs <- "concurrent Visits differs"
 					return

@@ -154,9 +154,12 @@ func TestArrangedReadIsFileLayoutRead(t *testing.T) {
 		}
 		start := rng.Uint64N(2 * tc.Layout().TotalSamples())
 		n := 3 * int(tc.Layout().TotalSamples()) / max(cfg.Schedule.At(0), 1)
+		// Half the trials as a reader runs (a chunk whose order is not
+		// ready keeps its layout), half with every small chunk arranged.
+		wait := trial%2 == 0
 		read := func(fileLayout bool) ([]Minibatch, int) {
 			c := cfg
-			c.fileLayout = fileLayout
+			c.fileLayout, c.waitVisits = fileLayout, wait
 			s := mustNew(t, &recycling{testCorpus: tc}, c)
 			if err := s.Seek(start); err != nil {
 				t.Fatal(err)
@@ -170,7 +173,9 @@ func TestArrangedReadIsFileLayoutRead(t *testing.T) {
 		if none != 0 {
 			t.Fatalf("trial %d: %d chunks arranged in file layout", trial, none)
 		}
-		arranged += k
+		if wait {
+			arranged += k
+		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("trial %d %+v: arranged chunks deliver other minibatches", trial, cfg)
 		}
@@ -193,7 +198,7 @@ func TestArrangedReadFollowsTheOrder(t *testing.T) {
 		for _, from := range []uint64{0, M} {
 			cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 4, Seed: 3},
 				Schedule: ConstantSchedule(17), EpochSize: EpochInf, CutAtSweep: true,
-				Prefetch: prefetch > 0, PrefetchChunks: prefetch}
+				Prefetch: prefetch > 0, PrefetchChunks: prefetch, waitVisits: true}
 			s := mustNew(t, tc, cfg)
 			if err := s.Seek(from); err != nil {
 				t.Fatal(err)
@@ -243,7 +248,7 @@ func TestLargeChunksKeepTheirLayout(t *testing.T) {
 		src  corpus.Source
 		want int
 	}{{m, 1}, {small, 6}} {
-		cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 8}, Schedule: ConstantSchedule(500)}
+		cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 8}, Schedule: ConstantSchedule(500), waitVisits: true}
 		s := mustNew(t, c.src, cfg)
 		cfg.fileLayout = true
 		f := mustNew(t, c.src, cfg)
@@ -280,5 +285,28 @@ func TestLargeChunksAreRecycled(t *testing.T) {
 	}
 	if n := s.cache.arranged.Load(); n != 0 {
 		t.Errorf("%d large chunks arranged", n)
+	}
+}
+
+// A reader that does not wait for orders (the default) still arranges most
+// chunks: each window's order is asked for two windows ahead, so only the
+// first chunks after the start go without. It changes no minibatch.
+func TestOrdersAreReadyAhead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	tc := makeCorpus(t, rng, corpusOpts{n: 2000, chunkSeq: 10})
+	for _, prefetch := range []int{0, 3} {
+		cfg := Config{Randomize: randomize.Config{Kind: "window", WindowChunks: 8, Seed: 4},
+			Schedule: ConstantSchedule(40), EpochSize: EpochInf, Prefetch: prefetch > 0, PrefetchChunks: prefetch}
+		n := 3 * int(tc.Layout().TotalSamples()) / 40
+		s := mustNew(t, tc, cfg)
+		got := readN(t, s, n)
+		s.Close()
+		cfg.fileLayout = true
+		if want := readN(t, mustNew(t, tc, cfg), n); !reflect.DeepEqual(got, want) {
+			t.Fatalf("prefetch %d: minibatches differ from file layout's", prefetch)
+		}
+		if loads, arranged := s.ChunkLoads(), int(s.cache.arranged.Load()); 4*arranged < 3*loads {
+			t.Errorf("prefetch %d: %d of %d loads arranged, want at least three quarters", prefetch, arranged, loads)
+		}
 	}
 }

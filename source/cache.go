@@ -37,6 +37,10 @@ type chunkCache struct {
 	visits   randomize.VisitOrder
 	sweep    uint64
 	arranged atomic.Int32 // chunks arranged so far (for tests)
+	// waitVisits makes a load wait for its window's order when it is not
+	// ready, instead of keeping the file layout (for tests that count
+	// arrangements).
+	waitVisits bool
 }
 
 // errDropped marks an entry whose background load was dropped by
@@ -107,12 +111,14 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 // cache's newest (see Source.assemble), so the oldest entry is never
 // pinned; a Minibatch copies what it delivers.
 //
-// When chunks are arranged, the first evicted entry that loaded, if it is
-// small enough to have been arranged (chunks of one corpus are of a size),
-// is kept back and returned: e's arrangement is written into its arrays,
-// and the chunk e parses is handed back to the corpus instead (load hands
-// the spare back when e is not arranged after all).
-func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry) {
+// When chunks are arranged, the first evicted entry that was arranged is
+// kept back and returned: e's arrangement is written into its arrays, and
+// the chunk e parses is handed back to the corpus instead (load hands the
+// spare back when e is not arranged after all). Only an arranged chunk's
+// arrays are the cache's to write: a chunk in file layout is the corpus's,
+// which may share it (corpus.Memory serves the same chunk every time).
+// handed counts the evicted chunks handed back to the corpus.
+func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry, handed int) {
 	old := e.evicted
 	e.evicted = nil
 	rc, _ := cc.src.(corpus.Recycler)
@@ -122,19 +128,20 @@ func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry) {
 			if o.err != nil || o.chunk == nil {
 				continue
 			}
-			if spare == nil && cc.visits != nil && parsedBytes(o.chunk) <= warmLimit {
+			if spare == nil && o.arr != nil {
 				spare = o
 			} else if rc != nil {
 				rc.Recycle(o.chunk)
+				handed++
 			}
 		default:
 		}
 	}
-	return spare
+	return spare, handed
 }
 
 func (cc *chunkCache) load(e *cacheEntry) {
-	spare := cc.recycle(e)
+	spare, handed := cc.recycle(e)
 	e.chunk, e.err = cc.src.LoadChunk(e.c)
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
@@ -146,7 +153,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.unit = unitStreams(e.chunk)
 		e.single = singleEntryStreams(e.chunk)
 		e.ones = onesStreams(e.chunk)
-		if !cc.arrange(e, spare) {
+		if !cc.arrange(e, spare, handed > 0) {
 			e.warm = warm(e.chunk)
 			if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
 				rc.Recycle(spare.chunk)
@@ -160,14 +167,25 @@ func (cc *chunkCache) load(e *cacheEntry) {
 
 // arrange lays e's chunk out in the order e's sweep visits it (arrange.go),
 // into spare's arrays when there is one, and hands the parsed chunk back to
-// the corpus. It reports whether it did: not without visits, nor when the
+// the corpus, unless it made a new chunk while evicted ones were handed
+// back (handedBack): the corpus then holds no more spare chunks than
+// without arrangements, and the parsed copy goes to the collector. It
+// reports whether it arranged the chunk: not without visits, nor when the
 // order does not fit the chunk, nor for a chunk larger than warmLimit. A
 // chunk being arranged exists twice until the parsed copy is handed back,
 // so each load in flight holds one chunk more than the cache counts: a few
 // MiB for small chunks, within the read's headroom (Headroom), but tens of
 // MiB for chunks of 8 or 32 MiB of text, which keep their file layout.
-func (cc *chunkCache) arrange(e, spare *cacheEntry) bool {
+//
+// A load does not wait for its window's order: a chunk loaded before the
+// order is ready keeps its file layout. Asking for an order prepares the
+// two windows after it as well (randomize.VisitOrder), so only the first
+// chunks after a seek, which a caller waits for, go without.
+func (cc *chunkCache) arrange(e, spare *cacheEntry, handedBack bool) bool {
 	if cc.visits == nil || parsedBytes(e.chunk) > warmLimit {
+		return false
+	}
+	if !cc.visits.PrepareVisits(e.sweep, e.c) && !cc.waitVisits {
 		return false
 	}
 	order := cc.visits.Visits(e.sweep, e.c)
@@ -186,7 +204,7 @@ func (cc *chunkCache) arrange(e, spare *cacheEntry) bool {
 	e.arr = &arrangement{order: order}
 	e.chunk, e.arr.pos = arrange(into, parsed, order, pos)
 	cc.arranged.Add(1)
-	if rc, ok := cc.src.(corpus.Recycler); ok {
+	if rc, ok := cc.src.(corpus.Recycler); ok && (spare != nil || !handedBack) {
 		rc.Recycle(parsed)
 	}
 	return true

@@ -50,6 +50,10 @@ type Config struct {
 	// could have them arranged (arrange.go): for tests and benchmarks that
 	// compare the two. It never changes results.
 	fileLayout bool
+	// waitVisits makes every load of a small chunk arranged, waiting for
+	// its window's order if need be (chunkCache.waitVisits): for tests that
+	// count arrangements.
+	waitVisits bool
 }
 
 // Validate reports the first setting that cannot work.

@@ -82,7 +82,7 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	s.fp = fingerprint(src, &cfg)
 	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1+s.windowPrefetch())
 	if vo, ok := rnd.(randomize.VisitOrder); ok && !cfg.fileLayout {
-		s.cache.visits = vo
+		s.cache.visits, s.cache.waitVisits = vo, cfg.waitVisits
 	}
 	s.finder = newChunkFinder(l)
 	s.gather = newGather(l.NumChunks())
@@ -423,6 +423,7 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 	if next == nil {
 		return
 	}
+
 	list := s.need[:0]
 	for _, ch := range cur {
 		list = append(list, int(ch))
