@@ -20,8 +20,8 @@ type windowVisits struct {
 }
 
 // keptVisits is how many windows' visit orders a window randomizer keeps:
-// the one being read and the next (prefetched), with room for a reader
-// that crosses a sweep boundary.
+// the one being read and the two PrepareVisits readies after it, and the
+// one before, whose last chunks may still be loading.
 const keptVisits = 4
 
 // Visits implements VisitOrder. A window's whole order is computed once,

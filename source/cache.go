@@ -31,9 +31,10 @@ type chunkCache struct {
 	// stop makes background workers drop the loads they have not started
 	// (see stopPrefetch).
 	stop atomic.Bool
-	// visits, when set, arranges every chunk loaded in the order sweep
-	// sweep visits it (see arrange.go); sweep is set by the reader before
-	// it asks for chunks and recorded by each entry it inserts.
+	// visits, when set, has each small chunk loaded arranged in the order
+	// its sweep visits it, when that order is ready (see arrange); sweep is
+	// set by the reader before it asks for chunks and recorded by each
+	// entry it inserts.
 	visits   randomize.VisitOrder
 	sweep    uint64
 	arranged atomic.Int32 // chunks arranged so far (for tests)
