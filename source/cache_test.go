@@ -27,9 +27,9 @@ func TestCacheBounded(t *testing.T) {
 		cfg := Config{EpochSize: EpochInf, Prefetch: true, PrefetchChunks: 3}
 		cfg.Randomize = randomConfig(rng, kind).Randomize
 		s := mustNew(t, tc, cfg)
-		places := 0 // for the next window's chunks
+		places := 0 // for the next window's chunks, at most a window's
 		if kind == "window" {
-			places = 3
+			places = min(3, s.rnd.MaxResidentChunks())
 		}
 		for s.Position() < 3*tc.Layout().TotalSamples() {
 			mb, err := s.NextK(1 + rng.IntN(30))
@@ -43,6 +43,28 @@ func TestCacheBounded(t *testing.T) {
 		}
 		if want := s.rnd.MaxResidentChunks() + 1 + places; s.cache.cap != want || s.ResidentChunks() != want {
 			t.Errorf("%s: cap %d, want %d", kind, s.cache.cap, want)
+		}
+	}
+}
+
+// A prefetch deeper than a window keeps no more places than a window holds:
+// a 2-chunk window with read's default of 64 would otherwise keep 64 older
+// chunks resident.
+func TestPrefetchPlacesAtMostAWindow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	tc := makeCorpus(t, rng, corpusOpts{n: 300, chunkSeq: 3})
+	for _, w := range []int{1, 2, 5} {
+		cfg := Config{EpochSize: EpochInf, Prefetch: true, PrefetchChunks: 64,
+			Randomize: randomize.Config{Kind: "window", WindowChunks: w}, Schedule: ConstantSchedule(20)}
+		s := mustNew(t, tc, cfg)
+		mr := s.rnd.MaxResidentChunks()
+		if want := mr + 1 + mr; s.ResidentChunks() != want {
+			t.Errorf("window %d: %d cache places, want %d", w, s.ResidentChunks(), want)
+		}
+		readN(t, s, 2*int(tc.Layout().TotalSamples())/20)
+		s.Close()
+		if n := s.cache.resident(); n > 2*mr+1 {
+			t.Errorf("window %d: %d chunks resident", w, n)
 		}
 	}
 }

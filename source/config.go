@@ -38,8 +38,9 @@ type Config struct {
 	// how many chunks of the next randomization window are parsed in the
 	// background while the current window is read, so that parsing the
 	// next window overlaps the copying of this one. They get cache places of
-	// their own: ResidentChunks grows by PrefetchChunks. 0 prefetches no
-	// window. It never changes results.
+	// their own: ResidentChunks grows by PrefetchChunks, or by the most
+	// chunks a window holds when that is fewer. 0 prefetches no window. It
+	// never changes results.
 	PrefetchChunks int
 	// OnEpochEnd, when set, is called by Next after a minibatch that ends an
 	// epoch, with that epoch's index and the state after the minibatch (the

@@ -396,12 +396,15 @@ func (s *Source) prefetchAfter(k int) {
 // windowPrefetch is the number of cache places kept for the next window's
 // chunks: PrefetchChunks when the randomizer names its windows
 // (randomize.WindowLookahead) and there is one worker (a rank loads only
-// the chunks of its own groups, invariant 6), else 0.
+// the chunks of its own groups, invariant 6), else 0; and never more than
+// a window can hold (MaxResidentChunks): places beyond would only keep
+// older windows' chunks, which a small window with the default 64 would
+// multiply.
 func (s *Source) windowPrefetch() int {
 	if _, ok := s.rnd.(randomize.WindowLookahead); !ok || !s.cfg.Prefetch || s.cfg.workers() > 1 {
 		return 0
 	}
-	return s.cfg.PrefetchChunks
+	return min(s.cfg.PrefetchChunks, s.rnd.MaxResidentChunks())
 }
 
 // prefetchWindow starts loading, in the background, the first
