@@ -115,7 +115,7 @@ func arrangeStream(d, sd *corpus.StreamData, order []int32) {
 		d.Values = arrangeValues(d.Values, sd.Values, ss, order)
 		return
 	}
-	d.RowStart = ownReuse(d.RowStart, len(rs))
+	d.RowStart = reuse(ownRows(d.RowStart), len(rs))
 	if len(rs) > 0 {
 		d.RowStart[0] = 0
 	}
@@ -136,7 +136,7 @@ func arrangeStream(d, sd *corpus.StreamData, order []int32) {
 		d.Values = sd.Values
 		return
 	}
-	d.Values = ownValuesReuse(d.Values, len(sd.Values))
+	d.Values = reuse(ownValues(d.Values), len(sd.Values))
 	for k := range order {
 		i := order[k]
 		lo, hi := rs[ss[i]], rs[ss[i+1]]
@@ -151,7 +151,7 @@ func arrangeValues(dst, src []float32, ss, order []int32) []float32 {
 	if corpus.SharedOnes(src) {
 		return src
 	}
-	dst = ownValuesReuse(dst, len(src))
+	dst = reuse(ownValues(dst), len(src))
 	copyRuns(dst, src, ss, order, 1)
 	return dst
 }
@@ -200,20 +200,4 @@ func reuse[T any](a []T, n int) []T {
 		return a[:n]
 	}
 	return make([]T, n, n+n/8)
-}
-
-// ownReuse and ownValuesReuse are reuse for arrays that may be corpus's
-// shared ones, which are never written.
-func ownReuse(a []int32, n int) []int32 {
-	if corpus.SharedIota(a) {
-		a = nil
-	}
-	return reuse(a, n)
-}
-
-func ownValuesReuse(a []float32, n int) []float32 {
-	if corpus.SharedOnes(a) {
-		a = nil
-	}
-	return reuse(a, n)
 }

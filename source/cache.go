@@ -154,13 +154,16 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.unit = unitStreams(e.chunk)
 		e.single = singleEntryStreams(e.chunk)
 		e.ones = onesStreams(e.chunk)
-		if !cc.arrange(e, spare, handed > 0) {
-			e.warm = warm(e.chunk)
-			if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
-				rc.Recycle(spare.chunk)
+		// Only small chunks are arranged or warmed (see warmLimit).
+		if parsedBytes(e.chunk) <= warmLimit {
+			if cc.arrange(e, spare, handed > 0) {
+				spare = nil // its arrays hold e's chunk now
+			} else {
+				e.warm = warm(e.chunk)
 			}
 		}
-	} else if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
+	}
+	if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
 		rc.Recycle(spare.chunk)
 	}
 	close(e.done)
@@ -172,8 +175,8 @@ func (cc *chunkCache) load(e *cacheEntry) {
 // back (handedBack): the corpus then holds no more spare chunks than
 // without arrangements, and the parsed copy goes to the collector. It
 // reports whether it arranged the chunk: not without visits, nor when the
-// order does not fit the chunk, nor for a chunk larger than warmLimit. A
-// chunk being arranged exists twice until the parsed copy is handed back,
+// order does not fit the chunk; load asks only for chunks of at most
+// warmLimit bytes. A chunk being arranged exists twice until the parsed copy is handed back,
 // so each load in flight holds one chunk more than the cache counts: a few
 // MiB for small chunks, within the read's headroom (Headroom), but tens of
 // MiB for chunks of 8 or 32 MiB of text, which keep their file layout.
@@ -183,7 +186,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 // two windows after it as well (randomize.VisitOrder), so only the first
 // chunks after a seek, which a caller waits for, go without.
 func (cc *chunkCache) arrange(e, spare *cacheEntry, handedBack bool) bool {
-	if cc.visits == nil || parsedBytes(e.chunk) > warmLimit {
+	if cc.visits == nil {
 		return false
 	}
 	if !cc.visits.PrepareVisits(e.sweep, e.c) && !cc.waitVisits {
@@ -223,11 +226,8 @@ const warmLimit = 4 << 20
 // fraction of the scattered misses it replaces, and the chunk is read this
 // way once per residency. A chunk just parsed is already in cache and the
 // pass is cheap; chunks larger than warmLimit would not stay in cache across
-// a window, so they are left alone.
+// a window, so load leaves them alone.
 func warm(ch *corpus.Chunk) uint64 {
-	if parsedBytes(ch) > warmLimit {
-		return 0
-	}
 	var h uint64
 	for i := 0; i < len(ch.IDs); i += 4 { // 16-byte string headers
 		h += uint64(len(ch.IDs[i]))
