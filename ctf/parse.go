@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -14,7 +15,6 @@ import (
 type chunkParser struct {
 	cfg     *Config
 	file    string
-	names   [][]byte
 	x       *index
 	ch      *corpus.Chunk
 	scratch *corpus.Chunk // where the stream arrays are built, when set (see parse)
@@ -31,10 +31,11 @@ type chunkParser struct {
 	// carried counts the rows carrying each stream (Summary.Samples): a good
 	// sequence's sample counts, or, for a bad one, match run on its lines.
 	carried []int64
-	match   *matcher
-	ids     []byte  // parse's scratch: the chunk's ids, end to end
-	idEnd   []int32 // where each id ends in ids
-	marks   []mark  // sequence's scratch: where each stream's arrays ended before it
+	match   *matcher // the configured names, for parseRow and countCarried
+	sparse  []bool   // whether each stream is sparse
+	ids     []byte   // parse's scratch: the chunk's ids, end to end
+	idEnd   []int32  // where each id ends in ids
+	marks   []mark   // sequence's scratch: where each stream's arrays ended before it
 }
 
 // mark is where a stream's arrays ended before a sequence, to roll back to
@@ -44,9 +45,9 @@ type mark struct{ dense, rows, idx int }
 func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 	p := &chunkParser{cfg: cfg, file: file, x: x,
 		counts: make([]int32, len(cfg.Streams)), seenRow: make([]int, len(cfg.Streams)),
-		carried: make([]int64, len(cfg.Streams))}
+		carried: make([]int64, len(cfg.Streams)), match: newMatcher(cfg.Streams)}
 	for _, s := range cfg.Streams {
-		p.names = append(p.names, []byte(s.Name))
+		p.sparse = append(p.sparse, s.Sparse)
 	}
 	return p
 }
@@ -222,9 +223,6 @@ func idLen(seq []byte) int {
 // by name as the indexer would (a row that failed to parse may not have
 // reached all its streams).
 func (p *chunkParser) countCarried(seq []byte) {
-	if p.match == nil {
-		p.match = newMatcher(p.cfg.Streams)
-	}
 	for len(seq) > 0 {
 		line := seq
 		if k := bytes.IndexByte(seq, '\n'); k >= 0 {
@@ -382,12 +380,7 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 		bar := i
 		i++
 		if i < n && line[i] == '#' {
-			j := bytes.IndexByte(line[i:], '|')
-			if j < 0 {
-				i = n
-			} else {
-				i += j
-			}
+			i = nextBar(line, i+1)
 			continue
 		}
 		e := i
@@ -397,13 +390,7 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 		if e == i {
 			return p.errAt(line, lineOff, lineNo, i, ErrStreamName, "'|' followed by %s; expected a stream name or '#'", quote(line, i))
 		}
-		s := -1
-		for k, nm := range p.names {
-			if len(nm) == e-i && string(nm) == string(line[i:e]) {
-				s = k
-				break
-			}
-		}
+		s := p.match.stream(line, i, e)
 		if s < 0 {
 			name := string(line[i:e])
 			if !p.unknown[name] {
@@ -427,8 +414,8 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 		p.seenRow[s] = p.row
 		got = true
 		var err *Error
-		if p.cfg.Streams[s].Sparse {
-			i, err = p.sparse(s, line, e, lineOff, lineNo)
+		if p.sparse[s] {
+			i, err = p.sparseValues(s, line, e, lineOff, lineNo)
 		} else {
 			i, err = p.dense(s, line, e, bar, lineOff, lineNo)
 		}
@@ -443,14 +430,34 @@ func (p *chunkParser) parseRow(line []byte, lineOff, lineNo int64) *Error {
 	return nil
 }
 
+// nextBar returns the index of the first '|' in line at or after i, or
+// len(line). Comments are mostly a few words, so it compares eight bytes
+// at a time in a word (SWAR), which costs less than bytes.IndexByte's
+// setup for such short spans.
+func nextBar(line []byte, i int) int {
+	for ; i+8 <= len(line); i += 8 {
+		if bars := zeroBytes(binary.LittleEndian.Uint64(line[i:]) ^ barBytes); bars != 0 {
+			return i + bits.TrailingZeros64(bars)>>3
+		}
+	}
+	for ; i < len(line); i++ {
+		if line[i] == '|' {
+			return i
+		}
+	}
+	return i
+}
+
 // endOfValue reports whether line[j] may follow a value.
 func endOfValue(line []byte, j int) bool { return j == len(line) || isDelim(line[j]) || line[j] == '|' }
 
 func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int64) (int, *Error) {
 	d := &p.ch.Streams[s]
 	dim := p.cfg.Streams[s].Dim
-	out := d.Dense // kept in a local so that appends stay in registers
-	defer func() { d.Dense = out }()
+	// A local, so that appends stay in registers. It is stored back only
+	// on success: after an error the sequence is rolled back (see
+	// sequence), and its later rows append after the entry length.
+	out := d.Dense
 	start := len(out)
 	n := len(line)
 	for {
@@ -486,14 +493,15 @@ func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int6
 			out = append(out, 0)
 		}
 	}
+	d.Dense = out
 	return i, nil
 }
 
-func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (int, *Error) {
+func (p *chunkParser) sparseValues(s int, line []byte, i int, lineOff, lineNo int64) (int, *Error) {
 	d := &p.ch.Streams[s]
 	dim := int64(p.cfg.Streams[s].Dim)
-	idxs, vals := d.Indices, d.Values // locals so that appends stay in registers
-	defer func() { d.Indices, d.Values = idxs, vals }()
+	// Locals, stored back only on success, as in dense.
+	idxs, vals := d.Indices, d.Values
 	n := len(line)
 	for {
 		for i < n && isDelim(line[i]) {
@@ -529,6 +537,7 @@ func (p *chunkParser) sparse(s int, line []byte, i int, lineOff, lineNo int64) (
 		vals = append(vals, v)
 		i = k
 	}
+	d.Indices, d.Values = idxs, vals
 	d.RowStart = append(d.RowStart, int32(len(idxs)))
 	return i, nil
 }
