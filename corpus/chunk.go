@@ -68,6 +68,19 @@ type Source interface {
 	LoadChunk(c int) (*Chunk, error)
 }
 
+// DeferredSource is implemented by Sources whose loads report something
+// besides the chunk (warnings, an error budget that bad sequences use up):
+// ParseChunk does the work of LoadChunk, safely on any goroutine and ahead
+// of need, and reports nothing until commit is called. A reader that loads
+// chunks ahead, in parallel, commits each chunk when it first uses it, on
+// its own goroutine: what is reported, in what order, and where a budget
+// runs out then follow the read order, not the order in which loads
+// happened to finish. LoadChunk is ParseChunk followed by commit.
+type DeferredSource interface {
+	Source
+	ParseChunk(c int) (ch *Chunk, commit func() error, err error)
+}
+
 // Recycler is implemented by Sources whose LoadChunk can reuse the memory of
 // a chunk handed back to it. Recycle(ch) promises that nothing reads or
 // keeps ch or its slices any more (strings taken from ch.IDs stay valid:

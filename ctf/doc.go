@@ -58,6 +58,8 @@
 //     however often its chunk is loaded: MaxErrors bad sequences are
 //     tolerated, the next one makes LoadChunk (and every later call) fail
 //     with a *BudgetError. Warnings are reported once per chunk.
+//     ParseChunk defers both to the commit function it returns: the
+//     accounting then happens when, and in the order, commits are called.
 //  9. The index cache is used only when the file's size, mtime, a hash of its
 //     first and last 64 KiB and the indexing-relevant config all match; a
 //     corrupt or stale cache is ignored with a warning and rewritten.

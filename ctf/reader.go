@@ -170,6 +170,35 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 	return r.commit(c, p, ch)
 }
 
+// ParseChunk implements corpus.DeferredSource: it parses chunk c as
+// LoadChunk does, but reports nothing and charges nothing until commit is
+// called. commit reports the chunk's warnings (first commit of the chunk
+// only) and charges its bad sequences to the error budget, exactly as
+// LoadChunk would at that moment, and returns the *BudgetError when the
+// budget runs out. It may be called once, on any goroutine, and not at
+// all for a chunk the caller never uses. It reads only what the parse
+// left aside, not ch, which may be recycled before it.
+func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err error) {
+	p, ch, err := r.parseChunk(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	var bad []badSeq
+	for i, b := range ch.Bad {
+		if b != nil {
+			bad = append(bad, badSeq{i, b.(*Error)})
+		}
+	}
+	return ch, func() error { return r.charge(c, p, bad) }, nil
+}
+
+// badSeq is a bad sequence of a chunk: its index in the chunk, its first
+// diagnostic.
+type badSeq struct {
+	i   int
+	err *Error
+}
+
 // parseChunk reads and parses chunk c without touching the Reader's
 // accounting (see commit).
 func (r *Reader) parseChunk(c int) (*chunkParser, *corpus.Chunk, error) {
@@ -222,6 +251,21 @@ func (r *Reader) Recycle(ch *corpus.Chunk) {
 // commit reports chunk c's warnings (first load only) and charges its bad
 // sequences to the budget.
 func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk, error) {
+	var bad []badSeq
+	for i, b := range ch.Bad {
+		if b != nil {
+			bad = append(bad, badSeq{i, b.(*Error)})
+		}
+	}
+	if err := r.charge(c, p, bad); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
+// charge is commit's accounting for chunk c, parsed by p, whose bad
+// sequences are bad (in chunk order).
+func (r *Reader) charge(c int, p *chunkParser, bad []badSeq) error {
 	first, _ := r.layout.Chunk(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -229,7 +273,7 @@ func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk,
 		r.carried[c] = p.carried
 	}
 	if r.failed != nil {
-		return nil, r.failed
+		return r.failed
 	}
 	if !r.loaded[c] {
 		r.loaded[c] = true
@@ -238,22 +282,19 @@ func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk,
 			r.warn(w)
 		}
 	}
-	for i, b := range ch.Bad {
-		if b == nil {
+	for _, b := range bad {
+		if _, ok := r.charged[first+b.i]; ok {
 			continue
 		}
-		if _, ok := r.charged[first+i]; ok {
-			continue
+		r.charged[first+b.i] = struct{}{}
+		if err := r.chargeLocked(b.err); err != nil {
+			return err
 		}
-		r.charged[first+i] = struct{}{}
-		if err := r.chargeLocked(b.(*Error)); err != nil {
-			return nil, err
-		}
-		for _, e := range p.more[first+i] {
+		for _, e := range p.more[first+b.i] {
 			r.warn(e)
 		}
 	}
-	return ch, nil
+	return nil
 }
 
 // LoadAll loads every chunk in order, parsing up to workers of them at once

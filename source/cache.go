@@ -49,17 +49,20 @@ type chunkCache struct {
 var errDropped = errors.New("source: chunk prefetch dropped")
 
 type cacheEntry struct {
-	c          int
-	chunk      *corpus.Chunk
-	hasBad     bool          // some sequence of the chunk is malformed
-	single     uint64        // bit s: every sample of sparse stream s has exactly one entry (s < 64)
-	ones       uint64        // bit s: every value of sparse stream s is 1 (s < 64)
-	unit       uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
-	warm       uint64        // the result of warm, kept so its loads are not dropped
-	sweep      uint64        // the sweep to arrange the chunk for (with visits)
-	arr        *arrangement  // how the chunk is arranged (nil: file layout)
-	evicted    []*cacheEntry // entries insert evicted to make room for this one (see recycle)
-	err        error
+	c       int
+	chunk   *corpus.Chunk
+	hasBad  bool          // some sequence of the chunk is malformed
+	single  uint64        // bit s: every sample of sparse stream s has exactly one entry (s < 64)
+	ones    uint64        // bit s: every value of sparse stream s is 1 (s < 64)
+	unit    uint64        // bit s: every sequence has exactly one sample in stream s (s < 64)
+	warm    uint64        // the result of warm, kept so its loads are not dropped
+	sweep   uint64        // the sweep to arrange the chunk for (with visits)
+	arr     *arrangement  // how the chunk is arranged (nil: file layout)
+	evicted []*cacheEntry // entries insert evicted to make room for this one (see recycle)
+	err     error
+	// commit reports the load (corpus.DeferredSource); get calls it when
+	// the reader first uses the chunk, then clears it.
+	commit     func() error
 	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
 	done       chan struct{} // closed once chunk/err are set
 	prev, next *cacheEntry
@@ -143,7 +146,11 @@ func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry, handed int) {
 
 func (cc *chunkCache) load(e *cacheEntry) {
 	spare, handed := cc.recycle(e)
-	e.chunk, e.err = cc.src.LoadChunk(e.c)
+	if ds, ok := cc.src.(corpus.DeferredSource); ok {
+		e.chunk, e.commit, e.err = ds.ParseChunk(e.c)
+	} else {
+		e.chunk, e.err = cc.src.LoadChunk(e.c)
+	}
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
 			if b != nil {
@@ -362,7 +369,9 @@ type chunkFlags struct {
 }
 
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
-// and its flags.
+// and its flags. Only the reader's goroutine calls it: the first get of a
+// load commits it (see cacheEntry.commit), so a corpus's warnings and error
+// budget follow the read order whatever order loads finish in.
 func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 	for {
 		cc.mu.Lock()
@@ -385,7 +394,16 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 		if e.err == errDropped {
 			continue // skip removed it from the slots: load it here
 		}
-		if e.err != nil {
+		err := e.err
+		if commit := e.commit; err == nil && commit != nil {
+			// The first use of this load: its report and budget charge
+			// happen here, in read order (see corpus.DeferredSource). Only
+			// this goroutine reads commit; e.err stays as load left it,
+			// since loaders read it (recycle).
+			e.commit = nil
+			err = commit()
+		}
+		if err != nil {
 			cc.mu.Lock()
 			if cc.slots[c] == e { // let a later call retry
 				cc.unlink(e)
@@ -393,7 +411,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 				cc.n--
 			}
 			cc.mu.Unlock()
-			return nil, chunkFlags{}, e.err
+			return nil, chunkFlags{}, err
 		}
 		return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr}, nil
 	}
