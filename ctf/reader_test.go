@@ -67,6 +67,46 @@ func TestBudgetChargesOncePerSequence(t *testing.T) {
 	}
 }
 
+// Invariant 8 with ParseChunk: parsing charges and reports nothing; each
+// commit charges as LoadChunk would at that moment, so commits made in
+// reverse chunk order find the budget's end in reverse order too, and a
+// parse never committed is never charged.
+func TestParseChunkDefersTheBudget(t *testing.T) {
+	bad := map[int]bool{3: true, 17: true, 18: true}
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1)}, ChunkSequences: 5, MaxErrors: 1}
+	var warns []Error
+	r := openString(t, badCorpus(40, bad), cfg, &warns)
+	commits := make([]func() error, r.Layout().NumChunks())
+	for c := range commits {
+		ch, commit, err := r.ParseChunk(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Recycle(ch) // commit must not read the chunk
+		commits[c] = commit
+	}
+	if s := r.Summary(); s.BadSequences != 0 || len(warns) != 0 {
+		t.Fatalf("after parsing only: %d charged, %d warnings; want none", s.BadSequences, len(warns))
+	}
+	if err := commits[2](); err != nil { // chunk 2 has none
+		t.Fatal(err)
+	}
+	if err := commits[3](); err != nil { // 17 and 18: one too many
+		var be *BudgetError
+		if !errors.As(err, &be) || be.Last.Line != 19 {
+			t.Fatalf("commit of chunk 3: %v, want the budget error at line 19 (sequence 18)", err)
+		}
+	} else {
+		t.Fatal("commit of chunk 3 (two bad sequences, budget 1) succeeded")
+	}
+	if len(warns) != 1 || warns[0].Line != 18 {
+		t.Errorf("warnings %v, want sequence 17's only", warns)
+	}
+	if err := commits[0](); !errors.Is(err, ErrTooManyErrors) {
+		t.Errorf("commit after the budget failed: %v", err)
+	}
+}
+
 // Invariant 8: warnings are reported on a chunk's first load only.
 func TestWarningsOncePerChunk(t *testing.T) {
 	var warns []Error
