@@ -183,13 +183,18 @@ func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	var bad []badSeq
-	for i, b := range ch.Bad {
-		if b != nil {
-			bad = append(bad, badSeq{i, b.(*Error)})
-		}
-	}
-	return ch, func() error { return r.charge(c, p, bad) }, nil
+	a := report(p, ch)
+	return ch, func() error { return r.charge(c, a) }, nil
+}
+
+// parseReport is what a parse of a chunk leaves for the Reader's accounting
+// (see charge). It holds neither the parser nor the chunk, so a commit
+// kept for later keeps neither alive.
+type parseReport struct {
+	carried []int64
+	warns   []Error
+	more    map[int][]Error
+	bad     []badSeq // in chunk order
 }
 
 // badSeq is a bad sequence of a chunk: its index in the chunk, its first
@@ -197,6 +202,16 @@ func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err e
 type badSeq struct {
 	i   int
 	err *Error
+}
+
+func report(p *chunkParser, ch *corpus.Chunk) parseReport {
+	a := parseReport{carried: p.carried, warns: p.warns, more: p.more}
+	for i, b := range ch.Bad {
+		if b != nil {
+			a.bad = append(a.bad, badSeq{i, b.(*Error)})
+		}
+	}
+	return a
 }
 
 // parseChunk reads and parses chunk c without touching the Reader's
@@ -251,38 +266,31 @@ func (r *Reader) Recycle(ch *corpus.Chunk) {
 // commit reports chunk c's warnings (first load only) and charges its bad
 // sequences to the budget.
 func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk, error) {
-	var bad []badSeq
-	for i, b := range ch.Bad {
-		if b != nil {
-			bad = append(bad, badSeq{i, b.(*Error)})
-		}
-	}
-	if err := r.charge(c, p, bad); err != nil {
+	if err := r.charge(c, report(p, ch)); err != nil {
 		return nil, err
 	}
 	return ch, nil
 }
 
-// charge is commit's accounting for chunk c, parsed by p, whose bad
-// sequences are bad (in chunk order).
-func (r *Reader) charge(c int, p *chunkParser, bad []badSeq) error {
+// charge is commit's accounting for chunk c, whose parse left a.
+func (r *Reader) charge(c int, a parseReport) error {
 	first, _ := r.layout.Chunk(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.carried[c] == nil {
-		r.carried[c] = p.carried
+		r.carried[c] = a.carried
 	}
 	if r.failed != nil {
 		return r.failed
 	}
 	if !r.loaded[c] {
 		r.loaded[c] = true
-		for _, w := range p.warns {
+		for _, w := range a.warns {
 			r.warnings[Kind(w.Err)]++
 			r.warn(w)
 		}
 	}
-	for _, b := range bad {
+	for _, b := range a.bad {
 		if _, ok := r.charged[first+b.i]; ok {
 			continue
 		}
@@ -290,7 +298,7 @@ func (r *Reader) charge(c int, p *chunkParser, bad []badSeq) error {
 		if err := r.chargeLocked(b.err); err != nil {
 			return err
 		}
-		for _, e := range p.more[first+b.i] {
+		for _, e := range a.more[first+b.i] {
 			r.warn(e)
 		}
 	}
