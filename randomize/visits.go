@@ -9,14 +9,18 @@ import (
 
 // windowVisits is one window's visit order, grouped by chunk: the
 // chunk-relative indices of the window's k-th placed chunk, in the order
-// the sweep visits them, are visits[start[k]:start[k+1]].
+// the sweep visits them, are visits[start[k]:start[k+1]]. order is the same
+// visit order as ordinals, what the window's cursor yields: a cursor that
+// finds it computed reads it instead of shuffling (windowCursor.load).
+// Neither is modified once done is set.
 type windowVisits struct {
 	sweep  uint64
 	win    int
 	once   sync.Once
-	done   atomic.Bool // set once start and visits are
+	done   atomic.Bool // set once start, visits and order are
 	start  []int32
 	visits []int32
+	order  []int32
 }
 
 // keptVisits is how many windows' visit orders a window randomizer keeps:
@@ -114,11 +118,31 @@ func (v *windowVisits) compute(sw *windowSweep, i int) {
 	}
 	fisherYates(pairs, mix.PCG(sw.r.seed, sw.sweep, uint64(i)))
 	v.visits = make([]int32, len(pairs))
+	v.order = make([]int32, len(pairs))
 	next := append([]int32(nil), v.start[:len(chunks)]...)
-	for _, pq := range pairs {
-		k := pq >> 32
-		v.visits[next[k]] = int32(uint32(pq))
+	firsts := make([]int32, len(chunks))
+	for k, ch := range chunks {
+		first, _ := l.Chunk(int(ch))
+		firsts[k] = int32(first)
+	}
+	for j, pq := range pairs {
+		k, q := pq>>32, int32(uint32(pq))
+		v.visits[next[k]] = q
 		next[k]++
+		v.order[j] = firsts[k] + q
 	}
 	v.done.Store(true)
+}
+
+// computedOrder returns window i of sweep s's visit order as ordinals if
+// it is kept and computed, else nil, without waiting or starting anything.
+func (r *window) computedOrder(s uint64, i int) []int32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, v := range r.visits {
+		if v.sweep == s && v.win == i && v.done.Load() {
+			return v.order
+		}
+	}
+	return nil
 }

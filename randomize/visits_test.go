@@ -99,3 +99,44 @@ func TestWindowVisitsConcurrent(t *testing.T) {
 		t.Fatal(e)
 	}
 }
+
+// A window cursor that finds its window's order computed (VisitOrder)
+// reads it instead of shuffling: every walk and every Seek yields what a
+// randomizer that never computed an order yields, whichever windows were
+// computed. Without the computed path exercised (no cursor read one) the
+// test fails, so it cannot pass vacuously.
+func TestWindowCursorReadsComputedOrders(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	read := 0
+	for trial := range 200 {
+		l := randomLayout(r, 14, 7, trial%2 == 0, trial%3 == 0)
+		cfg := randomConfig(r, "window")
+		fresh, computed := mustNew(t, cfg, l), mustNew(t, cfg, l)
+		vo := computed.(VisitOrder)
+		for _, s := range []uint64{0, 1, 1 << 40} {
+			for c := range l.NumChunks() {
+				if r.IntN(2) == 0 {
+					vo.Visits(s, c) // computes c's window, waiting for it
+				}
+			}
+			if got, want := walk(t, computed, l, s), walk(t, fresh, l, s); !slices.Equal(got, want) {
+				t.Fatalf("trial %d sweep %d: walk %v with computed orders, %v without", trial, s, got, want)
+			}
+			total := l.TotalSamples()
+			for range 4 {
+				off := r.Uint64N(total + 1)
+				cg, atg := computed.Sweep(s).Seek(off)
+				cw, atw := fresh.Sweep(s).Seek(off)
+				if wc, ok := cg.(*windowCursor); ok && wc.shuffled {
+					read++
+				}
+				if got, want := drain(t, cg, l.NumSequences()), drain(t, cw, l.NumSequences()); atg != atw || !slices.Equal(got, want) {
+					t.Fatalf("trial %d sweep %d Seek(%d): at %d %v with computed orders, at %d %v without", trial, s, off, atg, got, atw, want)
+				}
+			}
+		}
+	}
+	if read == 0 {
+		t.Fatal("no cursor read a computed order")
+	}
+}

@@ -197,16 +197,28 @@ func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
 // windowCursor walks a sweep window by window, holding one window.
 type windowCursor struct {
 	sw   *windowSweep
-	win  int       // current window; numWindows when exhausted
-	seqs []int32   // the current window's ordinals; seqs[:next] are shuffled
-	next int       // index in seqs of the next sequence
-	g    *rand.PCG // the window's stream, positioned at step next
+	win  int     // current window; numWindows when exhausted
+	seqs []int32 // the current window's ordinals; seqs[:next] are shuffled
+	// shuffled says seqs is the window's whole visit order, computed
+	// ahead for VisitOrder (windowVisits.order, read-only): the cursor
+	// reads it instead of shuffling.
+	shuffled bool
+	own      []int32   // the cursor's own array, which seqs is when !shuffled
+	next     int       // index in seqs of the next sequence
+	g        *rand.PCG // the window's stream, positioned at step next
 }
 
-// load makes window i current: its ordinals gathered in placed-chunk order,
+// load makes window i current: its visit order when VisitOrder computed it
+// already (the same permutation: the same draws on the same starting
+// order, see Visits), else its ordinals gathered in placed-chunk order,
 // ready to be shuffled step by step.
 func (c *windowCursor) load(i int) {
 	sw := c.sw
+	c.win, c.next = i, 0
+	if order := sw.r.computedOrder(sw.sweep, i); order != nil {
+		c.seqs, c.shuffled, c.g = order, true, nil
+		return
+	}
 	l := sw.r.l
 	chunks := sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]]
 	size := 0
@@ -214,23 +226,26 @@ func (c *windowCursor) load(i int) {
 		first, end := l.Chunk(int(ch))
 		size += end - first
 	}
-	if cap(c.seqs) < size {
-		c.seqs = make([]int32, 0, size)
+	if cap(c.own) < size {
+		c.own = make([]int32, 0, size)
 	}
-	c.win, c.next, c.seqs = i, 0, c.seqs[:0]
+	c.seqs, c.shuffled = c.own[:0], false
 	for _, ch := range chunks {
 		first, end := l.Chunk(int(ch))
 		for q := first; q < end; q++ {
 			c.seqs = append(c.seqs, int32(q))
 		}
 	}
+	c.own = c.seqs
 	c.g = mix.PCG(sw.r.seed, sw.sweep, uint64(i))
 }
 
 // step fixes and returns the sequence at position next of the window.
 // The caller makes sure next < len(seqs).
 func (c *windowCursor) step() int32 {
-	fisherYatesStep(c.seqs, c.next, c.g)
+	if !c.shuffled {
+		fisherYatesStep(c.seqs, c.next, c.g)
+	}
 	c.next++
 	return c.seqs[c.next-1]
 }
@@ -261,6 +276,14 @@ func (c *windowCursor) NextN(dst []int) int {
 		// Fisher-Yates steps of fisherYatesStep inlined.
 		seqs, g := c.seqs, c.g
 		k := min(len(dst)-n, len(seqs)-c.next)
+		if c.shuffled {
+			for i, q := range seqs[c.next : c.next+k] {
+				dst[n+i] = int(q)
+			}
+			n += k
+			c.next += k
+			continue
+		}
 		for i := c.next; i < c.next+k; i++ {
 			j := i + int(uniform(g, uint64(len(seqs)-i)))
 			seqs[i], seqs[j] = seqs[j], seqs[i]
