@@ -75,6 +75,14 @@ type matcher struct {
 	first    [256]bool // first bytes of the names
 	word     []uint64  // names of < 8 bytes as little-endian words
 	wordMask []uint64  // their masks (0 for longer names)
+	key      []uint64  // nameKey of names of < 8 bytes (0 for longer names)
+}
+
+// nameKey is the k < 8 bytes of a name, the low bytes of the little-endian
+// word w, with k in the top byte: one comparison tells names of different
+// lengths apart as well as different bytes.
+func nameKey(w uint64, k int) uint64 {
+	return w&(1<<(8*uint(k))-1) | uint64(k)<<56
 }
 
 func newMatcher(streams []corpus.Stream) *matcher {
@@ -91,6 +99,11 @@ func newMatcher(streams []corpus.Stream) *matcher {
 		}
 		m.word = append(m.word, w)
 		m.wordMask = append(m.wordMask, k)
+		var key uint64
+		if len(s.Name) < 8 {
+			key = nameKey(w, len(s.Name))
+		}
+		m.key = append(m.key, key)
 	}
 	return m
 }
@@ -302,13 +315,13 @@ const (
 func zeroBytes(x uint64) uint64 { return ^(((x & low7) + low7) | x | low7) }
 
 // stream returns the configured stream named line[i:e], or -1. A name of
-// up to 7 bytes is compared as one masked 64-bit word when 8 bytes of line
-// are readable at i, instead of a byte comparison per configured name.
+// up to 7 bytes is compared as one 64-bit key (see nameKey) when 8 bytes of
+// line are readable at i, instead of a byte comparison per configured name.
 func (m *matcher) stream(line []byte, i, e int) int {
 	if k := e - i; k < 8 && i+8 <= len(line) {
-		w := binary.LittleEndian.Uint64(line[i:]) & (1<<(8*uint(k)) - 1)
-		for s, nw := range m.word {
-			if nw == w && len(m.names[s]) == k {
+		key := nameKey(binary.LittleEndian.Uint64(line[i:]), k)
+		for s, nk := range m.key {
+			if nk == key {
 				return s
 			}
 		}
