@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -33,6 +34,13 @@ import (
 // ahead.
 //
 //	go test -run '^$' -bench Claim8 -benchtime 3000x ./graph/coord
+//
+// With BATCHPREP_BENCH_ETCD=HOST:PORT both this benchmark and BenchmarkPut
+// use that etcd instead of one started in the test process (for example
+// `batchprep coordinator --data-dir DIR --listen 127.0.0.1:23790`), so that
+// the server does not share the test's runtime; the nofsync cases then
+// measure that server as it was started. Each case uses a run name of its
+// own, and its keys are removed when its trainers sign off.
 func BenchmarkClaim8(b *testing.B) {
 	for _, c := range []struct {
 		p       int
@@ -53,12 +61,8 @@ func BenchmarkClaim8(b *testing.B) {
 }
 
 func benchClaims(b *testing.B, p int, work time.Duration, noFsync, noAhead bool) {
-	s, err := Serve(ServerOptions{Dir: filepath.Join(b.TempDir(), "etcd"), Fast: true, NoFsync: noFsync})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	srv := s
+	srv := benchServer(b, noFsync)
+	run := fmt.Sprintf("bench-%d-%d", b.N, time.Now().UnixNano()) // unique on a shared etcd
 	const w = 8
 	ctx := context.Background()
 	clients := make([]*clientv3.Client, w)
@@ -80,7 +84,7 @@ func benchClaims(b *testing.B, p int, work time.Duration, noFsync, noAhead bool)
 	b.ResetTimer()
 	for i := range clients {
 		wg.Go(func() {
-			tr, err := Join(ctx, clients[i], Options{Run: fmt.Sprintf("bench-%d", b.N), Rank: i, World: w, L: p, R: p, Passes: passes, NoClaimAhead: noAhead})
+			tr, err := Join(ctx, clients[i], Options{Run: run, Rank: i, World: w, L: p, R: p, Passes: passes, NoClaimAhead: noAhead})
 			if err != nil {
 				b.Error(err)
 				return
@@ -178,13 +182,10 @@ func BenchmarkPut(b *testing.B) {
 	for _, w := range []int{1, 8} {
 		for _, gap := range []time.Duration{0, 5 * time.Millisecond} {
 			b.Run(fmt.Sprintf("writers=%d/gap=%v", w, gap), func(b *testing.B) {
-				srv, err := Serve(ServerOptions{Dir: filepath.Join(b.TempDir(), "etcd"), Fast: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer srv.Close()
+				srv := benchServer(b, false)
 				clients := make([]*clientv3.Client, w)
 				for i := range clients {
+					var err error
 					if clients[i], err = newClient(srv.Endpoint()); err != nil {
 						b.Fatal(err)
 					}
@@ -200,3 +201,22 @@ func BenchmarkPut(b *testing.B) {
 		}
 	}
 }
+
+// benchServer is the etcd a benchmark talks to: BATCHPREP_BENCH_ETCD's, or
+// one started in this process for the benchmark (closed when it ends).
+func benchServer(b *testing.B, noFsync bool) interface{ Endpoint() string } {
+	if ep := os.Getenv("BATCHPREP_BENCH_ETCD"); ep != "" {
+		return endpoint(ep)
+	}
+	s, err := Serve(ServerOptions{Dir: filepath.Join(b.TempDir(), "etcd"), Fast: true, NoFsync: noFsync})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	return s
+}
+
+// endpoint is an etcd started elsewhere.
+type endpoint string
+
+func (e endpoint) Endpoint() string { return string(e) }
