@@ -279,26 +279,14 @@ func (ix *indexer) runFrom(r io.Reader, start int64, first bool, bufSize int) er
 func isNameEnd(c byte) bool { return c <= ' ' || c == '|' }
 
 // carried returns the mask of configured streams that line carries. It
-// finds the '|' bytes eight at a time (SWAR) and compares the bytes after
+// finds the '|' bytes eight at a time (SWAR, nextBar) and compares the bytes after
 // each one directly against the configured names (a name matches when
 // followed by a delimiter, '|' or the end of the line), so comments and
 // unknown names cost almost nothing.
 func (m *matcher) carried(line []byte) uint64 {
 	var mask uint64
-	n := len(line)
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		bars := zeroBytes(binary.LittleEndian.Uint64(line[i:]) ^ barBytes)
-		for bars != 0 {
-			p := i + bits.TrailingZeros64(bars)>>3 + 1
-			bars &= bars - 1
-			mask |= m.nameAt(line, p)
-		}
-	}
-	for ; i < n; i++ {
-		if line[i] == '|' {
-			mask |= m.nameAt(line, i+1)
-		}
+	for p := nextBar(line, 0); p < len(line); p = nextBar(line, p+1) {
+		mask |= m.nameAt(line, p+1)
 	}
 	return mask
 }
