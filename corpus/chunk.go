@@ -81,6 +81,20 @@ type DeferredSource interface {
 	ParseChunk(c int) (ch *Chunk, commit func() error, err error)
 }
 
+// ArrangingSource is implemented by DeferredSources whose parse ends with a
+// copy of the chunk into its final arrays anyway: ParseChunkArranged makes
+// that copy in a given order, so a reader that wants a chunk arranged (see
+// Arrange) gets it for the price of a plain parse, with no second copy and
+// no second chunk held while it is made. It returns what
+// Arrange(into, ParseChunk(c), order) would, with the same commit: order
+// must have one entry per sequence of chunk c. into lends its arrays (nil:
+// none); the caller owns the returned chunk, as it owns into, and may pass
+// it as into again once it no longer reads it.
+type ArrangingSource interface {
+	DeferredSource
+	ParseChunkArranged(c int, order []int32, into *Chunk) (ch *Chunk, commit func() error, err error)
+}
+
 // Recycler is implemented by Sources whose LoadChunk can reuse the memory of
 // a chunk handed back to it. Recycle(ch) promises that nothing reads or
 // keeps ch or its slices any more (strings taken from ch.IDs stay valid:

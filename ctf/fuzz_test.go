@@ -89,16 +89,24 @@ func FuzzIndex(f *testing.F) {
 		for c := 0; c+1 < len(x.chunkStart); c++ {
 			first := x.chunkStart[c]
 			p := newChunkParser(&cfg, "fuzz", x)
-			ch := p.parse(c, chunkBytes(x, c, data), nil)
+			ch, _ := p.parse(c, chunkBytes(x, c, data), nil, nil)
 			// A recycled chunk's old contents never show through.
-			if again := newChunkParser(&cfg, "fuzz", x).parse(c, chunkBytes(x, c, data), spare); !reflect.DeepEqual(again, ch) {
+			if again, _ := newChunkParser(&cfg, "fuzz", x).parse(c, chunkBytes(x, c, data), spare, nil); !reflect.DeepEqual(again, ch) {
 				t.Fatalf("chunk %d parsed into a recycled chunk: %+v, fresh %+v", c, again, ch)
 			}
 			// Nor do a scratch chunk's (the arrays a parse builds in).
 			ps := newChunkParser(&cfg, "fuzz", x)
 			ps.scratch = poisoned(ch)
-			if again := ps.parse(c, chunkBytes(x, c, data), poisoned(ch)); !reflect.DeepEqual(again, ch) {
+			if again, _ := ps.parse(c, chunkBytes(x, c, data), poisoned(ch), nil); !reflect.DeepEqual(again, ch) {
 				t.Fatalf("chunk %d parsed through a scratch chunk: %+v, fresh %+v", c, again, ch)
+			}
+			// An arranged parse, through poisoned scratch and destination
+			// chunks, is the plain parse arranged.
+			order := rotated(len(ch.IDs), int(first))
+			pa := newChunkParser(&cfg, "fuzz", x)
+			pa.scratch = poisoned(ch)
+			if got, want := first2(pa.parse(c, chunkBytes(x, c, data), poisoned(ch), order)), corpus.Arrange(poisoned(ch), ch, order); !reflect.DeepEqual(got, want) {
+				t.Fatalf("chunk %d parsed arranged in %v: %+v, want %+v", c, order, got, want)
 			}
 			spare = poisoned(ch)
 			for s, n := range p.carried {
@@ -164,7 +172,7 @@ func FuzzParseRow(f *testing.F) {
 			t.Fatalf("index: %v", err)
 		}
 		p := newChunkParser(&cfg, "fuzz", x)
-		ch := p.parse(0, chunkBytes(x, 0, data), nil)
+		ch, _ := p.parse(0, chunkBytes(x, 0, data), nil, nil)
 		if ch.BadAt(0) != nil || ch.BadAt(ch.Len()-1) != nil {
 			t.Fatalf("neighbour rows affected: %v", ch.Bad)
 		}
@@ -218,6 +226,17 @@ func FuzzWriterRoundTrip(f *testing.F) {
 
 // poisoned returns a deep copy of ch with every number and id replaced by
 // garbage and every slice at full capacity, as a recycled chunk may look.
+// rotated returns a permutation of 0..n-1: reversed, then rotated by k.
+func rotated(n, k int) []int32 {
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32((n - 1 - i + k) % n)
+	}
+	return order
+}
+
+func first2[A, B any](a A, _ B) A { return a }
+
 func poisoned(ch *corpus.Chunk) *corpus.Chunk {
 	out := &corpus.Chunk{First: -7, IDs: make([]string, len(ch.IDs)+3), Bad: make([]error, len(ch.IDs)+1)}
 	for i := range out.IDs {

@@ -52,7 +52,8 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 	return p
 }
 
-// parse parses chunk c, whose bytes (see index.span) are data.
+// parse parses chunk c, whose bytes (see index.span) are data, and
+// returns it with what the Reader's accounting needs (report).
 // A recycled chunk old (nil when there is none) lends its arrays: each is
 // reused when its capacity suffices. With p.scratch set, the stream arrays
 // are built in the scratch chunk's arrays, which stay in the processor's
@@ -61,13 +62,27 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 // untouched since a window ago, pays a cache miss per line written. Row
 // starts of one entry per sample and values that are all 1 are not copied:
 // the chunk shares corpus.Iota and corpus.Ones instead.
-func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk {
+//
+// With order non-nil, that copy lays the chunk out in order
+// (corpus.Arrange): the ids, parse errors and stream arrays are built in
+// the scratch chunk, in file order, and arranged into old's arrays, so an
+// arranged chunk costs what a plain parse does.
+func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk, order []int32) (*corpus.Chunk, parseReport) {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
 	n := end - first
 	ch := old
-	if ch == nil || len(ch.Streams) != len(p.cfg.Streams) {
-		ch = &corpus.Chunk{Streams: make([]corpus.StreamData, len(p.cfg.Streams))}
+	if order != nil {
+		if p.scratch == nil {
+			p.scratch = &corpus.Chunk{}
+		}
+		ch = p.scratch
+	}
+	if ch == nil {
+		ch = &corpus.Chunk{}
+	}
+	if len(ch.Streams) != len(p.cfg.Streams) {
+		ch.Streams = make([]corpus.StreamData, len(p.cfg.Streams))
 	}
 	ch.First, ch.Bad, ch.IDs = first, nil, reuse(ch.IDs, n, n)
 	for s := range ch.Streams {
@@ -165,7 +180,33 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk) *corpus.Chunk
 		}
 		p.ch = ch
 	}
-	return ch
+	a := report(p, ch.Bad)
+	if order != nil {
+		return corpus.Arrange(old, p.shareView(ch), order), a
+	}
+	return ch, a
+}
+
+// shareView returns a chunk with sc's ids, errors and arrays, except that
+// a sparse stream's row starts of one entry per sample and values that are
+// all 1 are corpus.Iota and corpus.Ones (as parse's plain copy makes them),
+// so that corpus.Arrange keeps them shared.
+func (p *chunkParser) shareView(sc *corpus.Chunk) *corpus.Chunk {
+	v := *sc
+	v.Streams = append([]corpus.StreamData(nil), sc.Streams...)
+	for s := range v.Streams {
+		d := &v.Streams[s]
+		if !p.sparse[s] {
+			continue
+		}
+		if isIota(d.RowStart) {
+			d.RowStart = corpus.Iota(len(d.RowStart))
+		}
+		if allOnes(d.Values) {
+			d.Values = corpus.Ones(len(d.Values))
+		}
+	}
+	return &v
 }
 
 // copied returns src's elements in dst's array when it can hold them (else

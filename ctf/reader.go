@@ -163,11 +163,14 @@ func (r *Reader) Path() string { return r.path }
 // sequence over the Reader's life; warnings are reported the first time a
 // chunk is loaded. Once the budget is exhausted every call fails.
 func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
-	p, ch, err := r.parseChunk(c)
+	a, ch, err := r.parseChunk(c, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return r.commit(c, p, ch)
+	if err := r.charge(c, a); err != nil {
+		return nil, err
+	}
+	return ch, nil
 }
 
 // ParseChunk implements corpus.DeferredSource: it parses chunk c as
@@ -179,11 +182,30 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 // all for a chunk the caller never uses. It reads only what the parse
 // left aside, not ch, which may be recycled before it.
 func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err error) {
-	p, ch, err := r.parseChunk(c)
+	return r.deferred(c, nil, nil)
+}
+
+// ParseChunkArranged implements corpus.ArrangingSource: ParseChunk with
+// the chunk laid out in order, which the parse's copy out of its scratch
+// arrays makes instead of a plain copy (see chunkParser.parse). into, or
+// else a chunk handed back through Recycle, lends its arrays.
+func (r *Reader) ParseChunkArranged(c int, order []int32, into *corpus.Chunk) (ch *corpus.Chunk, commit func() error, err error) {
+	if c >= 0 && c < r.layout.NumChunks() {
+		if first, end := r.layout.Chunk(c); len(order) != end-first {
+			return nil, nil, fmt.Errorf("ctf: chunk %d: an order of %d sequences for %d", c, len(order), end-first)
+		}
+	}
+	if order == nil {
+		order = []int32{} // an empty chunk, arranged all the same
+	}
+	return r.deferred(c, order, into)
+}
+
+func (r *Reader) deferred(c int, order []int32, into *corpus.Chunk) (*corpus.Chunk, func() error, error) {
+	a, ch, err := r.parseChunk(c, order, into)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := report(p, ch)
 	return ch, func() error { return r.charge(c, a) }, nil
 }
 
@@ -204,9 +226,11 @@ type badSeq struct {
 	err *Error
 }
 
-func report(p *chunkParser, ch *corpus.Chunk) parseReport {
+// report is what p's parse of a chunk leaves for charge; bad are the
+// chunk's parse errors in chunk order (Chunk.Bad before any arrangement).
+func report(p *chunkParser, bad []error) parseReport {
 	a := parseReport{carried: p.carried, warns: p.warns, more: p.more}
-	for i, b := range ch.Bad {
+	for i, b := range bad {
 		if b != nil {
 			a.bad = append(a.bad, badSeq{i, b.(*Error)})
 		}
@@ -215,40 +239,44 @@ func report(p *chunkParser, ch *corpus.Chunk) parseReport {
 }
 
 // parseChunk reads and parses chunk c without touching the Reader's
-// accounting (see commit).
-func (r *Reader) parseChunk(c int) (*chunkParser, *corpus.Chunk, error) {
+// accounting (see charge), and returns what charge needs. With order
+// non-nil, the chunk is laid out in that order (corpus.Arrange). The chunk
+// is written into into's arrays, or else into a recycled chunk's.
+func (r *Reader) parseChunk(c int, order []int32, into *corpus.Chunk) (parseReport, *corpus.Chunk, error) {
 	if c < 0 || c >= r.layout.NumChunks() {
-		return nil, nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
+		return parseReport{}, nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
 	}
 	r.mu.Lock()
 	failed := r.failed
 	r.mu.Unlock()
 	if failed != nil {
-		return nil, nil, failed
+		return parseReport{}, nil, failed
 	}
 	data, err := r.readChunk(c)
 	if err != nil {
-		return nil, nil, err
+		return parseReport{}, nil, err
 	}
 	defer r.release(data)
 	p := newChunkParser(&r.cfg, r.path, r.x)
-	var old *corpus.Chunk
-	select {
-	case old = <-r.spare:
-	default:
+	old := into
+	if old == nil {
+		select {
+		case old = <-r.spare:
+		default:
+		}
 	}
 	select {
 	case p.scratch = <-r.scratch:
 	default:
 		p.scratch = &corpus.Chunk{}
 	}
-	ch := p.parse(c, data, old)
+	ch, a := p.parse(c, data, old, order)
 	select {
 	case r.scratch <- p.scratch:
 	default:
 	}
 	p.scratch = nil
-	return p, ch, nil
+	return a, ch, nil
 }
 
 // Recycle implements corpus.Recycler: a later LoadChunk reuses ch's arrays
@@ -263,16 +291,7 @@ func (r *Reader) Recycle(ch *corpus.Chunk) {
 	}
 }
 
-// commit reports chunk c's warnings (first load only) and charges its bad
-// sequences to the budget.
-func (r *Reader) commit(c int, p *chunkParser, ch *corpus.Chunk) (*corpus.Chunk, error) {
-	if err := r.charge(c, report(p, ch)); err != nil {
-		return nil, err
-	}
-	return ch, nil
-}
-
-// charge is commit's accounting for chunk c, whose parse left a.
+// charge is the accounting for chunk c, whose parse left a.
 func (r *Reader) charge(c int, a parseReport) error {
 	first, _ := r.layout.Chunk(c)
 	r.mu.Lock()
@@ -317,7 +336,7 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 	}
 	n := r.layout.NumChunks()
 	type parsed struct {
-		p   *chunkParser
+		a   parseReport
 		ch  *corpus.Chunk
 		err error
 	}
@@ -342,8 +361,8 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 				if c >= n {
 					return
 				}
-				p, ch, err := r.parseChunk(c)
-				slots[c] <- parsed{p, ch, err}
+				a, ch, err := r.parseChunk(c, nil, nil)
+				slots[c] <- parsed{a, ch, err}
 			}
 		})
 	}
@@ -357,11 +376,10 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 		if got.err != nil {
 			return got.err
 		}
-		ch, err := r.commit(c, got.p, got.ch)
-		if err != nil {
+		if err := r.charge(c, got.a); err != nil {
 			return err
 		}
-		if err := fn(c, ch); err != nil {
+		if err := fn(c, got.ch); err != nil {
 			return err
 		}
 	}

@@ -231,3 +231,80 @@ func TestSummaryNoTotals(t *testing.T) {
 		t.Errorf("Summary %+v, SummaryNoTotals %+v", full, n)
 	}
 }
+
+// ParseChunkArranged gives the chunk ParseChunk gives, laid out in the
+// order asked (corpus.Arrange), with the same accounting: sequences, ids,
+// parse errors and every stream's data move together, one-hot streams keep
+// the shared arrays, the chunk lent (the previous arrangement, of another
+// size) shows nothing of its old contents, and commits charge and warn as
+// ParseChunk's do.
+func TestParseChunkArranged(t *testing.T) {
+	var b strings.Builder
+	bad := map[int]bool{}
+	for i := range 90 {
+		switch {
+		case i%11 == 4:
+			bad[i] = true
+			fmt.Fprintf(&b, "%d |d x |h 1:1 |v 2:0.5\n", i)
+		case i%7 == 0:
+			fmt.Fprintf(&b, "%d |d %d |h %d:1 |v %d:0.5 3:2\n%d |d %d |h 2:1\n", i, i, i%5, i%9, i, i+1)
+		default:
+			fmt.Fprintf(&b, "%d |d %d |h %d:1 |v %d:1.5\n", i, i, i%5, i%9)
+		}
+	}
+	streams := []corpus.Stream{dense("d", 1), {Name: "h", Dim: 5, Sparse: true}, {Name: "v", Dim: 9, Sparse: true}}
+	cfg := Config{Streams: streams, ChunkSequences: 13, MaxErrors: 3}
+	var plainWarns, arrWarns []Error
+	plain := openString(t, b.String(), cfg, &plainWarns)
+	acfg := cfg
+	acfg.Warn = func(e Error) { arrWarns = append(arrWarns, e) }
+	arr, err := Open(plain.Path(), acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer arr.Close()
+	if _, _, err := arr.ParseChunkArranged(0, make([]int32, 12), nil); err == nil {
+		t.Error("an order of 12 sequences for a chunk of 13 was accepted")
+	}
+	var into *corpus.Chunk
+	for c := range plain.Layout().NumChunks() {
+		want, wantCommit, werr := plain.ParseChunk(c)
+		first, end := arr.Layout().Chunk(c)
+		order := rotated(end-first, c*5)
+		got, commit, err := arr.ParseChunkArranged(c, order, into)
+		if werr != nil || err != nil {
+			// The budget ran out at the same commit for both: every
+			// parse fails from then on.
+			if fmt.Sprint(err) != fmt.Sprint(werr) || !errors.Is(err, ErrTooManyErrors) {
+				t.Fatalf("chunk %d: %v, ParseChunk's %v (want the budget error)", c, err, werr)
+			}
+			break
+		}
+		if got.First != want.First || got.Len() != want.Len() {
+			t.Fatalf("chunk %d: first %d, %d sequences; want %d, %d", c, got.First, got.Len(), want.First, want.Len())
+		}
+		for k, i := range order {
+			if got.IDs[k] != want.IDs[i] || got.BadAt(k) != nil != (want.BadAt(int(i)) != nil) {
+				t.Fatalf("chunk %d: arranged sequence %d is %q (bad %v), want sequence %d, %q (bad %v)", c, k, got.IDs[k], got.BadAt(k), i, want.IDs[i], want.BadAt(int(i)))
+			}
+			if g, w := ChunkSamples(got, streams, k), ChunkSamples(want, streams, int(i)); !reflect.DeepEqual(g, w) {
+				t.Fatalf("chunk %d: arranged sequence %d has %v, want sequence %d's %v", c, k, g, i, w)
+			}
+		}
+		h := got.Streams[1]
+		if !corpus.SharedIota(h.RowStart) || !corpus.SharedOnes(h.Values) {
+			t.Errorf("chunk %d: the one-hot stream's arrays are not the shared ones", c)
+		}
+		ew, eg := wantCommit(), commit()
+		if fmt.Sprint(eg) != fmt.Sprint(ew) {
+			t.Fatalf("chunk %d: commit %v, ParseChunk's %v", c, eg, ew)
+		}
+		into = got
+	}
+	if fmt.Sprint(arrWarns) != fmt.Sprint(plainWarns) || len(plainWarns) == 0 {
+		t.Errorf("warnings %v, ParseChunk's %v (want some)", arrWarns, plainWarns)
+	}
+	if g, w := arr.Summary(), plain.Summary(); g.BadSequences != w.BadSequences || w.BadSequences == 0 {
+		t.Errorf("%d bad sequences charged, ParseChunk's %d (want some)", g.BadSequences, w.BadSequences)
+	}
+}

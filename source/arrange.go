@@ -52,152 +52,23 @@ func (a *arrangement) find(i int) int {
 	return k
 }
 
-// arrange returns src's sequences laid out so that its k-th sequence is
-// src's sequence order[k] (a permutation of 0..src.Len()-1), and pos, the
-// inverse: pos[order[k]] = k. It writes into dst's and pos's arrays when
-// they are large enough (dst may be nil) and never into corpus's shared
-// arrays; src is not modified, and the shared arrays of a one-hot stream
-// (corpus.Iota row starts, corpus.Ones values) stay shared, as the
-// arrangement keeps each sample's entries.
+// arrange lays src out in order (corpus.Arrange), into dst's arrays when
+// they are large enough, and returns it with pos, order's inverse
+// (pos[order[k]] = k), written into pos's array when it is long enough.
 func arrange(dst, src *corpus.Chunk, order, pos []int32) (*corpus.Chunk, []int32) {
-	if dst == nil {
-		dst = &corpus.Chunk{}
+	return corpus.Arrange(dst, src, order), inverse(order, pos)
+}
+
+// inverse returns pos with pos[order[k]] = k, in pos's array when it is
+// long enough.
+func inverse(order, pos []int32) []int32 {
+	if cap(pos) >= len(order) {
+		pos = pos[:len(order)]
+	} else {
+		pos = make([]int32, len(order), len(order)+len(order)/8)
 	}
-	n := len(order)
-	pos = reuse(pos, n)
 	for k, i := range order {
 		pos[i] = int32(k)
 	}
-	dst.First = src.First
-	dst.IDs = reuse(dst.IDs, n)
-	for k, i := range order {
-		dst.IDs[k] = src.IDs[i]
-	}
-	if src.Bad == nil {
-		dst.Bad = nil
-	} else {
-		dst.Bad = reuse(dst.Bad, n)
-		for k, i := range order {
-			dst.Bad[k] = src.Bad[i]
-		}
-	}
-	dst.Streams = reuse(dst.Streams, len(src.Streams))
-	for s := range src.Streams {
-		arrangeStream(&dst.Streams[s], &src.Streams[s], order)
-	}
-	return dst, pos
-}
-
-// arrangeStream lays one stream out in order (see arrange).
-func arrangeStream(d, sd *corpus.StreamData, order []int32) {
-	ss := sd.SeqStart
-	d.SeqStart = reuse(d.SeqStart, len(ss))
-	if len(ss) > 0 {
-		d.SeqStart[0] = 0
-	}
-	at := int32(0)
-	for k, i := range order {
-		at += ss[i+1] - ss[i]
-		d.SeqStart[k+1] = at
-	}
-	if sd.RowStart == nil {
-		arrangeDense(d, sd, order)
-		return
-	}
-	d.Dense = nil
-	rs := sd.RowStart
-	entries := len(sd.Indices)
-	d.Indices = reuse(d.Indices, entries)
-	if corpus.SharedIota(rs) {
-		// One entry per sample: the entries follow the samples.
-		d.RowStart = rs
-		copyRuns(d.Indices, sd.Indices, ss, order, 1)
-		d.Values = arrangeValues(d.Values, sd.Values, ss, order)
-		return
-	}
-	d.RowStart = reuse(ownRows(d.RowStart), len(rs))
-	if len(rs) > 0 {
-		d.RowStart[0] = 0
-	}
-	o, e := 0, int32(0) // the next arranged sample, and its first entry
-	for _, i := range order {
-		lo, hi := ss[i], ss[i+1]
-		base := rs[lo]
-		off := e - base
-		for j := lo + 1; j <= hi; j++ {
-			o++
-			d.RowStart[o] = rs[j] + off
-		}
-		end := rs[hi]
-		copy(d.Indices[e:], sd.Indices[base:end])
-		e += end - base
-	}
-	if corpus.SharedOnes(sd.Values) {
-		d.Values = sd.Values
-		return
-	}
-	d.Values = reuse(ownValues(d.Values), len(sd.Values))
-	for k := range order {
-		i := order[k]
-		lo, hi := rs[ss[i]], rs[ss[i+1]]
-		to := d.RowStart[d.SeqStart[k]]
-		copy(d.Values[to:], sd.Values[lo:hi])
-	}
-}
-
-// arrangeValues returns the values of a stream with one entry per sample
-// in order: the shared ones themselves, or a copy into dst.
-func arrangeValues(dst, src []float32, ss, order []int32) []float32 {
-	if corpus.SharedOnes(src) {
-		return src
-	}
-	dst = reuse(ownValues(dst), len(src))
-	copyRuns(dst, src, ss, order, 1)
-	return dst
-}
-
-// arrangeDense lays out a dense stream's values in order.
-func arrangeDense(d, sd *corpus.StreamData, order []int32) {
-	d.RowStart, d.Indices, d.Values = nil, nil, nil
-	if sd.Dense == nil {
-		d.Dense = nil
-		return
-	}
-	ss := sd.SeqStart
-	d.Dense = reuse(d.Dense, len(sd.Dense))
-	if len(ss) == 0 || ss[len(ss)-1] == 0 {
-		return
-	}
-	samples := int(ss[len(ss)-1])
-	copyRuns(d.Dense, sd.Dense, ss, order, len(sd.Dense)/samples)
-}
-
-// copyRuns copies, for each k, the width-element items of sequence
-// order[k] (samples ss[i] to ss[i+1]) from src, one after the other into
-// dst.
-func copyRuns[T any](dst, src []T, ss, order []int32, width int) {
-	o := 0
-	for _, i := range order {
-		lo, hi := int(ss[i])*width, int(ss[i+1])*width
-		n := hi - lo
-		if n <= 16 {
-			d, s := dst[o:o+n], src[lo:hi]
-			for k := range d {
-				d[k] = s[k]
-			}
-		} else {
-			copy(dst[o:o+n], src[lo:hi])
-		}
-		o += n
-	}
-}
-
-// reuse returns a's first n elements, or a new array when a is too short,
-// with room for an eighth more: chunks differ in size, and a slightly
-// larger one later would otherwise find every array too short.
-func reuse[T any](a []T, n int) []T {
-	if cap(a) >= n {
-		return a[:n]
-	}
-	return make([]T, n, n+n/8)
+	return pos
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/randomize"
 )
 
@@ -183,6 +184,60 @@ func TestArrangedReadIsFileLayoutRead(t *testing.T) {
 	}
 	if arranged == 0 {
 		t.Fatal("no chunk was arranged")
+	}
+}
+
+// A CTF corpus arranges its chunks as it parses them
+// (corpus.ArrangingSource): every chunk a one-worker read loads while
+// waiting for its orders is arranged by the parse, none parsed in file
+// layout and arranged after, and the minibatches, with their bad
+// sequences, are those of a file-layout read, with ranks, seeks, several
+// sweeps and a corpus of one chunk.
+func TestArrangedCTFReadIsFileLayoutRead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(49, 50))
+	for trial := range 12 {
+		path, nbad := writeBadCTF(t, rng, 200+rng.IntN(300))
+		cfg := randomConfig(rng, "window")
+		cfg.Schedule = ConstantSchedule(1 + rng.IntN(40))
+		cfg.EpochSize = EpochInf
+		cfg.Prefetch, cfg.PrefetchChunks = true, rng.IntN(5)
+		if trial%3 == 2 {
+			cfg.Workers = 2
+			cfg.Rank = rng.IntN(2)
+		}
+		chunkBytes := int64(256 + rng.IntN(4096))
+		if trial == 0 {
+			chunkBytes = 1 << 30 // one chunk
+		}
+		var start uint64
+		read := func(fileLayout bool) ([]Minibatch, *Source) {
+			r, err := ctf.Open(path, ctf.Config{Streams: budgetStreams, ChunkBytes: chunkBytes, MaxErrors: nbad})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			c := cfg
+			c.fileLayout, c.waitVisits = fileLayout, true
+			s := mustNew(t, r, c)
+			if start == 0 {
+				start = 1 + rng.Uint64N(2*r.Layout().TotalSamples())
+			}
+			if err := s.Seek(start); err != nil {
+				t.Fatal(err)
+			}
+			mbs := readN(t, s, 3*int(r.Layout().TotalSamples())/cfg.Schedule.At(0))
+			s.Close()
+			return mbs, s
+		}
+		want, _ := read(true)
+		got, s := read(false)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d %+v: chunks arranged by the parse deliver other minibatches", trial, cfg)
+		}
+		a, byParse := s.cache.arranged.Load(), s.cache.parseArranged.Load()
+		if loads := s.ChunkLoads(); cfg.Workers < 2 && (int(byParse) != loads || a != byParse) {
+			t.Errorf("trial %d: %d of %d loads arranged by the parse, %d in all", trial, byParse, loads, a)
+		}
 	}
 }
 

@@ -38,6 +38,9 @@ type chunkCache struct {
 	visits   randomize.VisitOrder
 	sweep    uint64
 	arranged atomic.Int32 // chunks arranged so far (for tests)
+	// parseArranged counts those the corpus arranged as it parsed them
+	// (corpus.ArrangingSource; for tests).
+	parseArranged atomic.Int32
 	// waitVisits makes a load wait for its window's order when it is not
 	// ready, instead of keeping the file layout (for tests that count
 	// arrangements).
@@ -146,10 +149,30 @@ func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry, handed int) {
 
 func (cc *chunkCache) load(e *cacheEntry) {
 	spare, handed := cc.recycle(e)
-	if ds, ok := cc.src.(corpus.DeferredSource); ok {
-		e.chunk, e.commit, e.err = ds.ParseChunk(e.c)
-	} else {
-		e.chunk, e.err = cc.src.LoadChunk(e.c)
+	arranged := false
+	if as, ok := cc.src.(corpus.ArrangingSource); ok {
+		if order := cc.visitOrder(e); order != nil {
+			// The parse lays the chunk out itself, into spare's arrays.
+			var into *corpus.Chunk
+			var pos []int32
+			if spare != nil {
+				into, pos = spare.chunk, spare.arr.pos
+			}
+			e.chunk, e.commit, e.err = as.ParseChunkArranged(e.c, order, into)
+			if e.err == nil {
+				e.arr = &arrangement{order: order, pos: inverse(order, pos)}
+				cc.arranged.Add(1)
+				cc.parseArranged.Add(1)
+				arranged, spare = true, nil
+			}
+		}
+	}
+	if !arranged && e.err == nil {
+		if ds, ok := cc.src.(corpus.DeferredSource); ok {
+			e.chunk, e.commit, e.err = ds.ParseChunk(e.c)
+		} else {
+			e.chunk, e.err = cc.src.LoadChunk(e.c)
+		}
 	}
 	if e.err == nil {
 		for _, b := range e.chunk.Bad {
@@ -161,8 +184,9 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.unit = unitStreams(e.chunk)
 		e.single = singleEntryStreams(e.chunk)
 		e.ones = onesStreams(e.chunk)
-		// Only small chunks are arranged or warmed (see warmLimit).
-		if parsedBytes(e.chunk) <= warmLimit {
+		// Only small chunks are arranged after their load, or warmed (see
+		// warmLimit).
+		if !arranged && parsedBytes(e.chunk) <= warmLimit {
 			if cc.arrange(e, spare, handed > 0) {
 				spare = nil // its arrays hold e's chunk now
 			} else {
@@ -176,31 +200,46 @@ func (cc *chunkCache) load(e *cacheEntry) {
 	close(e.done)
 }
 
+// visitOrder returns the order in which e's sweep visits e's chunk, when
+// the cache arranges chunks and that order is ready (with waitVisits, once
+// it is), and when it fits the chunk; else nil.
+func (cc *chunkCache) visitOrder(e *cacheEntry) []int32 {
+	if cc.visits == nil {
+		return nil
+	}
+	if !cc.visits.PrepareVisits(e.sweep, e.c) && !cc.waitVisits {
+		return nil
+	}
+	order := cc.visits.Visits(e.sweep, e.c)
+	if first, end := cc.src.Layout().Chunk(e.c); len(order) != end-first {
+		return nil
+	}
+	return order
+}
+
 // arrange lays e's chunk out in the order e's sweep visits it (arrange.go),
-// into spare's arrays when there is one, and hands the parsed chunk back to
-// the corpus, unless it made a new chunk while evicted ones were handed
-// back (handedBack): the corpus then holds no more spare chunks than
-// without arrangements, and the parsed copy goes to the collector. It
-// reports whether it arranged the chunk: not without visits, nor when the
-// order does not fit the chunk; load asks only for chunks of at most
-// warmLimit bytes. A chunk being arranged exists twice until the parsed copy is handed back,
-// so each load in flight holds one chunk more than the cache counts: a few
-// MiB for small chunks, within the read's headroom (Headroom), but tens of
-// MiB for chunks of 8 or 32 MiB of text, which keep their file layout.
+// after a load by a corpus that cannot arrange as it parses
+// (corpus.ArrangingSource), into spare's arrays when there is one, and
+// hands the parsed chunk back to the corpus, unless it made a new chunk
+// while evicted ones were handed back (handedBack): the corpus then holds
+// no more spare chunks than without arrangements, and the parsed copy goes
+// to the collector. It reports whether it arranged the chunk: not without
+// visits, nor when the order does not fit the chunk; load asks only for
+// chunks of at most warmLimit bytes. A chunk being arranged this way exists
+// twice until the parsed copy is handed back, so each load in flight holds
+// one chunk more than the cache counts: a few MiB for small chunks, within
+// the read's headroom (Headroom), but tens of MiB for chunks of 8 or 32 MiB
+// of text, which keep their file layout. A corpus that arranges as it
+// parses (ctf) has no such copy, and every chunk it loads with its order
+// ready is arranged, whatever its size.
 //
 // A load does not wait for its window's order: a chunk loaded before the
 // order is ready keeps its file layout. Asking for an order prepares the
 // two windows after it as well (randomize.VisitOrder), so only the first
 // chunks after a seek, which a caller waits for, go without.
 func (cc *chunkCache) arrange(e, spare *cacheEntry, handedBack bool) bool {
-	if cc.visits == nil {
-		return false
-	}
-	if !cc.visits.PrepareVisits(e.sweep, e.c) && !cc.waitVisits {
-		return false
-	}
-	order := cc.visits.Visits(e.sweep, e.c)
-	if len(order) != e.chunk.Len() {
+	order := cc.visitOrder(e)
+	if order == nil || len(order) != e.chunk.Len() {
 		return false
 	}
 	var into *corpus.Chunk
