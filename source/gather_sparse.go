@@ -110,26 +110,12 @@ func (g *gather) copyEntries(outI []int32, outV []float32, ones bool) {
 	from, to, indices, values := g.from, g.to, g.indices, g.values
 	o := int32(0)
 	for j, r := range g.refs {
-		f, e := from[j], to[j]
-		n := e - f
-		if n <= 16 {
-			di, si := outI[o:o+n], indices[r.p][f:e]
-			for k := range di {
-				di[k] = si[k]
-			}
-			if !ones {
-				dv, sv := outV[o:o+n], values[r.p][f:e]
-				for k := range dv {
-					dv[k] = sv[k]
-				}
-			}
-		} else {
-			copy(outI[o:o+n], indices[r.p][f:e])
-			if !ones {
-				copy(outV[o:o+n], values[r.p][f:e])
-			}
+		f, e := int(from[j]), int(to[j])
+		copyRun(outI, indices[r.p], int(o), f, e)
+		if !ones {
+			copyRun(outV, values[r.p], int(o), f, e)
 		}
-		o += n
+		o += int32(e - f)
 	}
 }
 
@@ -142,5 +128,19 @@ func (g *gather) pinSparse(s int) {
 		g.rowStart = append(g.rowStart, d.RowStart)
 		g.indices = append(g.indices, d.Indices)
 		g.values = append(g.values, d.Values)
+	}
+}
+
+// copyRun copies src[lo:hi] to dst at o. A run of at most 16 items, the
+// common case, is copied as one block of 16 when both arrays have room:
+// the items past the run land where the next run will be written, and a
+// copy of one fixed size is a few vector moves and no branch on the
+// length, which varies from run to run and mispredicts.
+func copyRun[T any](dst, src []T, o, lo, hi int) {
+	n := hi - lo
+	if n <= 16 && o+16 <= len(dst) && lo+16 <= len(src) {
+		*(*[16]T)(dst[o : o+16]) = *(*[16]T)(src[lo : lo+16])
+	} else {
+		copy(dst[o:o+n], src[lo:hi])
 	}
 }
