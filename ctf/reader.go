@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"sync"
@@ -19,13 +20,10 @@ type Reader struct {
 	x      *index
 	layout *corpus.Layout
 
-	mu        sync.Mutex
-	loaded    []bool           // chunks parsed at least once (warnings reported)
-	charged   map[int]struct{} // ordinals of bad sequences already charged
-	bad       int              // distinct bad sequences (including dropped ones)
-	failed    error            // sticky budget error
-	skipped   map[string]int   // bad sequences by kind
-	warnings  map[string]int   // warnings by kind
+	mu sync.Mutex
+	// acct is the Reader's own budget and reports (a Session has its own).
+	acct      accounts
+	opened    opening // what opening reported, for each new Session
 	fromCache bool
 	// carried[c] counts, per stream, the lines of chunk c carrying it (nil
 	// until the chunk is parsed or counted).
@@ -45,8 +43,8 @@ type Reader struct {
 }
 
 var (
-	_ corpus.Source   = (*Reader)(nil)
-	_ corpus.Recycler = (*Reader)(nil)
+	_ corpus.ArrangingSource = (*Reader)(nil)
+	_ corpus.Recycler        = (*Reader)(nil)
 )
 
 // Open validates cfg, indexes path (or loads a valid index cache when
@@ -62,8 +60,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
-	r := &Reader{path: path, cfg: cfg, f: f, charged: map[int]struct{}{},
-		skipped: map[string]int{}, warnings: map[string]int{}, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
+	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
 		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}
 	if err := r.index(); err != nil {
 		f.Close()
@@ -74,33 +71,32 @@ func Open(path string, cfg Config) (*Reader, error) {
 		return nil, err
 	}
 	r.layout = r.x.layout()
-	r.loaded = make([]bool, r.layout.NumChunks())
 	r.carried = make([][]int64, r.layout.NumChunks())
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.x.skippedLines > 0 {
-		r.warnings[Kind(ErrSkippedLine)] += int(r.x.skippedLines)
-		for _, p := range r.x.skipped {
-			r.warn(Error{File: path, Line: p.line + 1, Col: 1, Offset: p.off,
-				Msg: fmt.Sprintf("line without stream %q skipped (line mode, defines_mb_size); expected a sample of it on every line", cfg.DefinesMBSize), Err: ErrSkippedLine})
+		for k, p := range r.x.skipped {
+			n := 0
+			if k == 0 {
+				n = int(r.x.skippedLines) // one count per line, however many are named
+			}
+			r.opened.note(Error{File: path, Line: p.line + 1, Col: 1, Offset: p.off,
+				Msg: fmt.Sprintf("line without stream %q skipped (line mode, defines_mb_size); expected a sample of it on every line", cfg.DefinesMBSize), Err: ErrSkippedLine}, n)
 		}
 		if more := r.x.skippedLines - int64(len(r.x.skipped)); more > 0 {
 			last := r.x.skipped[len(r.x.skipped)-1]
-			r.warn(Error{File: path, Line: last.line + 1, Col: 1, Offset: last.off,
-				Msg: fmt.Sprintf("%d more lines without stream %q after this one were skipped (line mode, defines_mb_size); only the first %d are named", more, cfg.DefinesMBSize, len(r.x.skipped)), Err: ErrSkippedLine})
+			r.opened.note(Error{File: path, Line: last.line + 1, Col: 1, Offset: last.off,
+				Msg: fmt.Sprintf("%d more lines without stream %q after this one were skipped (line mode, defines_mb_size); only the first %d are named", more, cfg.DefinesMBSize, len(r.x.skipped)), Err: ErrSkippedLine}, 0)
 		}
 	}
 	if r.x.lastLine > 0 {
-		r.warnings[Kind(ErrNoNewline)]++
-		r.warn(Error{File: path, Line: r.x.lastLine, Col: int(r.x.lastCol), Offset: r.x.size,
-			Msg: "the last line ends without a newline; expected '\\n' (the line is read as complete)", Err: ErrNoNewline})
+		r.opened.note(Error{File: path, Line: r.x.lastLine, Col: int(r.x.lastCol), Offset: r.x.size,
+			Msg: "the last line ends without a newline; expected '\\n' (the line is read as complete)", Err: ErrNoNewline}, 1)
 	}
-	for i := range r.x.dropped {
-		e := r.x.dropped[i]
-		if err := r.chargeLocked(&e); err != nil {
-			f.Close()
-			return nil, err
-		}
+	r.acct = newAccounts(cfg.Warn, cfg.MaxErrors, r.layout.NumChunks())
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.open(&r.acct); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return r, nil
 }
@@ -113,8 +109,7 @@ func (r *Reader) index() error {
 			return nil
 		}
 		if !os.IsNotExist(err) {
-			r.warnings[Kind(ErrCache)]++
-			r.warn(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache})
+			r.opened.note(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache}, 1)
 		}
 	}
 	x, err := buildIndexFile(r.f, &r.cfg, r.path)
@@ -124,28 +119,9 @@ func (r *Reader) index() error {
 	r.x = x
 	if r.cfg.CacheIndex {
 		if err := writeCache(r.f, r.path, &r.cfg, x); err != nil {
-			r.warnings[Kind(ErrCache)]++
-			r.warn(Error{File: cachePath(r.path, &r.cfg), Msg: "could not write the index cache: " + err.Error(), Err: ErrCache})
+			r.opened.note(Error{File: cachePath(r.path, &r.cfg), Msg: "could not write the index cache: " + err.Error(), Err: ErrCache}, 1)
 		}
 	}
-	return nil
-}
-
-func (r *Reader) warn(e Error) {
-	if r.cfg.Warn != nil {
-		r.cfg.Warn(e)
-	}
-}
-
-// chargeLocked charges one bad sequence to the budget.
-func (r *Reader) chargeLocked(e *Error) error {
-	r.bad++
-	r.skipped[Kind(e)]++
-	if r.bad > r.cfg.MaxErrors {
-		r.failed = &BudgetError{MaxErrors: r.cfg.MaxErrors, Last: e}
-		return r.failed
-	}
-	r.warn(*e)
 	return nil
 }
 
@@ -162,12 +138,15 @@ func (r *Reader) Path() string { return r.path }
 // Chunk.Bad with empty data and charged to the error budget once per
 // sequence over the Reader's life; warnings are reported the first time a
 // chunk is loaded. Once the budget is exhausted every call fails.
-func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
-	a, ch, err := r.parseChunk(c, nil, nil)
+func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) { return r.load(&r.acct, c) }
+
+// load is LoadChunk against a's budget.
+func (r *Reader) load(a *accounts, c int) (*corpus.Chunk, error) {
+	rep, ch, err := r.parseChunk(a, c, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.charge(c, a); err != nil {
+	if err := r.charge(a, c, rep); err != nil {
 		return nil, err
 	}
 	return ch, nil
@@ -182,7 +161,7 @@ func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
 // all for a chunk the caller never uses. It reads only what the parse
 // left aside, not ch, which may be recycled before it.
 func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err error) {
-	return r.deferred(c, nil, nil)
+	return r.deferred(&r.acct, c, nil, nil)
 }
 
 // ParseChunkArranged implements corpus.ArrangingSource: ParseChunk with
@@ -190,6 +169,11 @@ func (r *Reader) ParseChunk(c int) (ch *corpus.Chunk, commit func() error, err e
 // arrays makes instead of a plain copy (see chunkParser.parse). into, or
 // else a chunk handed back through Recycle, lends its arrays.
 func (r *Reader) ParseChunkArranged(c int, order []int32, into *corpus.Chunk) (ch *corpus.Chunk, commit func() error, err error) {
+	return r.arranged(&r.acct, c, order, into)
+}
+
+// arranged is ParseChunkArranged against a's budget.
+func (r *Reader) arranged(a *accounts, c int, order []int32, into *corpus.Chunk) (*corpus.Chunk, func() error, error) {
 	if c >= 0 && c < r.layout.NumChunks() {
 		if first, end := r.layout.Chunk(c); len(order) != end-first {
 			return nil, nil, fmt.Errorf("ctf: chunk %d: an order of %d sequences for %d", c, len(order), end-first)
@@ -198,15 +182,17 @@ func (r *Reader) ParseChunkArranged(c int, order []int32, into *corpus.Chunk) (c
 	if order == nil {
 		order = []int32{} // an empty chunk, arranged all the same
 	}
-	return r.deferred(c, order, into)
+	return r.deferred(a, c, order, into)
 }
 
-func (r *Reader) deferred(c int, order []int32, into *corpus.Chunk) (*corpus.Chunk, func() error, error) {
-	a, ch, err := r.parseChunk(c, order, into)
+// deferred parses chunk c (arranged in order when it is not nil) and
+// returns the commit that charges it to a.
+func (r *Reader) deferred(a *accounts, c int, order []int32, into *corpus.Chunk) (*corpus.Chunk, func() error, error) {
+	rep, ch, err := r.parseChunk(a, c, order, into)
 	if err != nil {
 		return nil, nil, err
 	}
-	return ch, func() error { return r.charge(c, a) }, nil
+	return ch, func() error { return r.charge(a, c, rep) }, nil
 }
 
 // parseReport is what a parse of a chunk leaves for the Reader's accounting
@@ -238,16 +224,17 @@ func report(p *chunkParser, bad []error) parseReport {
 	return a
 }
 
-// parseChunk reads and parses chunk c without touching the Reader's
-// accounting (see charge), and returns what charge needs. With order
-// non-nil, the chunk is laid out in that order (corpus.Arrange). The chunk
-// is written into into's arrays, or else into a recycled chunk's.
-func (r *Reader) parseChunk(c int, order []int32, into *corpus.Chunk) (parseReport, *corpus.Chunk, error) {
+// parseChunk reads and parses chunk c without touching a, the accounts it
+// is read for (see charge), unless a's budget is spent already, and
+// returns what charge needs. With order non-nil, the chunk is laid out in
+// that order (corpus.Arrange). The chunk is written into into's arrays, or
+// else into a recycled chunk's.
+func (r *Reader) parseChunk(a *accounts, c int, order []int32, into *corpus.Chunk) (parseReport, *corpus.Chunk, error) {
 	if c < 0 || c >= r.layout.NumChunks() {
 		return parseReport{}, nil, fmt.Errorf("ctf: chunk %d out of range [0, %d)", c, r.layout.NumChunks())
 	}
 	r.mu.Lock()
-	failed := r.failed
+	failed := a.failed
 	r.mu.Unlock()
 	if failed != nil {
 		return parseReport{}, nil, failed
@@ -270,13 +257,13 @@ func (r *Reader) parseChunk(c int, order []int32, into *corpus.Chunk) (parseRepo
 	default:
 		p.scratch = &corpus.Chunk{}
 	}
-	ch, a := p.parse(c, data, old, order)
+	ch, rep := p.parse(c, data, old, order)
 	select {
 	case r.scratch <- p.scratch:
 	default:
 	}
 	p.scratch = nil
-	return a, ch, nil
+	return rep, ch, nil
 }
 
 // Recycle implements corpus.Recycler: a later LoadChunk reuses ch's arrays
@@ -291,34 +278,35 @@ func (r *Reader) Recycle(ch *corpus.Chunk) {
 	}
 }
 
-// charge is the accounting for chunk c, whose parse left a.
-func (r *Reader) charge(c int, a parseReport) error {
+// charge reports chunk c, whose parse left rep, to a: its warnings (the
+// first time a loads the chunk) and its bad sequences, each charged once.
+func (r *Reader) charge(a *accounts, c int, rep parseReport) error {
 	first, _ := r.layout.Chunk(c)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.carried[c] == nil {
-		r.carried[c] = a.carried
+		r.carried[c] = rep.carried
 	}
-	if r.failed != nil {
-		return r.failed
+	if a.failed != nil {
+		return a.failed
 	}
-	if !r.loaded[c] {
-		r.loaded[c] = true
-		for _, w := range a.warns {
-			r.warnings[Kind(w.Err)]++
-			r.warn(w)
+	if !a.loaded[c] {
+		a.loaded[c] = true
+		for _, w := range rep.warns {
+			a.warnings[Kind(w.Err)]++
+			a.warn(w)
 		}
 	}
-	for _, b := range a.bad {
-		if _, ok := r.charged[first+b.i]; ok {
+	for _, b := range rep.bad {
+		if _, ok := a.charged[first+b.i]; ok {
 			continue
 		}
-		r.charged[first+b.i] = struct{}{}
-		if err := r.chargeLocked(b.err); err != nil {
+		a.charged[first+b.i] = struct{}{}
+		if err := a.chargeLocked(b.err); err != nil {
 			return err
 		}
-		for _, e := range a.more[first+b.i] {
-			r.warn(e)
+		for _, e := range rep.more[first+b.i] {
+			a.warn(e)
 		}
 	}
 	return nil
@@ -361,8 +349,8 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 				if c >= n {
 					return
 				}
-				a, ch, err := r.parseChunk(c, nil, nil)
-				slots[c] <- parsed{a, ch, err}
+				rep, ch, err := r.parseChunk(&r.acct, c, nil, nil)
+				slots[c] <- parsed{rep, ch, err}
 			}
 		})
 	}
@@ -376,7 +364,7 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 		if got.err != nil {
 			return got.err
 		}
-		if err := r.charge(c, got.a); err != nil {
+		if err := r.charge(&r.acct, c, got.a); err != nil {
 			return err
 		}
 		if err := fn(c, got.ch); err != nil {
@@ -488,32 +476,28 @@ type Summary struct {
 // Summary returns a snapshot of the counts. Completing Samples may read the
 // chunks not parsed yet (see SummaryNoTotals for a snapshot that never
 // reads the file).
-func (r *Reader) Summary() Summary {
-	samples, err := r.streamSamples()
-	if err != nil {
-		r.mu.Lock()
-		r.warn(Error{File: r.path, Msg: "per-stream totals: " + err.Error(), Err: err})
-		r.mu.Unlock()
-	}
-	s := r.SummaryNoTotals()
-	s.Samples = samples
-	return s
-}
+func (r *Reader) Summary() Summary { return r.summary(&r.acct, true) }
 
 // SummaryNoTotals is Summary without Samples (nil): it never reads the file,
 // for callers that want only the bad sequences and warnings.
-func (r *Reader) SummaryNoTotals() Summary {
+func (r *Reader) SummaryNoTotals() Summary { return r.summary(&r.acct, false) }
+
+// summary is Summary (with totals) or SummaryNoTotals for a's counts.
+func (r *Reader) summary(a *accounts, totals bool) Summary {
+	var samples []int64
+	if totals {
+		var err error
+		if samples, err = r.streamSamples(); err != nil {
+			r.mu.Lock()
+			a.warn(Error{File: r.path, Msg: "per-stream totals: " + err.Error(), Err: err})
+			r.mu.Unlock()
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := Summary{Sequences: r.layout.NumSequences(), Chunks: r.layout.NumChunks(),
-		BadSequences: r.bad, Skipped: map[string]int{}, Warnings: map[string]int{},
+	s := Summary{Sequences: r.layout.NumSequences(), Chunks: r.layout.NumChunks(), Samples: samples,
+		BadSequences: a.bad, Skipped: maps.Clone(a.skipped), Warnings: maps.Clone(a.warnings),
 		LineMode: r.x.lineMode, FromCache: r.fromCache}
-	for k, v := range r.skipped {
-		s.Skipped[k] = v
-	}
-	for k, v := range r.warnings {
-		s.Warnings[k] = v
-	}
 	return s
 }
 
