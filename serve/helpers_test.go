@@ -49,12 +49,20 @@ func startServer(t testing.TB, o serve.Options) (*serve.Server, *grpc.ClientConn
 // writeCorpus writes a CTF corpus of n sequences: sequence i has 1 + i%4
 // lines; line j carries dense x = [i, j] and sparse y = {(i+j)%7: i+0.5},
 // and every other line a label z, so data can be checked from the ordinal.
-func writeCorpus(t *testing.T, n int) string {
+func writeCorpus(t *testing.T, n int) string { return writeCorpusBad(t, n, nil) }
+
+// writeCorpusBad is writeCorpus with the sequences for which bad is true
+// made unparsable (a letter in x's first sample).
+func writeCorpusBad(t *testing.T, n int, bad func(i int) bool) string {
 	t.Helper()
 	var b bytes.Buffer
 	for i := 0; i < n; i++ {
 		for j := 0; j < 1+i%4; j++ {
-			fmt.Fprintf(&b, "%d |x %d %d |y %d:%g", 100+i, i, j, (i+j)%7, float64(i)+0.5)
+			x := fmt.Sprint(i)
+			if j == 0 && bad != nil && bad(i) {
+				x = "q"
+			}
+			fmt.Fprintf(&b, "%d |x %s %d |y %d:%g", 100+i, x, j, (i+j)%7, float64(i)+0.5)
 			if j%2 == 0 {
 				b.WriteString(" |z 1")
 			}

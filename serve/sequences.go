@@ -116,7 +116,14 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		return status.Errorf(codes.InvalidArgument, "files: %v", err)
 	}
 	defer release()
-	src, err := source.New(r, setup.built.Source)
+	// The call reads the shared index with its own error budget, as
+	// `batchprep read` would: other calls on the file neither spend it nor
+	// hide a chunk's warnings from it.
+	sess, err := r.NewSession(nil)
+	if err != nil {
+		return status.Errorf(codes.InvalidArgument, "files: %v", err)
+	}
+	src, err := source.New(sess, setup.built.Source)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "files: %v", err)
 	}

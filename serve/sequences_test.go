@@ -333,3 +333,32 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// Each call has its own max_errors budget (a ctf.Session on the shared
+// index): two calls on one file, each meeting two bad sequences with a
+// budget of two, both deliver what `batchprep read` does for the same
+// choices. With one budget for the file the second call ended with
+// DataLoss after the first call's two.
+func TestCallsHaveTheirOwnBudget(t *testing.T) {
+	file := writeCorpusBad(t, 53, func(i int) bool { return i%10 == 5 })
+	_, conn, _ := startServer(t, serve.Options{})
+	u := func(v uint64) *uint64 { return &v }
+	for _, start := range []uint64{0, 60, 0} {
+		args := []string{file, "--stream", "x:2", "--stream", "y:7:sparse", "--stream", "z:1", "--randomize", "none",
+			"--mb", "10", "--chunk-sequences", "5", "--max-errors", "2", "--max-minibatches", "5", "--start", itoa(int(start))}
+		want := runRead(t, args...)
+		got := collect(t, conn, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Randomize: "none",
+			Mb: "10", ChunkSequences: 5, MaxErrors: 2, MaxMinibatches: 5, Start: u(start)})
+		if len(got) != len(want) || len(want) != 5 {
+			t.Fatalf("start %d: %d messages, read printed %d lines (want 5)", start, len(got), len(want))
+		}
+		skipped := 0
+		for i, m := range got {
+			checkAgainstRead(t, i, m, want[i])
+			skipped += len(m.Skipped)
+		}
+		if skipped != 2 {
+			t.Fatalf("start %d: %d bad sequences skipped, want 2 (the test needs the budget spent)", start, skipped)
+		}
+	}
+}
