@@ -8,7 +8,9 @@ type Stream struct {
 }
 
 // Chunk is the parsed data of one chunk: every sequence of the chunk, in
-// ordinal order, with per-stream data.
+// ordinal order, with per-stream data (an arranged chunk, see Arrange,
+// holds them in the order it was arranged in; IDs, Bad and every stream
+// follow that order).
 type Chunk struct {
 	// First is the ordinal of the chunk's first sequence.
 	First int
