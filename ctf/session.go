@@ -1,6 +1,10 @@
 package ctf
 
-import "github.com/batchprep/batchprep/corpus"
+import (
+	"fmt"
+
+	"github.com/batchprep/batchprep/corpus"
+)
 
 // accounts is what one reading of a file reports and spends: its error
 // budget, the bad sequences charged to it (each once), the chunks whose
@@ -78,8 +82,8 @@ func (r *Reader) open(a *accounts) error {
 }
 
 // A Session reads a Reader's indexed file with its own error budget and
-// reports (Config.MaxErrors, the warnings, Summary's counts), as a Reader
-// opened anew would, without a new index pass: several readings of one
+// reports (the warnings, Summary's counts), as a Reader opened anew with
+// that budget would, without a new index pass: several readings of one
 // file (a server's calls, say) then neither spend each other's budget nor
 // hide each other's warnings. It shares the Reader's file, index, buffers
 // and per-stream totals, and is safe for concurrent use like the Reader;
@@ -95,11 +99,16 @@ var (
 	_ corpus.Recycler        = (*Session)(nil)
 )
 
-// NewSession returns a Session whose warnings go to warn (nil: dropped).
-// Like Open, it reports the index's warnings and charges the sequences the
-// index dropped, and fails when they exceed the budget.
-func (r *Reader) NewSession(warn func(Error)) (*Session, error) {
-	s := &Session{r: r, acct: newAccounts(warn, r.cfg.MaxErrors, r.layout.NumChunks())}
+// NewSession returns a Session with a budget of maxErrors bad sequences
+// (Config.MaxErrors; it need not be the Reader's own) whose warnings go to
+// warn (nil: dropped). Like Open, it reports the index's warnings and
+// charges the sequences the index dropped, and fails when they exceed the
+// budget.
+func (r *Reader) NewSession(maxErrors int, warn func(Error)) (*Session, error) {
+	if maxErrors < 0 {
+		return nil, fmt.Errorf("ctf: session: max_errors %d, want >= 0", maxErrors)
+	}
+	s := &Session{r: r, acct: newAccounts(warn, maxErrors, r.layout.NumChunks())}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.open(&s.acct); err != nil {

@@ -94,7 +94,7 @@ func TestSessionsHaveTheirOwnBudget(t *testing.T) {
 	session := func() transcript {
 		var mu sync.Mutex
 		var warns []string
-		s, err := r.NewSession(func(e Error) {
+		s, err := r.NewSession(sessionConfig.MaxErrors, func(e Error) {
 			mu.Lock()
 			warns = append(warns, e.Error())
 			mu.Unlock()
@@ -138,7 +138,7 @@ func TestSessionParsesAndOpening(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	s, err := r.NewSession(nil)
+	s, err := r.NewSession(sessionConfig.MaxErrors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,13 +169,25 @@ func TestSessionParsesAndOpening(t *testing.T) {
 	if _, err := Open(path, strict); !errors.Is(err, ErrTooManyErrors) {
 		t.Fatalf("Open with max_errors 0 and a dropped sequence: %v", err)
 	}
-	r0, err := Open(path, sessionConfig)
+	if _, err := r.NewSession(0, nil); !errors.Is(err, ErrTooManyErrors) {
+		t.Errorf("NewSession with max_errors 0 and a dropped sequence: %v", err)
+	}
+	if _, err := r.NewSession(-1, nil); err == nil {
+		t.Error("NewSession accepted max_errors -1")
+	}
+	// A session's budget need not be the Reader's: with 10 it reads the
+	// whole file (9 bad sequences and the dropped one), which the Reader's
+	// 5 does not.
+	wide, err := r.NewSession(10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r0.Close()
-	r0.cfg.MaxErrors = 0 // as if opened strictly
-	if _, err := r0.NewSession(nil); !errors.Is(err, ErrTooManyErrors) {
-		t.Errorf("NewSession with the dropped sequence over the budget: %v", err)
+	for c := range r.Layout().NumChunks() {
+		if _, err := wide.LoadChunk(c); err != nil {
+			t.Fatalf("chunk %d with a budget of 10: %v", c, err)
+		}
+	}
+	if got := wide.SummaryNoTotals().BadSequences; got != 10 {
+		t.Errorf("%d bad sequences counted, want 10", got)
 	}
 }

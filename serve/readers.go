@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,8 +42,11 @@ func (c *readerCache) acquire(path string, cfg ctf.Config) (*ctf.Reader, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	key := fmt.Sprintf("%s\x00%d\x00%d\x00%v|%s|%s|%d|%d|%d|%v|%v", abs, info.Size(), info.ModTime().UnixNano(),
-		cfg.Streams, cfg.DefinesMBSize, cfg.Label, cfg.ChunkBytes, cfg.ChunkSequences, cfg.MaxErrors, cfg.LineMode, cfg.CacheIndex)
+	// The budget is each call's own (ctf.Session), so calls with different
+	// max_errors share the index; the Reader's own budget is never spent.
+	cfg.MaxErrors = math.MaxInt
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%v|%s|%s|%d|%d|%v|%v", abs, info.Size(), info.ModTime().UnixNano(),
+		cfg.Streams, cfg.DefinesMBSize, cfg.Label, cfg.ChunkBytes, cfg.ChunkSequences, cfg.LineMode, cfg.CacheIndex)
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	if ok {

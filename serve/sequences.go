@@ -119,7 +119,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	// The call reads the shared index with its own error budget, as
 	// `batchprep read` would: other calls on the file neither spend it nor
 	// hide a chunk's warnings from it.
-	sess, err := r.NewSession(nil)
+	sess, err := r.NewSession(setup.built.CTF.MaxErrors, nil)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "files: %v", err)
 	}

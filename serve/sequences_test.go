@@ -338,19 +338,20 @@ func TestBadRequests(t *testing.T) {
 // index): two calls on one file, each meeting two bad sequences with a
 // budget of two, both deliver what `batchprep read` does for the same
 // choices. With one budget for the file the second call ended with
-// DataLoss after the first call's two.
+// DataLoss after the first call's two. Calls with another budget share the
+// index too: one reader serves them all.
 func TestCallsHaveTheirOwnBudget(t *testing.T) {
 	file := writeCorpusBad(t, 53, func(i int) bool { return i%10 == 5 })
-	_, conn, _ := startServer(t, serve.Options{})
+	srv, conn, _ := startServer(t, serve.Options{})
 	u := func(v uint64) *uint64 { return &v }
-	for _, start := range []uint64{0, 60, 0} {
+	for _, c := range []struct{ start, maxErrors int }{{0, 2}, {60, 2}, {0, 2}, {60, 5}} {
 		args := []string{file, "--stream", "x:2", "--stream", "y:7:sparse", "--stream", "z:1", "--randomize", "none",
-			"--mb", "10", "--chunk-sequences", "5", "--max-errors", "2", "--max-minibatches", "5", "--start", itoa(int(start))}
+			"--mb", "10", "--chunk-sequences", "5", "--max-errors", itoa(c.maxErrors), "--max-minibatches", "5", "--start", itoa(c.start)}
 		want := runRead(t, args...)
 		got := collect(t, conn, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Randomize: "none",
-			Mb: "10", ChunkSequences: 5, MaxErrors: 2, MaxMinibatches: 5, Start: u(start)})
+			Mb: "10", ChunkSequences: 5, MaxErrors: int32(c.maxErrors), MaxMinibatches: 5, Start: u(uint64(c.start))})
 		if len(got) != len(want) || len(want) != 5 {
-			t.Fatalf("start %d: %d messages, read printed %d lines (want 5)", start, len(got), len(want))
+			t.Fatalf("%+v: %d messages, read printed %d lines (want 5)", c, len(got), len(want))
 		}
 		skipped := 0
 		for i, m := range got {
@@ -358,7 +359,10 @@ func TestCallsHaveTheirOwnBudget(t *testing.T) {
 			skipped += len(m.Skipped)
 		}
 		if skipped != 2 {
-			t.Fatalf("start %d: %d bad sequences skipped, want 2 (the test needs the budget spent)", start, skipped)
+			t.Fatalf("%+v: %d bad sequences skipped, want 2 (the test needs the budget spent)", c, skipped)
 		}
+	}
+	if n, _ := srv.OpenReadersForTest(); n != 1 {
+		t.Errorf("%d readers open for one file and two budgets, want 1", n)
 	}
 }
