@@ -35,6 +35,28 @@ func SharedIota(a []int32) bool { return madeHere(a, &shared.iota) }
 // SharedOnes reports whether a is (a prefix of) an array Ones returned.
 func SharedOnes(a []float32) bool { return madeHere(a, &shared.ones) }
 
+// IsIota reports whether a is 0, 1, ..., len(a)-1 (row starts of one
+// entry per sample), so that Iota can stand for it.
+func IsIota(a []int32) bool {
+	for i, v := range a {
+		if v != int32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// AllOnes reports whether every value of a is 1, so that Ones can stand
+// for it.
+func AllOnes(a []float32) bool {
+	for _, v := range a {
+		if v != 1 {
+			return false
+		}
+	}
+	return true
+}
+
 // take returns the first n elements of the largest array made, after
 // making a larger one (element i is at(i)) when it is too short: at least
 // twice the last, so that few are ever made.

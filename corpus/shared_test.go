@@ -38,3 +38,27 @@ func TestSharedArrays(t *testing.T) {
 		t.Fatalf("%d iota arrays made, want at most 3", k)
 	}
 }
+
+// IsIota and AllOnes recognize exactly the arrays Iota and Ones can stand
+// for, empty ones included.
+func TestIsIotaAllOnes(t *testing.T) {
+	for _, c := range []struct {
+		a    []int32
+		want bool
+	}{{nil, true}, {[]int32{0}, true}, {[]int32{0, 1, 2}, true}, {[]int32{1}, false}, {[]int32{0, 1, 1}, false}, {[]int32{0, 2}, false}} {
+		if got := IsIota(c.a); got != c.want {
+			t.Errorf("IsIota(%v) = %v", c.a, got)
+		}
+	}
+	for _, c := range []struct {
+		a    []float32
+		want bool
+	}{{nil, true}, {[]float32{1, 1}, true}, {[]float32{1, 0.5}, false}, {[]float32{-1}, false}} {
+		if got := AllOnes(c.a); got != c.want {
+			t.Errorf("AllOnes(%v) = %v", c.a, got)
+		}
+	}
+	if !IsIota(Iota(9)) || !AllOnes(Ones(9)) {
+		t.Error("the shared arrays are not recognized")
+	}
+}

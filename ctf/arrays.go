@@ -16,10 +16,10 @@ func (p *chunkParser) shareView(sc *corpus.Chunk) *corpus.Chunk {
 		if !p.sparse[s] {
 			continue
 		}
-		if isIota(d.RowStart) {
+		if corpus.IsIota(d.RowStart) {
 			d.RowStart = corpus.Iota(len(d.RowStart))
 		}
-		if allOnes(d.Values) {
+		if corpus.AllOnes(d.Values) {
 			d.Values = corpus.Ones(len(d.Values))
 		}
 	}
@@ -32,28 +32,6 @@ func copied[T any](dst, src []T) []T {
 	dst = reuse(dst, len(src), len(src))
 	copy(dst, src)
 	return dst
-}
-
-// isIota reports whether a is 0, 1, ..., len(a)-1: every sample has one
-// entry, and the chunk can share corpus.Iota instead of a copy.
-func isIota(a []int32) bool {
-	for i, v := range a {
-		if v != int32(i) {
-			return false
-		}
-	}
-	return true
-}
-
-// allOnes reports whether every value of a is 1: the chunk can share
-// corpus.Ones instead of a copy.
-func allOnes(a []float32) bool {
-	for _, v := range a {
-		if v != 1 {
-			return false
-		}
-	}
-	return true
 }
 
 // reuse returns a[:n] when a can hold want elements, else a new slice of

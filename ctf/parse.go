@@ -161,13 +161,13 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk, order []int32
 			w, d := &work.Streams[s], &ch.Streams[s]
 			d.SeqStart = copied(d.SeqStart, w.SeqStart)
 			if st.Sparse {
-				if isIota(w.RowStart) {
+				if corpus.IsIota(w.RowStart) {
 					d.RowStart = corpus.Iota(len(w.RowStart))
 				} else {
 					d.RowStart = copied(d.RowStart, w.RowStart)
 				}
 				d.Indices = copied(d.Indices, w.Indices)
-				if allOnes(w.Values) {
+				if corpus.AllOnes(w.Values) {
 					d.Values = corpus.Ones(len(w.Values))
 				} else {
 					d.Values = copied(d.Values, w.Values)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/batchprep/batchprep/corpus"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
@@ -54,26 +55,6 @@ func (a *arena) uint64s(v []uint64) []byte {
 	return b
 }
 
-// unitRows reports whether every row of a CSR array has one entry.
-func unitRows(rowStart []int32) bool {
-	for i, r := range rowStart {
-		if r != int32(i) {
-			return false
-		}
-	}
-	return true
-}
-
-// unitValues reports whether every value is 1.0.
-func unitValues(v []float32) bool {
-	for _, x := range v {
-		if x != 1 {
-			return false
-		}
-	}
-	return true
-}
-
 // elision tells, per sparse stream of mb, which arrays encodeMinibatch
 // leaves out (SequenceRequest.elide_unit_sparse): bit 0 indptr, bit 1
 // values.
@@ -83,10 +64,10 @@ func elision(mb *source.Minibatch, elide bool, out []uint8) []uint8 {
 		b := &mb.Streams[i]
 		var e uint8
 		if elide && b.Sparse {
-			if len(b.RowStart) == len(b.Indices)+1 && unitRows(b.RowStart) {
+			if len(b.RowStart) == len(b.Indices)+1 && corpus.IsIota(b.RowStart) {
 				e |= 1
 			}
-			if unitValues(b.Values) {
+			if corpus.AllOnes(b.Values) {
 				e |= 2
 			}
 		}
