@@ -4,15 +4,14 @@ import "github.com/batchprep/batchprep/corpus"
 
 // The arrays a parse builds, and how they reach the chunk.
 
-// shareView returns a chunk with sc's ids, errors and arrays, except that
-// a sparse stream's row starts of one entry per sample and values that are
-// all 1 are corpus.Iota and corpus.Ones (as parse's plain copy makes them),
-// so that corpus.Arrange keeps them shared.
-func (p *chunkParser) shareView(sc *corpus.Chunk) *corpus.Chunk {
-	v := *sc
-	v.Streams = append([]corpus.StreamData(nil), sc.Streams...)
-	for s := range v.Streams {
-		d := &v.Streams[s]
+// shareView returns the stream arrays of work (the chunk parse built them
+// in), except that a sparse stream's row starts of one entry per sample and
+// values that are all 1 are corpus.Iota and corpus.Ones: the chunk shares
+// those instead of a copy, whether copyOut or corpus.Arrange makes it.
+func (p *chunkParser) shareView(work *corpus.Chunk) []corpus.StreamData {
+	v := append([]corpus.StreamData(nil), work.Streams...)
+	for s := range v {
+		d := &v[s]
 		if !p.sparse[s] {
 			continue
 		}
@@ -23,7 +22,35 @@ func (p *chunkParser) shareView(sc *corpus.Chunk) *corpus.Chunk {
 			d.Values = corpus.Ones(len(d.Values))
 		}
 	}
-	return &v
+	return v
+}
+
+// copyOut copies the stream arrays v (see shareView) into d's own arrays,
+// where they are large enough: the shared arrays stay shared and the
+// arrays v lacks (a dense stream's CSR, a sparse stream's Dense) stay nil.
+// d holds no shared array (parse released them).
+func copyOut(d, v *corpus.StreamData) {
+	d.SeqStart = copied(d.SeqStart, v.SeqStart)
+	d.Dense = copiedOrNil(d.Dense, v.Dense)
+	d.Indices = copiedOrNil(d.Indices, v.Indices)
+	if corpus.SharedIota(v.RowStart) {
+		d.RowStart = v.RowStart
+	} else {
+		d.RowStart = copiedOrNil(d.RowStart, v.RowStart)
+	}
+	if corpus.SharedOnes(v.Values) {
+		d.Values = v.Values
+	} else {
+		d.Values = copiedOrNil(d.Values, v.Values)
+	}
+}
+
+// copiedOrNil is copied, or nil when src is.
+func copiedOrNil[T any](dst, src []T) []T {
+	if src == nil {
+		return nil
+	}
+	return copied(dst, src)
 }
 
 // copied returns src's elements in dst's array when it can hold them (else

@@ -66,7 +66,8 @@ func newChunkParser(cfg *Config, file string, x *index) *chunkParser {
 // With order non-nil, that copy lays the chunk out in order
 // (corpus.Arrange): the ids, parse errors and stream arrays are built in
 // the scratch chunk, in file order, and arranged into old's arrays, so an
-// arranged chunk costs what a plain parse does.
+// arranged chunk costs what a plain parse does. Either way the shared
+// arrays stand for the ones they can (shareView).
 func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk, order []int32) (*corpus.Chunk, parseReport) {
 	first, end := p.x.chunkStart[c], p.x.chunkStart[c+1]
 	base := p.x.chunkOff[c]
@@ -156,33 +157,18 @@ func (p *chunkParser) parse(c int, data []byte, old *corpus.Chunk, order []int32
 		at0 = e
 	}
 	p.ids, p.idEnd = ids, idEnd
+	a := report(p, ch.Bad)
+	streams := p.shareView(work)
+	if order != nil {
+		src := *ch // the ids and parse errors, in file order (ch is work)
+		src.Streams = streams
+		return corpus.Arrange(old, &src, order), a
+	}
 	if work != ch {
-		for s, st := range p.cfg.Streams {
-			w, d := &work.Streams[s], &ch.Streams[s]
-			d.SeqStart = copied(d.SeqStart, w.SeqStart)
-			if st.Sparse {
-				if corpus.IsIota(w.RowStart) {
-					d.RowStart = corpus.Iota(len(w.RowStart))
-				} else {
-					d.RowStart = copied(d.RowStart, w.RowStart)
-				}
-				d.Indices = copied(d.Indices, w.Indices)
-				if corpus.AllOnes(w.Values) {
-					d.Values = corpus.Ones(len(w.Values))
-				} else {
-					d.Values = copied(d.Values, w.Values)
-				}
-				d.Dense = nil
-			} else {
-				d.Dense = copied(d.Dense, w.Dense)
-				d.RowStart, d.Indices, d.Values = nil, nil, nil
-			}
+		for s := range streams {
+			copyOut(&ch.Streams[s], &streams[s])
 		}
 		p.ch = ch
-	}
-	a := report(p, ch.Bad)
-	if order != nil {
-		return corpus.Arrange(old, p.shareView(ch), order), a
 	}
 	return ch, a
 }

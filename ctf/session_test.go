@@ -64,18 +64,22 @@ func readThrough(n int, load func(c int) error, warns *[]string, sum func() Summ
 // at once (run with -race) do not disturb each other either.
 func TestSessionsHaveTheirOwnBudget(t *testing.T) {
 	path := writeTemp(t, sessionCorpus())
-	fresh := func() transcript {
-		var warns []string
+	// open opens path anew with sessionConfig, recording its warnings.
+	open := func() (*Reader, *[]string) {
+		warns := new([]string)
 		cfg := sessionConfig
-		cfg.Warn = func(e Error) { warns = append(warns, e.Error()) }
+		cfg.Warn = func(e Error) { *warns = append(*warns, e.Error()) }
 		r, err := Open(path, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.Close()
-		return readThrough(r.Layout().NumChunks(), func(c int) error { _, err := r.LoadChunk(c); return err }, &warns, r.Summary)
+		t.Cleanup(func() { r.Close() })
+		return r, warns
 	}
-	want := fresh()
+	readerThrough := func(r *Reader, warns *[]string) transcript {
+		return readThrough(r.Layout().NumChunks(), func(c int) error { _, err := r.LoadChunk(c); return err }, warns, r.Summary)
+	}
+	want := readerThrough(open())
 	if !strings.Contains(strings.Join(want.errs, "\n"), "max_errors") || want.sum.BadSequences <= sessionConfig.MaxErrors {
 		t.Fatalf("the corpus does not exhaust the budget: %q, %+v", want.errs, want.sum)
 	}
@@ -83,14 +87,7 @@ func TestSessionsHaveTheirOwnBudget(t *testing.T) {
 		t.Fatalf("the opening's warnings are missing from a fresh reading: %q", want.warns)
 	}
 
-	var readerWarns []string
-	cfg := sessionConfig
-	cfg.Warn = func(e Error) { readerWarns = append(readerWarns, e.Error()) }
-	r, err := Open(path, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r, readerWarns := open()
 	session := func() transcript {
 		var mu sync.Mutex
 		var warns []string
@@ -107,7 +104,7 @@ func TestSessionsHaveTheirOwnBudget(t *testing.T) {
 	}
 	// The Reader spends its own budget first; then two sessions one after
 	// the other; then three at once.
-	if got := readThrough(r.Layout().NumChunks(), func(c int) error { _, err := r.LoadChunk(c); return err }, &readerWarns, r.Summary); !reflect.DeepEqual(got, want) {
+	if got := readerThrough(r, readerWarns); !reflect.DeepEqual(got, want) {
 		t.Fatalf("the Reader's own reading:\n%+v\nwant\n%+v", got, want)
 	}
 	for k := range 2 {
