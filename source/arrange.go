@@ -1,6 +1,10 @@
 package source
 
-import "github.com/batchprep/batchprep/corpus"
+import (
+	"slices"
+
+	"github.com/batchprep/batchprep/corpus"
+)
 
 // Arranged chunks.
 //
@@ -62,11 +66,7 @@ func arrange(dst, src *corpus.Chunk, order, pos []int32) (*corpus.Chunk, []int32
 // inverse returns pos with pos[order[k]] = k, in pos's array when it is
 // long enough.
 func inverse(order, pos []int32) []int32 {
-	if cap(pos) >= len(order) {
-		pos = pos[:len(order)]
-	} else {
-		pos = make([]int32, len(order), len(order)+len(order)/8)
-	}
+	pos = slices.Grow(pos[:0], len(order))[:len(order)]
 	for k, i := range order {
 		pos[i] = int32(k)
 	}

@@ -150,7 +150,8 @@ func (cc *chunkCache) recycle(e *cacheEntry) (spare *cacheEntry, handed int) {
 func (cc *chunkCache) load(e *cacheEntry) {
 	spare, handed := cc.recycle(e)
 	arranged := false
-	if as, ok := cc.src.(corpus.ArrangingSource); ok {
+	as, arranging := cc.src.(corpus.ArrangingSource)
+	if arranging {
 		if order := cc.visitOrder(e); order != nil {
 			// The parse lays the chunk out itself, into spare's arrays.
 			var into *corpus.Chunk
@@ -185,9 +186,10 @@ func (cc *chunkCache) load(e *cacheEntry) {
 		e.single = singleEntryStreams(e.chunk)
 		e.ones = onesStreams(e.chunk)
 		// Only small chunks are arranged after their load, or warmed (see
-		// warmLimit).
+		// warmLimit). A corpus that arranges as it parses is never arranged
+		// after: a chunk whose order was not ready keeps its file layout.
 		if !arranged && parsedBytes(e.chunk) <= warmLimit {
-			if cc.arrange(e, spare, handed > 0) {
+			if !arranging && cc.arrange(e, spare, handed > 0) {
 				spare = nil // its arrays hold e's chunk now
 			} else {
 				e.warm = warm(e.chunk)
