@@ -98,7 +98,7 @@ func runInspect(env *Env, args []string) error {
 	label := fs.String("label", "", "the `NAME` of the stream whose lines epoch sizes count (default: the minibatch-size count)")
 	chunkBytesV := byteSize(defaultReadChunkBytes)
 	chunkBytes := (*int64)(&chunkBytesV)
-	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (read's default)")
+	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (default: 1MiB, read's; read --randomize cntk uses 32MiB)")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
