@@ -41,6 +41,17 @@ func TestBadInputsTableTrain(t *testing.T) {
 	}
 	defer busy.Close()
 	other := "checkpoint_path=" + filepath.Join(dir, "none")
+	// A store that holds no edge (an empty file imported), with a
+	// checkpoint_path that nothing may create.
+	cfgText, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emptyCfg := write("empty.toml", strings.NewReplacer(filepath.Join(dir, "ent"), filepath.Join(dir, "ent0"),
+		filepath.Join(dir, "edges"), filepath.Join(dir, "edges0"), filepath.Join(dir, "ckpt"), filepath.Join(dir, "ckpt0")).Replace(string(cfgText)))
+	if code, _, e := run(t, "import", "--quiet", "--config", emptyCfg, "--rel-col", "1", write("no-edges.txt", "")); code != 0 {
+		t.Fatal(e)
+	}
 	set := func(kv ...string) []string {
 		args := []string{"train", "--config", cfg, "--quiet"}
 		for _, s := range kv {
@@ -75,6 +86,9 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train no store", set("entity_path=" + filepath.Join(dir, "nowhere")), false, 1, "no entity manifest: entity_path holds no imported graph (run batchprep import)"},
 		{"train another config's checkpoint", set("dimension=16", "lr=0.5"), false, 1, "dimension: checkpoint has 8, config has 16"},
 		{"train unsupported key", set("bias=true"), false, 1, "bias = true is not supported"},
+		// nothing to train is an error, and nothing is written (issue 22, 5)
+		{"train zero epochs", set("num_epochs=0", "checkpoint_path=" + filepath.Join(dir, "ckpt0")), false, 1, "nothing to train: num_epochs is 0 (set it to 1 or more"},
+		{"train an empty store", []string{"train", "--config", emptyCfg, "--quiet"}, false, 1, "nothing to train: the edge sets of edge_paths (" + filepath.Join(dir, "edges0") + ") hold no edge; import edges first"},
 		// train: huge values, refused with the value and the limit
 		{"train huge dimension", set("dimension=100000000000"), false, 1, "dimension: 100000000000 exceeds the limit 65536"},
 		{"train huge uniform negatives", set("num_uniform_negs=100000000000"), false, 1, "num_uniform_negs: 100000000000 exceeds the limit 65536"},
@@ -141,5 +155,8 @@ func TestBadInputsTableTrain(t *testing.T) {
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO given to --out was replaced")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ckpt0")); !os.IsNotExist(err) {
+		t.Errorf("a run with nothing to train wrote its checkpoint_path: %v", err)
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train"
 )
 
@@ -81,6 +84,9 @@ func runTrain(env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if err := nothingToTrain(cfg, store); err != nil {
+		return err
+	}
 	if dist.on() {
 		return dist.run(env, cfg, store, *quiet)
 	}
@@ -136,6 +142,23 @@ func runTrain(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
+	return nil
+}
+
+// nothingToTrain refuses, before anything is written, a run that would
+// train no edge: num_epochs 0, or edge sets that hold no edge.
+func nothingToTrain(cfg *config.Config, store *edgestore.Store) error {
+	if cfg.NumEpochs == 0 {
+		return errors.New("nothing to train: num_epochs is 0 (set it to 1 or more, e.g. --set num_epochs=10)")
+	}
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return err
+	}
+	if p.EdgesPerEpoch() == 0 {
+		return fmt.Errorf("nothing to train: the edge sets of edge_paths (%s) hold no edge; import edges first (batchprep import --config CFG FILE)",
+			strings.Join(cfg.EdgePaths, ", "))
+	}
 	return nil
 }
 
