@@ -87,7 +87,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train another config's checkpoint", set("dimension=16", "lr=0.5"), false, 1, "dimension: checkpoint has 8, config has 16"},
 		{"train unsupported key", set("bias=true"), false, 1, "bias = true is not supported"},
 		// nothing to train is an error, and nothing is written (issue 22, 5)
-		{"train zero epochs", set("num_epochs=0", "checkpoint_path=" + filepath.Join(dir, "ckpt0")), false, 1, "nothing to train: num_epochs is 0 (set it to 1 or more"},
+		{"train zero epochs", set("num_epochs=0", "checkpoint_path="+filepath.Join(dir, "ckpt0")), false, 1, "nothing to train: num_epochs is 0 (set it to 1 or more"},
 		{"train an empty store", []string{"train", "--config", emptyCfg, "--quiet"}, false, 1, "nothing to train: the edge sets of edge_paths (" + filepath.Join(dir, "edges0") + ") hold no edge; import edges first"},
 		// train: huge values, refused with the value and the limit
 		{"train huge dimension", set("dimension=100000000000"), false, 1, "dimension: 100000000000 exceeds the limit 65536"},
