@@ -72,8 +72,12 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train bad flag", []string{"train", "--config", cfg, "--epochs", "3"}, false, 2, "flag provided but not defined: -epochs"},
 		// train: config values, each naming its key
 		{"train missing config", []string{"train", "--config", filepath.Join(dir, "no.toml")}, false, 1, "no.toml: no such file or directory"},
-		{"train --set without =", set("dimension"), false, 1, "dimension: override must be key=value"},
-		{"train unknown key", set("dimensions=8"), false, 1, "dimensions: unknown key"},
+		// a --set that is not key=value or names no key is a usage mistake (issue 22, 5)
+		{"train --set without =", set("dimension"), false, 2, "batchprep train: --set dimension: override must be key=value"},
+		{"train unknown key", set("dimensions=8"), false, 2, "batchprep train: --set dimensions: unknown key"},
+		{"train --set past a list", set("relations.3.operator=linear"), false, 2, "--set relations.3.operator: no element 3 (the list has 1 element)"},
+		{"train --set inside a value", set("dimension.x=1"), false, 2, "--set dimension.x: cannot set inside dimension, which is not a table"},
+		{"eval --set without =", []string{"eval", "--config", cfg, "--edges", test, "--set", "lr"}, false, 2, "--set lr: override must be key=value"},
 		{"train dimension not a number", set("dimension=abc"), false, 1, "dimension: want an integer, got string \"abc\""},
 		{"train dimension 0", set("dimension=0"), false, 1, "dimension: is required to train (>= 1)"},
 		{"train bad operator", set("relations.0.operator=rotate"), false, 1, "relations[0].operator: \"rotate\" is not one of"},

@@ -46,13 +46,24 @@ Examples:
   batchprep train --config fb15k.toml --set dimension=200 --set workers=2
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
-// loadConfig loads --config and applies --set overrides.
+// loadConfig loads --config and applies --set overrides. A --set that is
+// not key=value or names no config key is a usage mistake (exit 2); a bad
+// value is a config error naming the key (exit 1).
 func loadConfig(path string, sets []string) (*config.Config, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return config.WithOverrides(cfg, sets)
+	return applySets(cfg, sets)
+}
+
+// applySets applies --set overrides to cfg (see loadConfig).
+func applySets(cfg *config.Config, sets []string) (*config.Config, error) {
+	out, err := config.WithOverrides(cfg, sets)
+	if errors.Is(err, config.ErrBadOverride) {
+		return nil, usagef("--set %s", oneprefix("", err.Error()))
+	}
+	return out, err
 }
 
 func runTrain(env *Env, args []string) error {
