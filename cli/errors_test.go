@@ -18,7 +18,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 // badInputFixture writes the files the table test feeds to every command.
 type badInputFixture struct {
-	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo string
+	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo, cached string
 }
 
 func newBadInputFixture(t *testing.T) badInputFixture {
@@ -65,6 +65,10 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 	f.planState = filepath.Join(d, "plan.json")
 	if code, _, errOut := run(t, "plan", "--config", f.cfg, "--quiet", "--max-batches", "2", "--state-out", f.planState); code != 0 {
 		t.Fatalf("fixture plan state: %s", errOut)
+	}
+	f.cached = write("cached.ctf", "1 |x 1 2\n2 |x 3 4\n")
+	if code, _, errOut := run(t, "read", f.cached, "--stream", "x:2", "--cache-index", "--format", "summary"); code != 0 {
+		t.Fatalf("fixture read --cache-index: %s", errOut)
 	}
 	f.fifo = filepath.Join(d, "fifo")
 	if err := syscall.Mkfifo(f.fifo, 0o644); err != nil {
@@ -133,6 +137,16 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "verify a read state as plan state", args: []string{"verify", "--plan-state", f.readState}, code: 1, out: "this is a state of 'batchprep read'"},
 		{name: "version with an argument", args: []string{"version", "extra"}, code: 2, msg: "unexpected argument \"extra\""},
 		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "flag provided but not defined: -nope"},
+		// verify takes --set; a --checkpoint that is not there is a problem (issue 22, 5)
+		{name: "verify a missing checkpoint", args: []string{"verify", "--checkpoint", filepath.Join(f.dir, "no-model")}, code: 1,
+			msg: "batchprep verify: 1 problem found", out: "problem  --checkpoint " + filepath.Join(f.dir, "no-model") + ": no such directory"},
+		{name: "verify a file as checkpoint", args: []string{"verify", "--checkpoint", f.ok}, code: 1, out: "problem  --checkpoint " + f.ok + ": not a directory"},
+		{name: "verify with --set", args: []string{"verify", "--config", f.cfg, "--set", "entity_path=" + filepath.Join(f.dir, "nowhere")}, code: 1,
+			out: "problem  " + filepath.Join(f.dir, "nowhere")},
+		{name: "verify --set without =", args: []string{"verify", "--config", f.cfg, "--set", "entity_path"}, code: 2, msg: "--set entity_path: override must be key=value"},
+		{name: "verify --set without --config", args: []string{"verify", "--read-state", f.readState, "--set", "seed=1"}, code: 2, msg: "--set needs --config"},
+		// verify --index-cache defaults to read's chunking
+		{name: "verify read's index cache", args: []string{"verify", "--index-cache", f.cached, "--stream", "x:2"}, code: 0, out: "index cache matches"},
 		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: "want a byte count such as 1048576 or 32MiB"},
 	}
 	// A plan state at the end of the plan, for the "nothing to plan" case.
