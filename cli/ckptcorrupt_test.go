@@ -170,6 +170,7 @@ func TestTrainingLogChecked(t *testing.T) {
 			case c.msg != "" && (code != 1 || !strings.Contains(e, logPath) || !strings.Contains(e, c.msg)):
 				t.Errorf("exit %d, stderr %q, want %q naming %s", code, e, c.msg, logPath)
 			}
+			checkMessages(t, e)
 			if c.msg != "" {
 				code, out, _ := run(t, "verify", "--checkpoint", ckpt)
 				if code != 1 || !strings.Contains(out, "training_log.jsonl") {

@@ -81,6 +81,21 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 // package or command name may follow (issue 10 item 9).
 var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|source|config|edgestore|importer|plan|inspect|read|import|corpus|randomize|train|eval|export|serve|coord|coordinator|verify): `)
 
+// badMessage matches what no message may show (issue 22, 5): Go struct
+// syntax, a library's own text, a count of one with a plural noun.
+var badMessage = regexp.MustCompile(`\{[A-Z][A-Za-z]*:|json: (unsupported|cannot|invalid)|context deadline exceeded|context canceled|` +
+	`\b1 (problems|fields|buckets|edges|entities|errors|sequences|lines|chunks|relations|edge sets|arguments|elements|epochs|tables|types)\b`)
+
+// checkMessages fails t for each line of out that badMessage matches.
+func checkMessages(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if m := badMessage.FindString(line); m != "" {
+			t.Errorf("a message shows %q: %q", m, line)
+		}
+	}
+}
+
 // TestBadInputsTable pins, for every command, the exit code and the message
 // of bad inputs: 1 for bad data or a runtime failure, 2 for a usage
 // mistake, and one prefix per message.
@@ -169,6 +184,8 @@ func TestBadInputsTable(t *testing.T) {
 					t.Errorf("repeated prefix: %q", line)
 				}
 			}
+			checkMessages(t, e.String())
+			checkMessages(t, o.String())
 		})
 	}
 	if fi, err := os.Lstat(f.fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {

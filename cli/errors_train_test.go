@@ -30,6 +30,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 	}
 	test := filepath.Join(dir, "test.txt")
 	short := write("short.txt", "usa\tembassy\n")
+	oneField := write("one-field.txt", "usa\n")
 	empty := write("empty-token", "  \n")
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -115,6 +116,8 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"eval bad delimiter", []string{"eval", "--config", cfg, "--edges", test, "--delimiter", "pipe"}, false, 2, "--delimiter \"pipe\": want tab, comma or space"},
 		{"eval missing edges", []string{"eval", "--config", cfg, "--edges", filepath.Join(dir, "no.txt")}, false, 1, "open " + filepath.Join(dir, "no.txt") + ": no such file or directory"},
 		{"eval short line", []string{"eval", "--config", cfg, "--edges", short}, false, 1, short + ":1:12: 2 fields, need at least 3"},
+		{"eval one-field line", []string{"eval", "--config", cfg, "--edges", oneField}, false, 1, oneField + ":1:4: 1 field, need at least 3"},
+		{"import one-field line", []string{"import", "--config", emptyCfg, "--rel-col", "1", oneField}, false, 1, "1 field, the chosen columns need at least 3"},
 		{"eval missing filter", []string{"eval", "--config", cfg, "--edges", test, "--filter", filepath.Join(dir, "no.txt")}, false, 1, "no.txt: no such file or directory"},
 		{"eval no checkpoint", []string{"eval", "--config", cfg, "--edges", test, "--set", other}, false, 1, "holds no checkpoint: no checkpoint.json (run batchprep train first)"},
 		{"eval another config", []string{"eval", "--config", cfg, "--edges", test, "--set", "relations.0.operator=linear"}, false, 1, "relations[0].operator: checkpoint has"},
@@ -163,6 +166,8 @@ func TestBadInputsTableTrain(t *testing.T) {
 					t.Errorf("repeated prefix: %q", line)
 				}
 			}
+			checkMessages(t, e.String())
+			checkMessages(t, o.String())
 		})
 	}
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {

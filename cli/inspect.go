@@ -14,6 +14,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const inspectDescription = `
@@ -373,7 +374,7 @@ func (rep *inspectReport) text(w io.Writer) {
 	fmt.Fprintf(w, "sequences  %d\n", rep.Sequences)
 	fmt.Fprintf(w, "samples    %d (labels %d)\n", rep.TotalSamples, rep.TotalLabels)
 	for _, st := range rep.Streams {
-		fmt.Fprintf(w, "  %-12s %d lines\n", st.Name, rep.Samples[st.Name])
+		fmt.Fprintf(w, "  %-12s %s\n", st.Name, plural.Count(rep.Samples[st.Name], "line"))
 	}
 	fmt.Fprintf(w, "chunks     %d (%d-%d sequences each)\n", rep.Chunks, rep.ChunkSequences[0], rep.ChunkSequences[1])
 	fmt.Fprintf(w, "sequence lengths (samples):\n")

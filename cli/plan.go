@@ -15,6 +15,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const planDescription = `
@@ -177,9 +178,12 @@ func runPlan(env *Env, args []string) error {
 		}
 	}
 	if stopErr == nil && tally.batches == 0 {
-		why := fmt.Sprintf("the config's %d epochs hold no batch", cfg.NumEpochs)
+		why := fmt.Sprintf("the config's %s hold no batch", plural.Count(cfg.NumEpochs, "epoch"))
+		if cfg.NumEpochs == 1 {
+			why = "the config's 1 epoch holds no batch"
+		}
 		if *stateIn != "" {
-			why = fmt.Sprintf("the state in %s is at the end of the config's %d epochs", *stateIn, cfg.NumEpochs)
+			why = fmt.Sprintf("the state in %s is at the end of the config's %s", *stateIn, plural.Count(cfg.NumEpochs, "epoch"))
 		}
 		fmt.Fprintf(env.Stderr, "batchprep plan: nothing to plan: %s\n", why)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const trainDescription = `
@@ -151,7 +152,7 @@ func runTrain(env *Env, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
+	fmt.Fprintf(env.Stdout, "trained %s, %s; checkpoint in %s\n", plural.Count(man.Buckets, "bucket"), plural.Count(man.Edges, "edge"), cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
 	return nil
 }
@@ -217,9 +218,9 @@ func printHistory(w io.Writer, man *train.Manifest) {
 	for _, h := range man.History {
 		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
 		if h.Holdout > 0 {
-			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
+			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%s)", h.MRRBefore, h.MRRAfter, plural.Count(h.Holdout, "edge"))
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
+	fmt.Fprintf(w, "partitions: %s (%s), %s (%s)\n", plural.Count(man.IO.Loads, "load"), humanBytes(man.IO.LoadBytes), plural.Count(man.IO.Saves, "save"), humanBytes(man.IO.SaveBytes))
 }
