@@ -84,6 +84,7 @@ var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|sourc
 // badMessage matches what no message may show (issue 22, 5): Go struct
 // syntax, a library's own text, a count of one with a plural noun.
 var badMessage = regexp.MustCompile(`\{[A-Z][A-Za-z]*:|json: (unsupported|cannot|invalid)|context deadline exceeded|context canceled|` +
+	`: parse error|flag provided but not defined|for flag -|` +
 	`\b1 (problems|fields|buckets|edges|entities|errors|sequences|lines|chunks|relations|edge sets|arguments|elements|epochs|tables|types)\b`)
 
 // checkMessages fails t for each line of out that badMessage matches.
@@ -151,7 +152,13 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "verify a sound store", args: []string{"verify", "--config", f.cfg, "--plan-state", f.planState}, code: 0, out: "a plan state that fits the config and the store"},
 		{name: "verify a read state as plan state", args: []string{"verify", "--plan-state", f.readState}, code: 1, out: "this is a state of 'batchprep read'"},
 		{name: "version with an argument", args: []string{"version", "extra"}, code: 2, msg: "unexpected argument \"extra\""},
-		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "flag provided but not defined: -nope"},
+		// flag mistakes in batchprep's words, not the flag package's (issue 22, 5)
+		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "batchprep demo: unknown flag --nope\n"},
+		{name: "read bad integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "abc"}, code: 2, msg: `batchprep read: --epochs "abc": want an integer` + "\n"},
+		{name: "read negative seed", args: []string{"read", f.ok, "--stream", "x:2", "--seed", "-1"}, code: 2, msg: `--seed "-1": want an integer >= 0`},
+		{name: "read huge integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "99999999999999999999"}, code: 2, msg: `--epochs "99999999999999999999": out of range; want an integer`},
+		{name: "read bad boolean", args: []string{"read", f.ok, "--stream", "x:2", "--quiet=maybe"}, code: 2, msg: `--quiet "maybe": want true or false`},
+		{name: "read flag without value", args: []string{"read", f.ok, "--stream"}, code: 2, msg: "batchprep read: --stream needs a value\n"},
 		// verify takes --set; a --checkpoint that is not there is a problem (issue 22, 5)
 		{name: "verify a missing checkpoint", args: []string{"verify", "--checkpoint", filepath.Join(f.dir, "no-model")}, code: 1,
 			msg: "batchprep verify: 1 problem found", out: "problem  --checkpoint " + filepath.Join(f.dir, "no-model") + ": no such directory"},
@@ -162,7 +169,7 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "verify --set without --config", args: []string{"verify", "--read-state", f.readState, "--set", "seed=1"}, code: 2, msg: "--set needs --config"},
 		// verify --index-cache defaults to read's chunking
 		{name: "verify read's index cache", args: []string{"verify", "--index-cache", f.cached, "--stream", "x:2"}, code: 0, out: "index cache matches"},
-		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: "want a byte count such as 1048576 or 32MiB"},
+		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: `--chunk-bytes "12XB": want a byte count such as 1048576 or 32MiB`},
 	}
 	// A plan state at the end of the plan, for the "nothing to plan" case.
 	if code, _, errOut := run(t, "plan", "--config", f.cfg, "--quiet", "--state-out", f.planState+".end"); code != 0 {

@@ -72,7 +72,8 @@ func TestBadInputsTableTrain(t *testing.T) {
 		// train: usage
 		{"train without config", []string{"train"}, false, 2, "--config is required"},
 		{"train with an argument", []string{"train", "--config", cfg, "extra"}, false, 2, "unexpected argument \"extra\""},
-		{"train bad flag", []string{"train", "--config", cfg, "--epochs", "3"}, false, 2, "flag provided but not defined: -epochs"},
+		{"train bad flag", []string{"train", "--config", cfg, "--epochs", "3"}, false, 2, "batchprep train: unknown flag --epochs"},
+		{"train bad duration", []string{"train", "--config", cfg, "--lease-ttl", "zz"}, false, 2, `--lease-ttl "zz": want a duration such as 30s or 5m`},
 		// train: config values, each naming its key
 		{"train missing config", []string{"train", "--config", filepath.Join(dir, "no.toml")}, false, 1, "no.toml: no such file or directory"},
 		// a --set that is not key=value or names no key is a usage mistake (issue 22, 5)
