@@ -23,7 +23,7 @@ Examples:
   batchprep export --config fb15k.toml > embeddings.tsv
   batchprep export --config fb15k.toml --format binary --out embeddings.bin`
 
-func runExport(env *Env, args []string) error {
+func runExport(env *Env, args []string) (err error) {
 	fs := newFlagSet(env, "export", "", exportDescription)
 	cfgPath := fs.String("config", "", "graph config of the trained model (required)")
 	format := fs.String("format", "tsv", "output: tsv or binary")
@@ -53,6 +53,13 @@ func runExport(env *Env, args []string) error {
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err
+	}
+	if note := ev.Unfinished(); note != "" {
+		defer func() {
+			if err == nil {
+				fmt.Fprintf(env.Stderr, "export: %s\n", note)
+			}
+		}()
 	}
 	var types []export.Type
 	for _, typ := range cfg.EntityTypes() {

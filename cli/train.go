@@ -76,6 +76,7 @@ func runTrain(env *Env, args []string) error {
 	if err := cfg.ValidateTraining(); err != nil {
 		return err
 	}
+	warnTrainingOnEvalSets(env, cfg)
 	store, err := openTrainedStore(*cfgPath, cfg, true)
 	if err != nil {
 		return err

@@ -85,7 +85,7 @@ func TestTrainEvalExport(t *testing.T) {
 
 	test := filepath.Join(dir, "test.txt")
 	os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("atlantis\tembassy\tusa\nusa\tembassy\tuk\n"), 0o644)
-	code, out, errOut = run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "extra.txt"), "--filter", test, "--format", "json")
+	code, out, errOut = run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "extra.txt"), "--rel-col", "1", "--filter", test, "--format", "json")
 	if code != 0 {
 		t.Fatalf("eval: %s", errOut)
 	}
@@ -101,7 +101,7 @@ func TestTrainEvalExport(t *testing.T) {
 	if rep["unknown"] != 1.0 || rep["count"] != 2.0 || !strings.Contains(errOut, "atlantis") {
 		t.Errorf("unknown entity not reported: %s / %s", out, errOut)
 	}
-	if code, out, _ := run(t, "eval", "--config", cfg, "--edges", test); code != 0 || !strings.Contains(out, "mrr") {
+	if code, out, _ := run(t, "eval", "--config", cfg, "--edges", test, "--rel-col", "1"); code != 0 || !strings.Contains(out, "mrr") {
 		t.Errorf("eval text: %d %s", code, out)
 	}
 
