@@ -104,7 +104,7 @@ func TestServeTLS(t *testing.T) {
 	var errOut strings.Builder
 	go func() {
 		done <- Main([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--token-file", tokFile,
-			"--tls-cert", certFile, "--tls-key", keyFile, "--stop-on-stdin-eof"}, stdinR, stdoutW, &errOut)
+			"--tls-cert", certFile, "--tls-key", keyFile, "--stop-on-stdin-eof", "--data-dir", dir}, stdinR, stdoutW, &errOut)
 		stdoutW.Close()
 	}()
 	line, err := bufio.NewReader(stdoutR).ReadString('\n')
