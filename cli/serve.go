@@ -129,7 +129,9 @@ func runServe(env *Env, args []string) error {
 		srv.Stop()
 		err = <-done
 	case <-env.Ctx.Done():
-		t := time.AfterFunc(5*time.Second, srv.Stop)
+		// Streams get 4.5 s to end, so that the process is gone within the
+		// 5 s promised, however long the cut calls take to return.
+		t := time.AfterFunc(4500*time.Millisecond, srv.Stop)
 		srv.GracefulStop()
 		t.Stop()
 		<-done

@@ -13,7 +13,7 @@ import (
 // the server hold.
 const (
 	DefaultMaxMinibatchBytes   = 256 << 20
-	DefaultMaxMinibatchSamples = 4 << 20
+	DefaultMaxMinibatchSamples = 1 << 20
 )
 
 // maxScheduleSize returns the largest size of a schedule written as

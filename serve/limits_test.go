@@ -35,7 +35,7 @@ func TestMinibatchLimits(t *testing.T) {
 		code  codes.Code
 		want  string
 	}{
-		{"mb 10^12", false, req(func(r *pb.SequenceRequest) { r.Mb = "1000000000000" }), codes.InvalidArgument, "mb 1000000000000: more samples per minibatch than this server's limit of 4194304"},
+		{"mb 10^12", false, req(func(r *pb.SequenceRequest) { r.Mb = "1000000000000" }), codes.InvalidArgument, "mb 1000000000000: more samples per minibatch than this server's limit of 1048576"},
 		{"a schedule's largest size", false, req(func(r *pb.SequenceRequest) { r.Mb = "8*2:5000000" }), codes.InvalidArgument, "mb 5000000: more samples"},
 		{"k", false, req(func(r *pb.SequenceRequest) { r.K = 5000000 }), codes.InvalidArgument, "k 5000000: more samples"},
 		{"the server's own sample limit", true, req(func(r *pb.SequenceRequest) { r.Mb = "101" }), codes.InvalidArgument, "limit of 100 (serve --max-minibatch-samples)"},
