@@ -72,6 +72,11 @@ func runServe(env *Env, args []string) error {
 	if maxBytes <= 0 || *maxSamples <= 0 {
 		return usagef("--max-minibatch-bytes and --max-minibatch-samples must be positive")
 	}
+	for _, d := range dataDirs {
+		if info, err := os.Stat(d); err != nil || !info.IsDir() {
+			return usagef("--data-dir %s: not a directory", d)
+		}
+	}
 	token, err := readToken(env, *tokenFile)
 	if err != nil {
 		return err
@@ -96,10 +101,11 @@ func runServe(env *Env, args []string) error {
 	}
 	srv, err := serve.New(o)
 	if err != nil {
-		return fmt.Errorf("--data-dir: %w", err)
+		return err
 	}
 	l, addr, err := listenOn(*listen)
 	if err != nil {
+		srv.Stop()
 		return fmt.Errorf("--listen: %w", err)
 	}
 	fmt.Fprintf(env.Stdout, "listening %s\n", addr)
@@ -108,6 +114,7 @@ func runServe(env *Env, args []string) error {
 		ml, err := net.Listen(tcpNetwork(*metricsAddr), *metricsAddr)
 		if err != nil {
 			l.Close()
+			srv.Stop()
 			return fmt.Errorf("--metrics-listen: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "metrics http://%s/metrics\n", ml.Addr())

@@ -44,6 +44,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 		{[]string{"--token-file", empty}, "the file is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--data-dir", filepath.Join(dir, "none")}, "--data-dir " + filepath.Join(dir, "none") + ": not a directory"},
+		{[]string{"--data-dir", empty}, "--data-dir " + empty + ": not a directory"},
 	} {
 		code, out, errOut := run(t, append([]string{"serve"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
