@@ -28,8 +28,10 @@ class LocalServer:
 
     It listens on a Unix socket inside a fresh directory only this user may
     enter (mode 0700), so no other local user can connect to it; it serves
-    the user's own paths as given (``--data-dir /``). It stops when its
-    stdin closes: on close(), and when this process dies, even by SIGKILL.
+    the user's own paths as given: relative ones in the current directory
+    (its first ``--data-dir``), absolute ones anywhere (``--data-dir /``). It
+    stops when its stdin closes: on close(), and when this process dies, even
+    by SIGKILL.
     """
 
     def __init__(self, binary=None):
@@ -39,7 +41,7 @@ class LocalServer:
         # which then closes the server, not the server directly.
         self._proc = subprocess.Popen(
             [binary or _binary(), "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
-             "--data-dir", "/", "--stop-on-stdin-eof"],
+             "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
         line = self._proc.stdout.readline().decode().split()
         if len(line) != 2 or line[0] != "listening":

@@ -34,10 +34,18 @@ class LocalServerTest(unittest.TestCase):
         self.assertFalse(os.path.exists(d), "the socket directory is left after close()")
 
     def test_user_paths_as_given(self):
-        # The corpus is outside the current directory: the private server
-        # serves its user's paths.
+        # An absolute path outside the current directory, and a relative
+        # one taken in the current directory, as the user's own process
+        # would open them.
         n = sum(1 for _ in batchprep.read([self.corpus], streams=STREAMS, mb="8"))
         self.assertGreater(n, 0)
+        cwd = os.getcwd()
+        os.chdir(self.dir)
+        try:
+            m = sum(1 for _ in batchprep.read(["c.ctf"], streams=STREAMS, mb="8"))
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(m, n)
 
     def test_quiet_stop(self):
         # A program that reads and exits: nothing from the server on stderr.
