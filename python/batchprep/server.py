@@ -37,6 +37,10 @@ class LocalServer:
     def __init__(self, binary=None):
         self._dir = tempfile.mkdtemp(prefix="batchprep-")
         sock = os.path.join(self._dir, "serve.sock")
+        if len(sock) > 100:  # a socket path holds at most 107 bytes on Linux
+            os.rmdir(self._dir)
+            self._dir = tempfile.mkdtemp(prefix="batchprep-", dir="/tmp")
+            sock = os.path.join(self._dir, "serve.sock")
         # Its own session: a Ctrl-C in the terminal reaches this process,
         # which then closes the server, not the server directly.
         self._proc = subprocess.Popen(
