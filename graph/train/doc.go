@@ -37,7 +37,8 @@
 //  6. Holdout: with eval_fraction > 0 each bucket's held-out edges are
 //     ranked before and after training it, PBG-style (eval_num_batch_negs
 //     in-chunk and eval_num_uniform_negs uniform negatives, ties against
-//     the edge); they are never trained on.
+//     the edge, candidates that are the true entity itself skipped); they
+//     are never trained on.
 //  7. Settings the trainer does not implement (featurized entities,
 //     per-type dimensions, bias, max_norm, half_precision, several
 //     machines through num_machines, regularizers other than N3) are
