@@ -64,4 +64,10 @@
 //     arrays will take, so that a command can refuse a run the machine
 //     cannot hold before allocating it (the config's own limits bound
 //     each key; this bounds their product with the entity counts).
+//  10. Divergence: after each bucket's training, before its checkpoint,
+//     the bucket's loss and every parameter it can have changed (its
+//     partitions' embeddings, the relation operators, the global
+//     embeddings) are checked; a NaN or infinity stops the run with
+//     ErrNotFinite naming the bucket and the value, and nothing of that
+//     bucket is written: the last checkpoint stays the last good one.
 package train
