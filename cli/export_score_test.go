@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,7 +22,8 @@ import (
 // hand (no batchprep code), checks that they hold the same values, ranks
 // every test edge with its own implementation of the operators and
 // comparators, and gets eval's count, unknown, MRR, Hits@k and mean rank
-// exactly. Also: --out - writes the export to stdout.
+// exactly; so does python/tools/score_export.py when python3 is
+// installed. Also: --out - writes the export to stdout.
 func TestExportReproducesEval(t *testing.T) {
 	for _, v := range []struct {
 		op, cmp string
@@ -74,6 +76,23 @@ func TestExportReproducesEval(t *testing.T) {
 			}
 			if want["count"] < 300 {
 				t.Fatalf("only %v ranks", want["count"])
+			}
+			// The standalone Python reference, when python3 is here.
+			py, err := exec.LookPath("python3")
+			if err != nil {
+				t.Log("python3 not found: python/tools/score_export.py not checked")
+				return
+			}
+			pyOut, err := exec.Command(py, filepath.Join("..", "python", "tools", "score_export.py"), tsv, filepath.Join(dir, "test.txt"),
+				"--filter", filepath.Join(dir, "train.txt"), "--filter", filepath.Join(dir, "valid.txt")).Output()
+			var fromPy map[string]float64
+			if err != nil || json.Unmarshal(pyOut, &fromPy) != nil {
+				t.Fatalf("score_export.py: %v: %s", err, pyOut)
+			}
+			for _, k := range []string{"count", "unknown", "mrr", "hits@1", "hits@3", "hits@10", "mean_rank"} {
+				if fromPy[k] != want[k] {
+					t.Errorf("%s: score_export.py %v, eval %v", k, fromPy[k], want[k])
+				}
 			}
 		})
 	}
