@@ -27,15 +27,15 @@ func (t *Trainer) checkFinite(pos Position, b graph.Bucket, loss float64) error 
 	if what == "" {
 		return nil
 	}
-	kept := "no bucket was checkpointed before it"
+	kept := "the checkpoint, if any, holds the last good state"
 	switch n := t.man.Buckets; {
 	case n == 1:
-		kept = "the checkpoint keeps the 1 bucket trained before it"
+		kept = "the checkpoint holds the last good state (1 bucket trained)"
 	case n > 1:
-		kept = fmt.Sprintf("the checkpoint keeps the %d buckets trained before it", n)
+		kept = fmt.Sprintf("the checkpoint holds the last good state (%d buckets trained)", n)
 	}
 	return fmt.Errorf("%w in epoch %d of %d, edge set %d, chunk %d, bucket (%d, %d): %s. "+
-		"Stopped before checkpointing this bucket; %s. Lower lr (now %g) or init_scale, or check the edge weights, then run again",
+		"Nothing of this bucket was written; %s. Lower lr (now %g) or init_scale, or check the edge weights, then run again",
 		ErrNotFinite, pos.Epoch+1, t.cfg.NumEpochs, pos.EdgeSet, pos.Chunk, b.Lhs, b.Rhs, what, kept, t.cfg.Lr)
 }
 

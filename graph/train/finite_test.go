@@ -31,7 +31,7 @@ func TestNonFiniteStopsBeforeCheckpoint(t *testing.T) {
 	}
 	err = tr.Run(context.Background())
 	if !errors.Is(err, train.ErrNotFinite) || !strings.Contains(err.Error(), "epoch 3 of 4, edge set 0, chunk 0, bucket (0, 0)") ||
-		!strings.Contains(err.Error(), "the checkpoint keeps the 2 buckets trained before it") {
+		!strings.Contains(err.Error(), "the checkpoint holds the last good state (2 buckets trained)") {
 		t.Fatalf("run: %v", err)
 	}
 	if !strings.Contains(err.Error(), "the loss is NaN") && !strings.Contains(err.Error(), "holds NaN") {
