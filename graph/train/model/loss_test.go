@@ -83,3 +83,66 @@ func TestStepLogisticAsPBG(t *testing.T) {
 		}
 	}
 }
+
+// The logistic batch step for every operator at non-identity parameters,
+// with and without dynamic relations, against values computed by hand
+// from the definitions (a short script: d = 2, dot, 5 edges in chunks
+// {0,1,2} and {3,4}, num_neg = 3, no uniform negatives). Outside dynamic
+// mode edge (u, v) scores u·op₀(v) on both sides; with dynamic relations
+// ranking the rhs scores op₁(u)·v′ and ranking the lhs u′·op₀(v).
+// Per positive and side: sp(-pos) + (1/3)·Σ sp(neg). The unweighted sum of
+// the old code gives other values for all twelve.
+func TestStepLogisticEveryOperator(t *testing.T) {
+	params := map[string][2][]float32{
+		"none":             {nil, nil},
+		"translation":      {{0.5, -1}, {-0.25, 0.75}},
+		"diagonal":         {{-2, 0.5}, {1.5, -1}},
+		"complex_diagonal": {{0.5, -1}, {2, 1}}, // re(a), im(a): one complex coordinate
+		"linear":           {{1, 2, -1, 0.5}, {0, 1, -1, 0.5}},
+		"affine":           {{1, 2, -1, 0.5, 0.25, -0.5}, {0, 1, -1, 0.5, 1, 0}},
+	}
+	cases := []struct {
+		op   string
+		dyn  bool
+		want float64
+	}{
+		{"none", false, 15.455498878808323},
+		{"none", true, 15.455498878808323},
+		{"translation", false, 15.07844254676796},
+		{"translation", true, 15.92280111224955},
+		{"diagonal", false, 14.062102567504802},
+		{"diagonal", true, 13.454692104941355},
+		{"complex_diagonal", false, 24.864905590654175},
+		{"complex_diagonal", true, 30.51849577109637},
+		{"linear", false, 36.52312793149479},
+		{"linear", true, 22.403903809353},
+		{"affine", false, 36.70258092703672},
+		{"affine", true, 23.10511087410537},
+	}
+	seen := map[string]bool{}
+	for _, c := range cases {
+		seen[c.op] = true
+		op, _ := NewOperator(c.op, 2)
+		m, err := New(Settings{Dim: 2, Comparator: "dot", Loss: "logistic", NumBatchNegs: 3, Lr: 0.1, RelationLr: 0.1, Dynamic: c.dyn},
+			[]Relation{{Op: op, Weight: 1, Lhs: 0, Rhs: 1}}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(m.Params[0][0].P, params[c.op][0])
+		if c.dyn {
+			copy(m.Params[0][1].P, params[c.op][1])
+		}
+		L := &Table{Rows: 5, Dim: 2, Emb: []float32{1, 0.5, 0.5, -1, -1, 0.25, 2, 1, 0.25, -0.5}, Acc: make([]float32, 5)}
+		R := &Table{Rows: 5, Dim: 2, Emb: []float32{0.5, 1, -1, 0.5, 1, 1, 0.25, -2, -0.5, 0.75}, Acc: make([]float32, 5)}
+		b := Batch{Lhs: []uint32{0, 1, 2, 3, 4}, Rhs: []uint32{0, 1, 2, 3, 4}, Rel: make([]uint32, 5)}
+		st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+		if math.Abs(st.Loss-c.want) > 1e-5*c.want {
+			t.Errorf("%s, dynamic %v: loss %.9g, want %.9g", c.op, c.dyn, st.Loss, c.want)
+		}
+	}
+	for _, name := range Operators {
+		if !seen[name] {
+			t.Errorf("operator %s has no case", name)
+		}
+	}
+}
