@@ -58,14 +58,14 @@ func verifyExport(rep *verifyReport, path string) {
 		rep.problem(err)
 		return
 	}
-	types, err := export.Decode(data)
+	m, err := export.Decode(data)
 	if err != nil {
 		rep.problem(fmt.Errorf("%s: %w", path, err))
 		return
 	}
 	n := 0
-	for _, t := range types {
+	for _, t := range m.Types {
 		n += len(t.Names)
 	}
-	rep.ok("%s: a sound embeddings export: %d types, %d entities", path, len(types), n)
+	rep.ok("%s: a sound embeddings export: %d types, %d entities, %d relation parameter sets", path, len(m.Types), n, len(m.Relations))
 }
