@@ -69,7 +69,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 	if code, _, e := run(t, "export", "--config", cfg, "--format", "binary", "--out", bin); code != 0 {
 		t.Fatal(e)
 	}
-	_, wantEval, _ := run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"))
+	_, wantEval, _ := run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1")
 	var files []string
 	for _, e := range must(os.ReadDir(pristine)) {
 		if n := e.Name(); n != "training_log.jsonl" && n != "training.svg" {
@@ -95,7 +95,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 			tried++
 			for _, c := range [][]string{
 				{"train", "--config", cfg, "--quiet", "--set", "num_epochs=4"},
-				{"eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt")},
+				{"eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1"},
 				{"export", "--config", cfg},
 			} {
 				code, out, e := run(t, c...)

@@ -87,7 +87,7 @@ all_negs = true
 	fmt.Fprintf(w, "$ batchprep train --config nations.toml\n")
 	fmt.Fprintf(w, "  trained 100 epochs in %.1fs; checkpoint, training_log.jsonl and training.svg\n", time.Since(start).Seconds())
 	fmt.Fprintf(w, "  are in the checkpoint directory.\n\n")
-	out, err := run(runEval, "--config", cfgPath, "--edges", filepath.Join(kg, "test.txt"),
+	out, err := run(runEval, "--config", cfgPath, "--edges", filepath.Join(kg, "test.txt"), "--rel-col", "1",
 		"--filter", filepath.Join(kg, "train.txt"), "--filter", filepath.Join(kg, "valid.txt"), "--format", "json")
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
@@ -102,7 +102,7 @@ all_negs = true
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		return fmt.Errorf("eval output %q: %w", out, err)
 	}
-	fmt.Fprintf(w, "$ batchprep eval --config nations.toml --edges test.txt --filter train.txt --filter valid.txt\n")
+	fmt.Fprintf(w, "$ batchprep eval --config nations.toml --edges test.txt --rel-col 1 --filter train.txt --filter valid.txt\n")
 	fmt.Fprintf(w, "  filtered test MRR %.3f, Hits@1 %.3f, Hits@10 %.3f over %d ranks (both sides of\n", rep.MRR, rep.Hits1, rep.Hits10, rep.Count)
 	fmt.Fprintf(w, "  each test edge); %d test edges named unknown entities. (ConvE reports MRR 0.82.)\n", rep.Unknown)
 	return nil

@@ -10,24 +10,29 @@ import (
 )
 
 const exportDescription = `
-Export a trained checkpoint's entity embeddings with their names (the
-type's global embedding added, as the model uses them).
+Export a trained checkpoint: every entity's embedding with its name (the
+type's global embedding added, as the model uses them), the comparator, and
+every relation's operator parameters with its name (both sides with dynamic
+relations). docs/training.md gives the layouts and the scoring function.
 
 Formats:
-  tsv     one line per entity: type, name, then the values (the default)
-  binary  a checksummed little-endian file; layout in docs/training.md
+  tsv     one line per entity: type, name, then the values (the default);
+          then "@comparator" and "@relation" lines
+  binary  a checksummed little-endian file
 
---out FILE writes the file atomically; without it, TSV goes to stdout.
+--out FILE writes the file atomically; --out - writes to stdout, as TSV
+does without --out.
 
 Examples:
   batchprep export --config fb15k.toml > embeddings.tsv
-  batchprep export --config fb15k.toml --format binary --out embeddings.bin`
+  batchprep export --config fb15k.toml --format binary --out embeddings.bin
+  batchprep export --config fb15k.toml --format binary --out - | python3 read.py`
 
-func runExport(env *Env, args []string) error {
+func runExport(env *Env, args []string) (err error) {
 	fs := newFlagSet(env, "export", "", exportDescription)
 	cfgPath := fs.String("config", "", "graph config of the trained model (required)")
 	format := fs.String("format", "tsv", "output: tsv or binary")
-	out := fs.String("out", "", "output file (required for binary)")
+	out := fs.String("out", "", "output file, or - for stdout (TSV's default; binary needs --out)")
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
@@ -39,7 +44,7 @@ func runExport(env *Env, args []string) error {
 	case *format != "tsv" && *format != "binary":
 		return usagef("--format %q: want tsv or binary", *format)
 	case *format == "binary" && *out == "":
-		return usagef("--format binary needs --out FILE")
+		return usagef("--format binary needs --out FILE (or --out - for stdout)")
 	}
 	cfg, err := loadConfig(*cfgPath, sets)
 	if err != nil {
@@ -54,35 +59,49 @@ func runExport(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var types []export.Type
-	for _, typ := range cfg.EntityTypes() {
-		names, emb, err := ev.Entities(typ)
-		if err != nil {
-			return err
-		}
-		types = append(types, export.Type{Name: typ, Names: names, Dim: cfg.Dimension, Emb: emb})
-	}
-	var data []byte
-	if *format == "binary" {
-		data = export.Encode(types)
-	} else {
-		var buf bytes.Buffer
-		if *out == "" {
-			if err := export.WriteTSV(env.Stdout, types); err != nil {
-				return fmt.Errorf("writing output: %w", err)
+	if note := ev.Unfinished(); note != "" {
+		defer func() {
+			if err == nil {
+				fmt.Fprintf(env.Stderr, "export: %s\n", note)
 			}
-			return nil
+		}()
+	}
+	relNames, err := store.RelationNames()
+	if err != nil {
+		return err
+	}
+	exp, err := export.FromCheckpoint(cfg, ev, relNames)
+	if err != nil {
+		return err
+	}
+	toStdout := *out == "" || *out == "-"
+	var data []byte
+	switch {
+	case *format == "binary":
+		data = export.Encode(exp)
+	case toStdout:
+		if err := export.WriteTSV(env.Stdout, exp); err != nil {
+			return fmt.Errorf("writing output: %w", err)
 		}
-		if err := export.WriteTSV(&buf, types); err != nil {
+		return nil
+	default:
+		var buf bytes.Buffer
+		if err := export.WriteTSV(&buf, exp); err != nil {
 			return err
 		}
 		data = buf.Bytes()
+	}
+	if toStdout {
+		if _, err := env.Stdout.Write(data); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
 	}
 	if err := atomicfile.Write(*out, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", *out, err)
 	}
 	n := 0
-	for _, t := range types {
+	for _, t := range exp.Types {
 		n += len(t.Names)
 	}
 	fmt.Fprintf(env.Stderr, "export: %d entities of dimension %d to %s (%s)\n", n, cfg.Dimension, *out, humanBytes(int64(len(data))))

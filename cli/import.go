@@ -15,7 +15,9 @@ import (
 
 const importDescription = `
 Import edge lists into the partitioned edge store named by a PyTorch-BigGraph
-config (keys: docs/config.md; paths in it are relative to its directory). The i-th FILE becomes edge set edge_paths[i]. Columns are
+config (keys: docs/config.md; paths in it are relative to its directory).
+The i-th FILE becomes edge set edge_paths[i], with the role edge_roles[i]
+(train, valid or test); all files share one entity dictionary. Columns are
 0-based; without --rel-col every edge has relation 0. Lines that are empty or
 start with '#' are skipped and not counted in edge ordinals. Bad lines are
 reported with file, line and column; up to --max-errors of them are skipped,
@@ -25,7 +27,7 @@ was; directories a killed import left beside the store are removed by the
 next successful one.
 
 Examples:
-  batchprep import --config fb15k.toml --lhs-col 0 --rel-col 1 --rhs-col 2 train.txt valid.txt test.txt
+  batchprep import --config fb15k.toml --rel-col 1 train.txt valid.txt test.txt   # edge_roles: train, valid, test
   batchprep import --config snap.toml --delimiter tab ca-GrQc.txt   # two columns: rhs is column 1`
 
 func runImport(env *Env, args []string) error {
@@ -74,6 +76,9 @@ func runImport(env *Env, args []string) error {
 	if len(files) != len(cfg.EdgePaths) {
 		return usagef("%d input files for %d edge_paths in %s (the i-th FILE becomes edge set edge_paths[i])", len(files), len(cfg.EdgePaths), *cfgPath)
 	}
+	if cfg.DynamicRelations && !set["rel-col"] {
+		warnRelationColumn(env, files, opts)
+	}
 	var total int64
 	for _, f := range files {
 		if fi, err := os.Stat(f); err == nil {
@@ -119,6 +124,25 @@ func runImport(env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "batchprep import: removed %s left by an interrupted import: %s\n", plural.Count(n, "directory", "directories"), strings.Join(rep.RemovedLeftovers, ", "))
 	}
 	return nil
+}
+
+// warnRelationColumn warns when, under dynamic_relations, an input file
+// has a column that no flag reads beside lhs and rhs: without --rel-col
+// every edge gets one relation, and the relations of a head, relation,
+// tail file would be lost (eval would find none of its edges).
+func warnRelationColumn(env *Env, files []string, o importer.Options) {
+	for _, f := range files {
+		n, err := importer.FirstLineFields(f, o.Delimiter)
+		if err != nil || n < 3 {
+			continue
+		}
+		for c := range n {
+			if c != o.LhsCol && c != o.RhsCol && c != o.WeightCol {
+				fmt.Fprintf(env.Stderr, "import: warning: %s has %d columns and no --rel-col was given: under dynamic_relations every edge gets one relation and column %d is ignored; pass --rel-col %d if it holds the relation\n", f, n, c, c)
+				return
+			}
+		}
+	}
 }
 
 // columnHint adds to a wrong-column-count error which flags choose the

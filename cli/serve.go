@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -24,23 +25,39 @@ Serve minibatches of CTF corpora (the choices of read) and batches of graph
 plans to trainers over gRPC (proto/batchprep.proto, docs/serve.md), with a
 health service and Prometheus metrics on /metrics.
 
-It listens on 127.0.0.1 by default. A non-loopback --listen needs
---token-file (clients send "authorization: Bearer TOKEN"); --tls-cert and
---tls-key add TLS. Clients name files by paths the server can read. The
-first lines on stdout are "listening ADDR" and "metrics http://ADDR/metrics"
-(ports resolved, for --listen 127.0.0.1:0). --stop-on-stdin-eof ties the
-server to a parent process (the Python client uses it; it then exits 0).
-Ctrl-C or SIGTERM stops after letting streams in progress end (5 s at
-most) and exits 130 or 143, as every batchprep command a signal stops.
+Clients name files under the data directories (--data-dir, repeatable;
+default the current directory): relative paths are taken in the first one,
+and paths, '..' or links leading out of them are refused, as are FIFOs,
+devices and directories. A graph config's paths must lie under them too.
+--max-minibatch-bytes and --max-minibatch-samples bound what one minibatch
+can make the server hold.
+
+It listens on 127.0.0.1 by default. An IPv4 address (0.0.0.0:P) listens on
+IPv4 only, an IPv6 one ([::]:P) on IPv6 only; unix:/ABS/PATH.sock listens
+on a Unix socket (mode 0600, removed on exit). A --listen other than
+loopback or a Unix socket needs --token-file (clients send
+"authorization: Bearer TOKEN"; 16 bytes or more, in a file only its owner
+reads); --tls-cert and --tls-key add TLS. The first lines on stdout are
+"listening ADDR" and "metrics http://ADDR/metrics" (ports resolved, for
+--listen 127.0.0.1:0). --stop-on-stdin-eof ties the server to a parent
+process (the Python client uses it; it then exits 0). Ctrl-C or SIGTERM
+stops after letting streams in progress end (5 s at most) and exits 130 or
+143, as every batchprep command a signal stops.
 
 Examples:
-  batchprep serve
+  batchprep serve --data-dir /srv/corpora
   batchprep serve --listen 127.0.0.1:0 --metrics-listen off
+  batchprep serve --listen unix:/run/user/1000/batchprep.sock
   batchprep serve --listen 0.0.0.0:7411 --token-file token.txt --tls-cert cert.pem --tls-key key.pem`
 
 func runServe(env *Env, args []string) error {
 	fs := newFlagSet(env, "serve", "", serveDescription)
-	listen := fs.String("listen", "127.0.0.1:7411", "gRPC address host:port (port 0: any free port)")
+	listen := fs.String("listen", "127.0.0.1:7411", "gRPC address host:port (port 0: any free port) or unix:/ABS/PATH")
+	var dataDirs stringList
+	fs.Var(&dataDirs, "data-dir", "a `DIR` whose files clients may name (repeatable; default: the current directory)")
+	maxBytes := byteSize(serve.DefaultMaxMinibatchBytes)
+	fs.Var(&maxBytes, "max-minibatch-bytes", "the largest encoded minibatch a call may make the server hold (a `size` such as 64MiB)")
+	maxSamples := fs.Int("max-minibatch-samples", serve.DefaultMaxMinibatchSamples, "the most samples a request may ask per minibatch (in mb or k)")
 	metricsAddr := fs.String("metrics-listen", "127.0.0.1:0", "address of the /metrics HTTP endpoint (\"off\": none)")
 	tokenFile := fs.String("token-file", "", "file holding the token clients must send (required off loopback)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
@@ -52,17 +69,19 @@ func runServe(env *Env, args []string) error {
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
-	var token string
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return fmt.Errorf("--token-file: %w", err)
-		}
-		if token = strings.TrimSpace(string(b)); token == "" {
-			return usagef("--token-file %s: the file is empty", *tokenFile)
+	if maxBytes <= 0 || *maxSamples <= 0 {
+		return usagef("--max-minibatch-bytes and --max-minibatch-samples must be positive")
+	}
+	for _, d := range dataDirs {
+		if info, err := os.Stat(d); err != nil || !info.IsDir() {
+			return usagef("--data-dir %s: not a directory", d)
 		}
 	}
-	if token == "" && !serve.IsLoopback(*listen) {
+	token, err := readToken(env, *tokenFile)
+	if err != nil {
+		return err
+	}
+	if token == "" && !isLocal(*listen) {
 		return usagef("--listen %s is not a loopback address: --token-file is required", *listen)
 	}
 	if token == "" && *metricsAddr != "off" && !serve.IsLoopback(*metricsAddr) {
@@ -70,7 +89,9 @@ func runServe(env *Env, args []string) error {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	o := serve.Options{Token: token, Registerer: reg}
+	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
+		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples,
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)
 		if err != nil {
@@ -82,16 +103,18 @@ func runServe(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", *listen)
+	l, addr, err := listenOn(*listen)
 	if err != nil {
+		srv.Stop()
 		return fmt.Errorf("--listen: %w", err)
 	}
-	fmt.Fprintf(env.Stdout, "listening %s\n", l.Addr())
+	fmt.Fprintf(env.Stdout, "listening %s\n", addr)
 	var hs *http.Server
 	if *metricsAddr != "off" {
-		ml, err := net.Listen("tcp", *metricsAddr)
+		ml, err := net.Listen(tcpNetwork(*metricsAddr), *metricsAddr)
 		if err != nil {
 			l.Close()
+			srv.Stop()
 			return fmt.Errorf("--metrics-listen: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "metrics http://%s/metrics\n", ml.Addr())
@@ -113,7 +136,9 @@ func runServe(env *Env, args []string) error {
 		srv.Stop()
 		err = <-done
 	case <-env.Ctx.Done():
-		t := time.AfterFunc(5*time.Second, srv.Stop)
+		// Streams get 4.5 s to end, so that the process is gone within the
+		// 5 s promised, however long the cut calls take to return.
+		t := time.AfterFunc(4500*time.Millisecond, srv.Stop)
 		srv.GracefulStop()
 		t.Stop()
 		<-done
@@ -126,4 +151,77 @@ func runServe(env *Env, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// readToken reads --token-file, warning when others may read the file or
+// the token is short.
+func readToken(env *Env, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usagef("--token-file %s: the file is empty", file)
+	}
+	if info, err := os.Stat(file); err == nil && info.Mode().Perm()&0o044 != 0 {
+		fmt.Fprintf(env.Stderr, "batchprep serve: warning: --token-file %s is readable by other users (mode %04o); chmod 600 it\n", file, info.Mode().Perm())
+	}
+	if len(token) < minTokenBytes {
+		fmt.Fprintf(env.Stderr, "batchprep serve: warning: the token in %s is %d bytes; use %d or more random bytes (head -c 24 /dev/urandom | base64)\n", file, len(token), minTokenBytes)
+	}
+	return token, nil
+}
+
+// minTokenBytes is the shortest token serve accepts without a warning.
+const minTokenBytes = 16
+
+// isLocal reports whether a --listen address accepts only local
+// connections: a loopback address or a Unix socket.
+func isLocal(addr string) bool {
+	return strings.HasPrefix(addr, "unix:") || serve.IsLoopback(addr)
+}
+
+// tcpNetwork is "tcp4" for an IPv4 literal host, "tcp6" for an IPv6 one and
+// "tcp" otherwise: Go's "tcp" on 0.0.0.0 would also accept IPv6.
+func tcpNetwork(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "tcp"
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return "tcp"
+	case ip.To4() != nil:
+		return "tcp4"
+	}
+	return "tcp6"
+}
+
+// listenOn listens on a --listen address and returns the address to print,
+// in a form gRPC clients dial (unix:/path for a Unix socket).
+func listenOn(addr string) (net.Listener, string, error) {
+	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if !filepath.IsAbs(p) {
+			return nil, "", fmt.Errorf("%s: want unix:/ABSOLUTE/PATH", addr)
+		}
+		l, err := net.Listen("unix", p)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.Chmod(p, 0o600); err != nil {
+			l.Close()
+			return nil, "", err
+		}
+		return l, "unix:" + p, nil
+	}
+	l, err := net.Listen(tcpNetwork(addr), addr)
+	if err != nil {
+		return nil, "", err
+	}
+	return l, l.Addr().String(), nil
 }

@@ -44,6 +44,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--tls-cert", "c.pem"}, "--tls-cert and --tls-key go together"},
 		{[]string{"--token-file", empty}, "the file is empty"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--data-dir", filepath.Join(dir, "none")}, "--data-dir " + filepath.Join(dir, "none") + ": not a directory"},
+		{[]string{"--data-dir", empty}, "--data-dir " + empty + ": not a directory"},
 	} {
 		code, out, errOut := run(t, append([]string{"serve"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {
@@ -104,7 +106,7 @@ func TestServeTLS(t *testing.T) {
 	var errOut strings.Builder
 	go func() {
 		done <- Main([]string{"serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off", "--token-file", tokFile,
-			"--tls-cert", certFile, "--tls-key", keyFile, "--stop-on-stdin-eof"}, stdinR, stdoutW, &errOut)
+			"--tls-cert", certFile, "--tls-key", keyFile, "--stop-on-stdin-eof", "--data-dir", dir}, stdinR, stdoutW, &errOut)
 		stdoutW.Close()
 	}()
 	line, err := bufio.NewReader(stdoutR).ReadString('\n')

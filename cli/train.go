@@ -91,6 +91,7 @@ func runTrain(env *Env, args []string) error {
 	if err := cfg.ValidateTraining(); err != nil {
 		return err
 	}
+	warnTrainingOnEvalSets(env, cfg)
 	store, err := openTrainedStore(*cfgPath, cfg, true)
 	if err != nil {
 		return err
@@ -168,8 +169,13 @@ func nothingToTrain(cfg *config.Config, store *edgestore.Store) error {
 		return err
 	}
 	if p.EdgesPerEpoch() == 0 {
-		return fmt.Errorf("nothing to train: the edge sets of edge_paths (%s) hold no edge; import edges first (batchprep import --config CFG FILE)",
-			strings.Join(cfg.EdgePaths, ", "))
+		sets := cfg.EdgeSets()
+		var names []string
+		for _, i := range cfg.TrainingEdgeSets() {
+			names = append(names, sets[i].String())
+		}
+		return fmt.Errorf("nothing to train: the training edge sets hold no edge: %s; import edges first (batchprep import --config CFG FILE)",
+			strings.Join(names, ", "))
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func startEtcd(t *testing.T) *coord.Server {
 // evalMRR ranks the fixture's test edges with cfg's checkpoint.
 func evalMRR(t *testing.T, dir, cfg string, sets ...string) float64 {
 	t.Helper()
-	args := []string{"eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--filter", filepath.Join(dir, "train.txt"),
+	args := []string{"eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1", "--filter", filepath.Join(dir, "train.txt"),
 		"--filter", filepath.Join(dir, "valid.txt"), "--format", "json"}
 	for _, s := range sets {
 		args = append(args, "--set", s)

@@ -85,7 +85,7 @@ func TestTrainEvalExport(t *testing.T) {
 
 	test := filepath.Join(dir, "test.txt")
 	os.WriteFile(filepath.Join(dir, "extra.txt"), []byte("atlantis\tembassy\tusa\nusa\tembassy\tuk\n"), 0o644)
-	code, out, errOut = run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "extra.txt"), "--filter", test, "--format", "json")
+	code, out, errOut = run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "extra.txt"), "--rel-col", "1", "--filter", test, "--format", "json")
 	if code != 0 {
 		t.Fatalf("eval: %s", errOut)
 	}
@@ -101,11 +101,11 @@ func TestTrainEvalExport(t *testing.T) {
 	if rep["unknown"] != 1.0 || rep["count"] != 2.0 || !strings.Contains(errOut, "atlantis") {
 		t.Errorf("unknown entity not reported: %s / %s", out, errOut)
 	}
-	if code, out, _ := run(t, "eval", "--config", cfg, "--edges", test); code != 0 || !strings.Contains(out, "mrr") {
+	if code, out, _ := run(t, "eval", "--config", cfg, "--edges", test, "--rel-col", "1"); code != 0 || !strings.Contains(out, "mrr") {
 		t.Errorf("eval text: %d %s", code, out)
 	}
 
-	if code, out, _ := run(t, "export", "--config", cfg); code != 0 || strings.Count(out, "\n") != 14 || !strings.HasPrefix(out, "country\t") {
+	if code, out, _ := run(t, "export", "--config", cfg); code != 0 || strings.Count(out, "\ncountry\t") != 13 || !strings.HasPrefix(out, "country\t") {
 		t.Errorf("export tsv: %d %q", code, out)
 	}
 	bin := filepath.Join(dir, "emb.bin")
@@ -113,9 +113,9 @@ func TestTrainEvalExport(t *testing.T) {
 		t.Fatalf("export binary: %s", errOut)
 	}
 	data, _ := os.ReadFile(bin)
-	types, err := export.Decode(data)
-	if err != nil || len(types) != 1 || len(types[0].Names) != 14 || len(types[0].Emb) != 14*8 {
-		t.Errorf("binary export: %v %v", types, err)
+	exp, err := export.Decode(data)
+	if err != nil || len(exp.Types) != 1 || len(exp.Types[0].Names) != 14 || len(exp.Types[0].Emb) != 14*8 {
+		t.Errorf("binary export: %v %v", exp, err)
 	}
 
 	if code, _, errOut := run(t, "train", "--config", cfg, "--set", "lr=0.5", "--set", "dimension=16"); code != 1 ||

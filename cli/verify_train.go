@@ -59,14 +59,15 @@ func verifyExport(rep *verifyReport, path string) {
 		rep.problem(err)
 		return
 	}
-	types, err := export.Decode(data)
+	m, err := export.Decode(data)
 	if err != nil {
 		rep.problem(fmt.Errorf("%s: %w", path, err))
 		return
 	}
 	n := 0
-	for _, t := range types {
+	for _, t := range m.Types {
 		n += len(t.Names)
 	}
-	rep.ok("%s: a sound embeddings export: %s, %s", path, plural.Count(len(types), "type"), plural.Count(n, "entity", "entities"))
+	rep.ok("%s: a sound embeddings export: %s, %s, %s", path, plural.Count(len(m.Types), "type"), plural.Count(n, "entity", "entities"),
+		plural.Count(len(m.Relations), "relation parameter set"))
 }

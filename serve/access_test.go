@@ -89,3 +89,34 @@ func TestMetrics(t *testing.T) {
 		hs.Close()
 	}
 }
+
+// TestBearerAnyCase: the scheme's name is case-insensitive (RFC 6750), for
+// the gRPC calls and /metrics alike; the token itself is not.
+func TestBearerAnyCase(t *testing.T) {
+	file := writeCorpus(t, 10)
+	_, conn, reg := startServer(t, serve.Options{Token: "s3cret-s3cret-16"})
+	req := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, MaxMinibatches: 1}
+	hs := httptest.NewServer(serve.MetricsHandler(reg, "s3cret-s3cret-16"))
+	defer hs.Close()
+	for auth, want := range map[string]bool{
+		"Bearer s3cret-s3cret-16": true, "bearer s3cret-s3cret-16": true, "BEARER s3cret-s3cret-16": true,
+		"bEaReR  s3cret-s3cret-16": true, "Bearer S3CRET-S3CRET-16": false, "Basic s3cret-s3cret-16": false,
+		"Bearers3cret-s3cret-16": false,
+	} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", auth)
+		_, err := collectErr(ctx, conn, req)
+		if (err == nil) != want {
+			t.Errorf("gRPC with %q: %v, want accepted %v", auth, err, want)
+		}
+		rq, _ := http.NewRequest("GET", hs.URL+"/metrics", nil)
+		rq.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if (resp.StatusCode == 200) != want {
+			t.Errorf("/metrics with %q: HTTP %d, want accepted %v", auth, resp.StatusCode, want)
+		}
+	}
+}

@@ -40,7 +40,21 @@
 //     left out (unit_rows) exactly when every sample has one entry, and its
 //     values (unit_values) exactly when all are 1.0; rebuilding them gives
 //     the message sent without it.
+//  10. Data root. A request reads only regular files under the data
+//     directories (Options.DataDirs; relative paths in the first): a path,
+//     '..' or link leading out, and a file the server may not read, are
+//     refused with one code and one text whether or not the file exists;
+//     FIFOs, devices, sockets and directories are refused before they are
+//     opened. A graph config's store directories (and their entries) must
+//     lie under them too. Errors sent to a client name the field, the file
+//     as the client wrote it and the line and column, never text of a file;
+//     Options.Logf gets the whole error.
+//  11. Limits. A request asking more samples per minibatch than
+//     MaxMinibatchSamples, or whose dense rows alone would pass
+//     MaxMinibatchBytes, is refused before anything is read; a minibatch
+//     that encodes past MaxMinibatchBytes ends the call with
+//     ResourceExhausted. Each message states the limit.
 //
-// The package never prints; metrics are registered on the registry given in
-// Options.
+// The package never prints (Options.Logf receives what its operator may
+// read); metrics are registered on the registry given in Options.
 package serve

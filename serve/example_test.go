@@ -23,10 +23,9 @@ import (
 func Example() {
 	dir, _ := os.MkdirTemp("", "serve-example")
 	defer os.RemoveAll(dir)
-	corpus := filepath.Join(dir, "tiny.ctf")
-	os.WriteFile(corpus, []byte("1 |x 1 2\n1 |x 3 4\n2 |x 5 6\n3 |x 7 8\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tiny.ctf"), []byte("1 |x 1 2\n1 |x 3 4\n2 |x 5 6\n3 |x 7 8\n"), 0o644)
 
-	srv, _ := serve.New(serve.Options{})
+	srv, _ := serve.New(serve.Options{DataDirs: []string{dir}}) // requests name files under dir
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(l)
 	defer srv.Stop()
@@ -34,7 +33,7 @@ func Example() {
 	conn, _ := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	defer conn.Close()
 	stream, _ := pb.NewBatchesClient(conn).Sequences(context.Background(), &pb.SequenceRequest{
-		Files: []string{corpus}, Streams: []string{"x:2"}, Mb: "2", Randomize: "none"})
+		Files: []string{"tiny.ctf"}, Streams: []string{"x:2"}, Mb: "2", Randomize: "none"})
 	for {
 		m, err := stream.Recv()
 		if err == io.EOF {

@@ -2,8 +2,6 @@ package serve
 
 import (
 	"encoding/binary"
-	"errors"
-	"io/fs"
 	"math"
 	"time"
 
@@ -11,7 +9,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
@@ -60,16 +57,18 @@ func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err
 	if err != nil {
 		return err
 	}
-	cfg, err := config.Load(req.Config)
+	cfg, err := s.loadGraphConfig(req.Config)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return status.Errorf(codes.NotFound, "config: %v", err)
-		}
-		return status.Errorf(codes.InvalidArgument, "config: %v", err)
+		return err
 	}
 	store, err := edgestore.Open(cfg)
 	if err != nil {
-		return status.Errorf(codes.FailedPrecondition, "config: opening the edge store: %v", err)
+		s.opts.Logf("config %q: opening the edge store: %v", req.Config, err)
+		msg := err.Error()
+		if !quotesNothing(msg) {
+			msg = "damaged, or not imported (the server's log has the details)"
+		}
+		return status.Errorf(codes.FailedPrecondition, "config: %q: opening the edge store: %s", req.Config, msg)
 	}
 	defer store.Close()
 	p, err := plan.New(store, plan.OptionsFromConfig(cfg))

@@ -29,6 +29,9 @@ func startServer(t testing.TB, o serve.Options) (*serve.Server, *grpc.ClientConn
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg
+	if o.DataDirs == nil {
+		o.DataDirs = []string{os.TempDir()} // the tests' corpora are in t.TempDir()
+	}
 	srv, err := serve.New(o)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,7 @@
 package serve
 
 import (
-	"crypto/subtle"
 	"net/http"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -16,8 +14,7 @@ func MetricsHandler(g prometheus.Gatherer, token string) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		if token != "" {
-			tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(token)) != 1 {
+			if !tokenMatches(r.Header.Get("Authorization"), token) {
 				http.Error(w, "missing or wrong token", http.StatusUnauthorized)
 				return
 			}

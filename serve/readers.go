@@ -2,9 +2,9 @@ package serve
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/batchprep/batchprep/ctf"
@@ -31,17 +31,10 @@ func newReaderCache(max int) *readerCache {
 	return &readerCache{max: max, entries: map[string]*readerEntry{}}
 }
 
-// acquire returns the reader of path for cfg, opening (indexing) it when no
-// idle or shared one matches, and a release function.
-func (c *readerCache) acquire(path string, cfg ctf.Config) (*ctf.Reader, func(), error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	info, err := os.Stat(abs)
-	if err != nil {
-		return nil, nil, err
-	}
+// acquire returns the reader of the file at the absolute path abs, whose
+// information is info, for cfg, opening (indexing) it when no idle or
+// shared one matches, and a release function.
+func (c *readerCache) acquire(abs string, info fs.FileInfo, cfg ctf.Config) (*ctf.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
@@ -62,6 +55,10 @@ func (c *readerCache) acquire(path string, cfg ctf.Config) (*ctf.Reader, func(),
 	r, err := ctf.Open(abs, cfg)
 	if err != nil {
 		return nil, nil, err
+	}
+	if now, err := os.Stat(abs); err != nil || !os.SameFile(now, info) {
+		r.Close()
+		return nil, nil, fmt.Errorf("%s was replaced while it was opened; try again", abs)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,8 +2,6 @@ package serve
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -108,12 +106,12 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	if err != nil {
 		return err
 	}
-	r, release, err := s.readers.acquire(setup.file, setup.built.CTF)
+	if err := s.checkLimits(setup); err != nil {
+		return err
+	}
+	r, release, err := s.acquire(ctx, setup)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return status.Errorf(codes.NotFound, "files: %v", err)
-		}
-		return status.Errorf(codes.InvalidArgument, "files: %v", err)
+		return err
 	}
 	defer release()
 	// The call reads the shared index with its own error budget, as
@@ -121,11 +119,11 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	// hide a chunk's warnings from it.
 	sess, err := r.NewSession(setup.built.CTF.MaxErrors, nil)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "files: %v", err)
+		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}
 	src, err := source.New(sess, setup.built.Source)
 	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "files: %v", err)
+		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}
 	defer src.Close()
 	switch {
@@ -160,11 +158,18 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		}
 		wait.Add(time.Since(t0).Seconds())
 		if err != nil {
-			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
+			return s.dataError(codes.DataLoss, "files", setup.file, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
 		}
 		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req.ElideUnitSparse)
+		size := proto.Size(msg)
+		if int64(size) > s.opts.MaxMinibatchBytes {
+			return s.tooBig(mb.Step, size)
+		}
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
-		if err := emit(msg, proto.Size(msg), last); err != nil {
+		if err := emit(msg, size, last); err != nil {
 			return err
 		}
 		sent.Inc()

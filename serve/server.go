@@ -30,6 +30,19 @@ type Options struct {
 	ServerOptions []grpc.ServerOption
 	// MaxOpenReaders bounds the indexed files kept for reuse (default 16).
 	MaxOpenReaders int
+	// DataDirs are the directories requests may name files in (invariant
+	// 10); relative paths are taken inside the first. None means the
+	// current directory.
+	DataDirs []string
+	// MaxMinibatchBytes bounds the encoded size of a minibatch (default
+	// DefaultMaxMinibatchBytes); MaxMinibatchSamples bounds the samples a
+	// request may ask per minibatch (default DefaultMaxMinibatchSamples).
+	MaxMinibatchBytes   int64
+	MaxMinibatchSamples int
+	// Logf, when set, receives what the server tells its operator but not
+	// its clients: the full text of errors whose client message leaves out
+	// file contents.
+	Logf func(format string, args ...any)
 }
 
 // Server is the Batches service with its health service.
@@ -40,6 +53,7 @@ type Server struct {
 	health  *health.Server
 	metrics *metrics
 	readers *readerCache
+	root    *dataRoot
 }
 
 // New builds a Server; call Serve to accept connections.
@@ -47,11 +61,25 @@ func New(o Options) (*Server, error) {
 	if o.MaxOpenReaders <= 0 {
 		o.MaxOpenReaders = 16
 	}
-	m, err := newMetrics(o.Registerer)
+	if o.MaxMinibatchBytes <= 0 {
+		o.MaxMinibatchBytes = DefaultMaxMinibatchBytes
+	}
+	if o.MaxMinibatchSamples <= 0 {
+		o.MaxMinibatchSamples = DefaultMaxMinibatchSamples
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	root, err := newDataRoot(o.DataDirs)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders)}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		root.close()
+		return nil, err
+	}
+	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root}
 	so := append([]grpc.ServerOption{
 		grpc.ChainStreamInterceptor(s.authStream),
 		grpc.ChainUnaryInterceptor(s.authUnary),
@@ -80,6 +108,7 @@ func (s *Server) Stop() {
 	s.health.Shutdown()
 	s.grpc.Stop()
 	s.readers.closeAll()
+	s.root.close()
 }
 
 // GracefulStop lets calls in progress finish, then stops.
@@ -87,6 +116,7 @@ func (s *Server) GracefulStop() {
 	s.health.Shutdown()
 	s.grpc.GracefulStop()
 	s.readers.closeAll()
+	s.root.close()
 }
 
 // IsLoopback reports whether a listen address (host:port) only accepts
@@ -110,8 +140,7 @@ func (s *Server) checkToken(ctx context.Context, method string) error {
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get("authorization") {
-		tok, ok := strings.CutPrefix(v, "Bearer ")
-		if ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1 {
+		if tokenMatches(v, s.opts.Token) {
 			return nil
 		}
 	}
@@ -130,4 +159,15 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, err
 	}
 	return h(ctx, req)
+}
+
+// tokenMatches reports whether an authorization value is "Bearer TOKEN"
+// with the scheme's name in any case (RFC 6750, RFC 9110 section 11.1),
+// comparing the token in constant time.
+func tokenMatches(v, token string) bool {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimLeft(tok, " ")), []byte(token)) == 1
 }

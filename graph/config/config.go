@@ -23,12 +23,16 @@ type Relation struct {
 // that a PBG config loads and round-trips. Defaults are PBG's
 // (reference: pbg-notes §9), plus Seed (ours, default 0).
 type Config struct {
-	Entities       map[string]Entity `json:"entities" toml:"entities"`
-	Relations      []Relation        `json:"relations" toml:"relations"`
-	EntityPath     string            `json:"entity_path" toml:"entity_path"`
-	EdgePaths      []string          `json:"edge_paths" toml:"edge_paths"`
-	CheckpointPath string            `json:"checkpoint_path" toml:"checkpoint_path"`
-	InitPath       *string           `json:"init_path" toml:"init_path"`
+	Entities   map[string]Entity `json:"entities" toml:"entities"`
+	Relations  []Relation        `json:"relations" toml:"relations"`
+	EntityPath string            `json:"entity_path" toml:"entity_path"`
+	EdgePaths  []string          `json:"edge_paths" toml:"edge_paths"`
+	// EdgeRoles (ours) gives each edge path a role: train, valid or test;
+	// nil means train for all. Omitted from Canonical when nil, so that
+	// configs without it keep their fingerprints.
+	EdgeRoles      []string `json:"edge_roles,omitempty" toml:"edge_roles"`
+	CheckpointPath string   `json:"checkpoint_path" toml:"checkpoint_path"`
+	InitPath       *string  `json:"init_path" toml:"init_path"`
 
 	CheckpointPreservationInterval *int `json:"checkpoint_preservation_interval" toml:"checkpoint_preservation_interval"` // nil
 

@@ -32,6 +32,12 @@
 //     epochs, dimension, batch size, negatives); a
 //     value past its limit is an *Error naming the key, the value and the
 //     limit, never an allocation.
+//  9. edge_roles (ours) gives each edge path a role: train, valid or test.
+//     Unset, every edge set is train (PBG trains on every edge path); set,
+//     it has one known role per edge path and at least one train. Training
+//     and plan walk the train edge sets only (TrainingEdgeSets); import
+//     writes all of them with one entity dictionary. An unset edge_roles is
+//     left out of Canonical, so older configs keep their fingerprints.
 //
 // Validate checks what import and plan need; ValidateTraining adds what
 // only training needs (dimension, batch_size a multiple of num_batch_negs).

@@ -42,6 +42,7 @@ var topKeys = map[string]field{
 	"relations":                        {kind: kRelations, required: true},
 	"entity_path":                      {kind: kString, required: true},
 	"edge_paths":                       {kind: kStringList, required: true},
+	"edge_roles":                       {kind: kStringList, nullable: true},
 	"checkpoint_path":                  {kind: kString},
 	"init_path":                        {kind: kString, nullable: true},
 	"checkpoint_preservation_interval": {kind: kInt, nullable: true},

@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 			return keyErr(fmt.Sprintf("edge_paths[%d]", i), "must not be empty")
 		}
 	}
+	if err := c.validateEdgeRoles(); err != nil {
+		return err
+	}
 	if c.CheckpointPreservationInterval != nil && *c.CheckpointPreservationInterval < 1 {
 		return keyErr("checkpoint_preservation_interval", "must be >= 1 when set, got %d", *c.CheckpointPreservationInterval)
 	}

@@ -13,9 +13,18 @@
 //     remaining candidates scoring at least as high as it.
 //  4. The metrics (count, MRR, Hits@1/3/10, mean rank) are means over both
 //     sides of every ranked edge (sides with disabled negatives are not
-//     ranked); a test edge naming an entity or relation the dictionary does
-//     not know is counted in Unknown, never silently dropped; such edges in
-//     filter files are skipped (they cannot be candidates) and counted too.
+//     ranked; Report.Sides says which); a test edge naming an entity or
+//     relation the dictionary does not know (a name in no imported file)
+//     is counted in Unknown with the names, never silently dropped; such
+//     edges in filter files are skipped (they cannot be candidates) and
+//     counted too.
 //  5. Parsing: empty lines and lines starting with '#' are skipped; a line
 //     with too few fields is an error naming file, line and column.
+//  6. A true entity whose score is NaN or infinite ranks below every
+//     candidate (the worst rank) and is counted in NonFinite with examples;
+//     a candidate scoring NaN counts against the true entity.
+//  7. A stored edge set (StoredEdges) is ranked as a file of the same
+//     edges would be: the dictionary is the import's, over every imported
+//     file, so entities that no training edge names are ranked too (with
+//     their untrained embeddings).
 package eval

@@ -2,17 +2,17 @@ package eval
 
 import (
 	"fmt"
-	"runtime"
-	"sort"
-	"sync"
 
+	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/graph/train/model"
 )
 
-// Store is what evaluation reads of an edge store: the dictionaries.
+// Store is what evaluation reads of an edge store: the dictionaries, and
+// the stored edge sets (graph.Reader) for ranking one of them.
 type Store interface {
+	graph.Reader
 	EntityCount(typ string, part int) (int, error)
 	EntityNames(typ string, part int) ([]string, error)
 	RelationNames() ([]string, error)
@@ -30,7 +30,11 @@ type Evaluator struct {
 	ids     []map[string]uint32
 	names   [][]string
 	rels    map[string]int
-	relType [][2]int // per relation id: lhs and rhs type
+	relName []string
+	relType [][2]int   // per relation id: lhs and rhs type
+	base    [][]uint32 // per type: the global index of each partition's first entity
+	man     *train.Manifest
+	store   Store
 }
 
 // Open loads the checkpoint at the config's checkpoint_path, refusing one
@@ -51,12 +55,24 @@ func Open(cfg *config.Config, store Store) (*Evaluator, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Evaluator{cfg: cfg, m: m, types: map[string]int{}, rels: map[string]int{}}
+	e, err := newEvaluator(cfg, m, parts, store)
+	if err != nil {
+		return nil, err
+	}
+	e.man = man
+	return e, nil
+}
+
+// newEvaluator assembles an evaluator from a model and its tables (per
+// type, per partition), with the store's dictionaries.
+func newEvaluator(cfg *config.Config, m *model.Model, parts map[string][]*model.Table, store Store) (*Evaluator, error) {
+	e := &Evaluator{cfg: cfg, m: m, types: map[string]int{}, rels: map[string]int{}, store: store}
 	for i, typ := range cfg.EntityTypes() {
 		e.types[typ] = i
 		all := &model.Table{Dim: cfg.Dimension}
 		ids := map[string]uint32{}
 		var names []string
+		var base []uint32
 		for p := 0; p < cfg.Entities[typ].NumPartitions; p++ {
 			n, err := store.EntityCount(typ, p)
 			if err != nil {
@@ -76,6 +92,7 @@ func Open(cfg *config.Config, store Store) (*Evaluator, error) {
 			case tab != nil && tab.Rows != n:
 				return nil, fmt.Errorf("eval: checkpoint has %d rows for %s partition %d, the store %d", tab.Rows, typ, p, n)
 			}
+			base = append(base, uint32(len(names)))
 			for _, s := range nm {
 				ids[s] = uint32(len(names))
 				names = append(names, s)
@@ -85,12 +102,13 @@ func Open(cfg *config.Config, store Store) (*Evaluator, error) {
 			}
 			all.Rows += n
 		}
-		e.all, e.ids, e.names = append(e.all, all), append(e.ids, ids), append(e.names, names)
+		e.all, e.ids, e.names, e.base = append(e.all, all), append(e.ids, ids), append(e.names, names), append(e.base, base)
 	}
 	relNames, err := store.RelationNames()
 	if err != nil {
 		return nil, err
 	}
+	e.relName = relNames
 	for id, name := range relNames {
 		e.rels[name] = id
 		rc := cfg.Relations[0]
@@ -100,176 +118,6 @@ func Open(cfg *config.Config, store Store) (*Evaluator, error) {
 		e.relType = append(e.relType, [2]int{e.types[rc.Lhs], e.types[rc.Rhs]})
 	}
 	return e, nil
-}
-
-// Report is the outcome of an evaluation.
-type Report struct {
-	train.Metrics
-	Unknown         int64    `json:"unknown"`          // test edges not ranked: unknown entity or relation
-	UnknownExamples []string `json:"unknown_examples"` // the first few, as "file:line"-free triples
-	FilterUnknown   int64    `json:"filter_unknown"`   // filter edges skipped for the same reason
-}
-
-// edge is a triple by ids: global entity indexes within the types.
-type edge struct{ u, r, v uint32 }
-
-func (e *Evaluator) resolve(t Triple) (edge, bool) {
-	r, ok := 0, true
-	if t.Rel != "" || !e.cfg.DynamicRelations && len(e.cfg.Relations) > 1 {
-		r, ok = e.rels[t.Rel]
-	}
-	if !ok {
-		return edge{}, false
-	}
-	ty := e.relType[r]
-	u, ok1 := e.ids[ty[0]][t.Lhs]
-	v, ok2 := e.ids[ty[1]][t.Rhs]
-	return edge{u, uint32(r), v}, ok1 && ok2
-}
-
-// Rank ranks every edge of test on both sides, filtered against the
-// filter edges and the test edges (invariants 1-4).
-func (e *Evaluator) Rank(test []Triple, filters ...[]Triple) Report {
-	var rep Report
-	var edges []edge
-	for _, t := range test {
-		x, ok := e.resolve(t)
-		if !ok {
-			rep.Unknown++
-			if len(rep.UnknownExamples) < 5 {
-				rep.UnknownExamples = append(rep.UnknownExamples, t.Lhs+"\t"+t.Rel+"\t"+t.Rhs)
-			}
-			continue
-		}
-		edges = append(edges, x)
-	}
-	// known[side][(r, fixed)] lists the true candidates.
-	known := [2]map[[2]uint32][]uint32{{}, {}}
-	addKnown := func(x edge) {
-		known[0][[2]uint32{x.r, x.u}] = append(known[0][[2]uint32{x.r, x.u}], x.v)
-		known[1][[2]uint32{x.r, x.v}] = append(known[1][[2]uint32{x.r, x.v}], x.u)
-	}
-	for _, f := range filters {
-		for _, t := range f {
-			if x, ok := e.resolve(t); ok {
-				addKnown(x)
-			} else {
-				rep.FilterUnknown++
-			}
-		}
-	}
-	for _, x := range edges {
-		addKnown(x)
-	}
-	var ranks []float64
-	if !e.m.S.DisableRhsNegs {
-		ranks = append(ranks, e.side(edges, true, known[0])...)
-	}
-	if !e.m.S.DisableLhsNegs {
-		ranks = append(ranks, e.side(edges, false, known[1])...)
-	}
-	rep.Metrics = train.MetricsOf(ranks)
-	return rep
-}
-
-// side ranks the rhs (corruptRhs) or the lhs of every edge, grouped by
-// relation, in blocks spread over the CPUs.
-func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]uint32) []float64 {
-	order := make([]int, len(edges))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return edges[order[a]].r < edges[order[b]].r })
-	const block = 64
-	type job struct{ start, end int }
-	var jobs []job
-	for s := 0; s < len(order); {
-		end := s + 1
-		for end < len(order) && end-s < block && edges[order[end]].r == edges[order[s]].r {
-			end++
-		}
-		jobs = append(jobs, job{s, end})
-		s = end
-	}
-	ranks := make([]float64, len(edges))
-	next := make(chan job)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			w := model.NewWorker(e.m)
-			var fixed, cand, out []float32
-			var ids, rels, allIDs []uint32
-			var marks []bool
-			candFor := -1
-			for j := range next {
-				k := j.end - j.start
-				r := edges[order[j.start]].r
-				fixedType, candType := e.relType[r][0], e.relType[r][1]
-				if !corruptRhs {
-					fixedType, candType = candType, fixedType
-				}
-				ct := e.all[candType]
-				n, d := ct.Rows, e.cfg.Dimension
-				ids, rels = ids[:0], rels[:0]
-				for _, i := range order[j.start:j.end] {
-					x := edges[i]
-					if corruptRhs {
-						ids = append(ids, x.u)
-					} else {
-						ids = append(ids, x.v)
-					}
-					rels = append(rels, x.r)
-				}
-				fixed = grow(fixed, k*d)
-				w.Gather(e.all[fixedType], fixedType, ids, fixed)
-				if candFor != candType {
-					// Every entity of the type, gathered once per worker.
-					allIDs = allIDs[:0]
-					for c := range n {
-						allIDs = append(allIDs, uint32(c))
-					}
-					cand = grow(cand, n*d)
-					w.Gather(ct, candType, allIDs, cand)
-					candFor = candType
-				}
-				out = grow(out, k*n)
-				w.Scores(corruptRhs, rels, fixed, cand, k, n, out)
-				if cap(marks) < n {
-					marks = make([]bool, n)
-				}
-				marks = marks[:n]
-				for a, i := range order[j.start:j.end] {
-					x := edges[i]
-					truth, fx := x.v, x.u
-					if !corruptRhs {
-						truth, fx = x.u, x.v
-					}
-					others := known[[2]uint32{x.r, fx}]
-					for _, c := range others {
-						marks[c] = true
-					}
-					row := out[a*n : (a+1)*n]
-					ts := row[truth]
-					rank := 1
-					for c, s := range row {
-						if s >= ts && uint32(c) != truth && !marks[c] {
-							rank++
-						}
-					}
-					for _, c := range others {
-						marks[c] = false
-					}
-					ranks[i] = float64(rank)
-				}
-			}
-		})
-	}
-	for _, j := range jobs {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	return ranks
 }
 
 func grow(b []float32, n int) []float32 {

@@ -8,58 +8,86 @@ import (
 	"math"
 )
 
-// The binary layout, little-endian:
+// The binary layout, little-endian (str = uint32 n, then n bytes UTF-8):
 //
-//	"BPEMBED1"                     8 bytes, magic
+//	"BPEMBED2"                     8 bytes, magic
+//	str                            comparator
 //	uint32 types
 //	per type:
-//	  uint32 n, n bytes            type name (UTF-8)
+//	  str                          type name
 //	  uint32 dim
 //	  uint64 count
-//	  count × (uint32 n, n bytes)  entity names, dictionary order
+//	  count × str                  entity names, dictionary order
 //	  count×dim float32            embeddings, row-major
+//	uint32 relation entries
+//	per entry (relation id order, side rhs then lhs):
+//	  str name, str lhs type, str rhs type, str side, str operator
+//	  uint32 n, n float32          parameters (see Relations)
 //	uint32                         CRC-32C (Castagnoli) of all bytes before it
-const magic = "BPEMBED1"
+//
+// A "BPEMBED1" file has no comparator and no relation entries.
+const (
+	magic   = "BPEMBED2"
+	magicV1 = "BPEMBED1"
+)
 
 // ErrFormat marks a file that is not a valid export.
 var ErrFormat = errors.New("export: not a valid embeddings file")
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// Encode returns the binary form of types.
-func Encode(types []Type) []byte {
-	b := append([]byte(magic), 0, 0, 0, 0)
-	binary.LittleEndian.PutUint32(b[8:], uint32(len(types)))
+// Encode returns the binary form of m.
+func Encode(m *Model) []byte {
+	b := []byte(magic)
 	str := func(s string) {
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
 		b = append(b, s...)
 	}
-	for _, t := range types {
+	floats := func(v []float32) {
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	str(m.Comparator)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Types)))
+	for _, t := range m.Types {
 		str(t.Name)
 		b = binary.LittleEndian.AppendUint32(b, uint32(t.Dim))
 		b = binary.LittleEndian.AppendUint64(b, uint64(len(t.Names)))
 		for _, n := range t.Names {
 			str(n)
 		}
-		for _, v := range t.Emb[:len(t.Names)*t.Dim] {
-			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-		}
+		floats(t.Emb[:len(t.Names)*t.Dim])
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m.Relations)))
+	for _, r := range m.Relations {
+		str(r.Name)
+		str(r.Lhs)
+		str(r.Rhs)
+		str(r.Side)
+		str(r.Operator)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(r.Params)))
+		floats(r.Params)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // Decode parses a binary export (invariant 2).
-func Decode(b []byte) ([]Type, error) {
-	if len(b) < 16 || string(b[:8]) != magic {
+func Decode(b []byte) (*Model, error) {
+	if len(b) < 16 || string(b[:8]) != magic && string(b[:8]) != magicV1 {
 		return nil, fmt.Errorf("%w: bad magic", ErrFormat)
 	}
+	v1 := string(b[:8]) == magicV1
 	body := b[:len(b)-4]
 	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(b[len(b)-4:]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrFormat)
 	}
 	r := reader{b: body, off: 8}
+	m := &Model{}
+	if !v1 {
+		m.Comparator = r.str()
+	}
 	nt := r.u32()
-	var out []Type
 	for i := uint32(0); i < nt && r.err == nil; i++ {
 		t := Type{Name: r.str(), Dim: int(r.u32())}
 		count := r.u64()
@@ -69,19 +97,19 @@ func Decode(b []byte) ([]Type, error) {
 		for j := uint64(0); j < count && r.err == nil; j++ {
 			t.Names = append(t.Names, r.str())
 		}
-		n := count * uint64(t.Dim)
-		if r.err == nil && (t.Dim < 0 || n > uint64(len(body)-r.off)/4) {
-			r.fail("type %q: %d×%d floats do not fit", t.Name, count, t.Dim)
-		}
+		t.Emb = r.floats(count * uint64(t.Dim))
 		if r.err != nil {
 			break
 		}
-		t.Emb = make([]float32, n)
-		for k := range t.Emb {
-			t.Emb[k] = math.Float32frombits(binary.LittleEndian.Uint32(body[r.off:]))
-			r.off += 4
+		m.Types = append(m.Types, t)
+	}
+	if !v1 {
+		nr := r.u32()
+		for i := uint32(0); i < nr && r.err == nil; i++ {
+			rel := Relation{Name: r.str(), Lhs: r.str(), Rhs: r.str(), Side: r.str(), Operator: r.str()}
+			rel.Params = r.floats(uint64(r.u32()))
+			m.Relations = append(m.Relations, rel)
 		}
-		out = append(out, t)
 	}
 	if r.err == nil && r.off != len(body) {
 		r.fail("%d trailing bytes", len(body)-r.off)
@@ -89,7 +117,7 @@ func Decode(b []byte) ([]Type, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	return out, nil
+	return m, nil
 }
 
 type reader struct {
@@ -130,6 +158,23 @@ func (r *reader) u64() uint64 {
 	}
 	v := binary.LittleEndian.Uint64(r.b[r.off:])
 	r.off += 8
+	return v
+}
+
+// floats reads n float32 values, refusing a count the file cannot hold
+// before allocating.
+func (r *reader) floats(n uint64) []float32 {
+	if r.err == nil && n > uint64(len(r.b)-r.off)/4 {
+		r.fail("%d floats do not fit", n)
+	}
+	if r.err != nil {
+		return nil
+	}
+	v := make([]float32, n)
+	for k := range v {
+		v[k] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[r.off:]))
+		r.off += 4
+	}
 	return v
 }
 

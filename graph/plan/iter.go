@@ -207,7 +207,7 @@ func (it *Iter) enter() error {
 // chunk's size before the holdout.
 func (it *Iter) load(b graph.Bucket) (int, error) {
 	p, pos := it.p, it.pos
-	n, err := p.r.NumEdges(pos.EdgeSet, b)
+	n, err := p.r.NumEdges(p.src[pos.EdgeSet], b)
 	if err != nil {
 		return 0, fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", pos.EdgeSet, b.Lhs, b.Rhs, err)
 	}
@@ -231,14 +231,14 @@ func (it *Iter) load(b graph.Bucket) (int, error) {
 	if rf, ok := p.r.(RelationFirstReader); ok && !p.opts.DynamicRelations {
 		// The relation check and the shuffle's second pass run as soon as
 		// the relation column is in, while the other columns load.
-		err = rf.ReadEdgesRelationFirst(pos.EdgeSet, b, begin, end, &it.edges, func() {
+		err = rf.ReadEdgesRelationFirst(p.src[pos.EdgeSet], b, begin, end, &it.edges, func() {
 			held.Wait()
 			if len(it.edges.Rel) == cn { // else the length check below fails
 				it.relations()
 			}
 		})
 	} else {
-		err = p.r.ReadEdges(pos.EdgeSet, b, begin, end, &it.edges)
+		err = p.r.ReadEdges(p.src[pos.EdgeSet], b, begin, end, &it.edges)
 	}
 	held.Wait()
 	if err != nil {

@@ -20,6 +20,10 @@ type Options struct {
 	DynamicRelations bool    // dynamic_relations
 	NumRelations     int     // len(relations); 0 = do not check relation ids
 	Seed             uint64  // seed
+	// EdgeSets are the store's edge sets the plan walks, in order (the
+	// train edge sets of edge_roles); nil walks every edge set. The plan's
+	// edge set s is the store's EdgeSets[s].
+	EdgeSets []int
 }
 
 // Validate reports the first impossible setting, naming its config key.
@@ -39,6 +43,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("plan: eval_fraction = %v: must be in [0, 1]", o.EvalFraction)
 	case o.NumRelations < 0:
 		return fmt.Errorf("plan: %d relations", o.NumRelations)
+	case o.EdgeSets != nil && len(o.EdgeSets) == 0:
+		return fmt.Errorf("plan: no edge set to walk (edge_roles names no train edge set)")
 	}
 	for _, n := range bucket.Names {
 		if o.BucketOrder == n {

@@ -29,6 +29,8 @@ type Plan struct {
 	maxChunk int
 	total    int64
 	store    string
+	// src maps the plan's edge sets to the store's (Options.EdgeSets).
+	src []int
 }
 
 // New checks o and the store's shape, resolves num_edge_chunks and returns
@@ -37,20 +39,34 @@ func New(r graph.Reader, o Options) (*Plan, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Plan{opts: o, r: r, sets: r.NumEdgeSets()}
+	p := &Plan{opts: o, r: r}
 	p.l, p.rr = r.Partitions()
 	if p.l < 1 || p.rr < 1 {
 		return nil, fmt.Errorf("plan: store has %dx%d partitions", p.l, p.rr)
 	}
-	if p.sets < 1 {
+	if r.NumEdgeSets() < 1 {
 		return nil, fmt.Errorf("plan: store has no edge set")
 	}
+	selected := o.EdgeSets != nil
+	for s := range r.NumEdgeSets() {
+		p.src = append(p.src, s)
+	}
+	if selected {
+		p.src = p.src[:0]
+		for _, s := range o.EdgeSets {
+			if s < 0 || s >= r.NumEdgeSets() {
+				return nil, fmt.Errorf("plan: edge set %d: the store has %d", s, r.NumEdgeSets())
+			}
+			p.src = append(p.src, s)
+		}
+	}
+	p.sets = len(p.src)
 	h := sha256.New()
 	var buf [8]byte
 	for s := 0; s < p.sets; s++ {
 		for i := 0; i < p.l; i++ {
 			for j := 0; j < p.rr; j++ {
-				n, err := r.NumEdges(s, graph.Bucket{Lhs: i, Rhs: j})
+				n, err := r.NumEdges(p.src[s], graph.Bucket{Lhs: i, Rhs: j})
 				if err != nil {
 					return nil, fmt.Errorf("plan: edge set %d bucket (%d,%d): %w", s, i, j, err)
 				}
@@ -71,6 +87,11 @@ func New(r graph.Reader, o Options) (*Plan, error) {
 	p.maxChunk = (p.largest + p.chunks - 1) / p.chunks
 	if f, ok := r.(Fingerprinter); ok {
 		p.store = f.Fingerprint()
+		if selected {
+			// A state of a plan over other edge sets of the same store
+			// must not resume this one.
+			p.store += fmt.Sprintf("+edge-sets%v", p.src)
+		}
 	} else {
 		p.store = "sizes-sha256:" + hex.EncodeToString(h.Sum(nil))[:32]
 	}
@@ -83,15 +104,18 @@ func (p *Plan) Options() Options { return p.opts }
 // NumChunks is the resolved num_edge_chunks.
 func (p *Plan) NumChunks() int { return p.chunks }
 
-// EdgesPerEpoch is the number of stored edges over all edge sets: what one
-// epoch visits (trained or held out).
+// EdgesPerEpoch is the number of stored edges over the edge sets the plan
+// walks: what one epoch visits (trained or held out).
 func (p *Plan) EdgesPerEpoch() int64 { return p.total }
 
 // Shape returns the number of lhs and rhs partitions.
 func (p *Plan) Shape() (lhs, rhs int) { return p.l, p.rr }
 
-// NumEdgeSets returns the number of edge sets.
+// NumEdgeSets returns the number of edge sets the plan walks.
 func (p *Plan) NumEdgeSets() int { return p.sets }
+
+// StoreEdgeSet returns the store's index of the plan's edge set s.
+func (p *Plan) StoreEdgeSet(s int) int { return p.src[s] }
 
 // Order returns the bucket order of pass (epoch, set, chunk).
 func (p *Plan) Order(epoch, set, chunk int) []graph.Bucket {

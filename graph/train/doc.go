@@ -37,7 +37,8 @@
 //  6. Holdout: with eval_fraction > 0 each bucket's held-out edges are
 //     ranked before and after training it, PBG-style (eval_num_batch_negs
 //     in-chunk and eval_num_uniform_negs uniform negatives, ties against
-//     the edge); they are never trained on.
+//     the edge, candidates that are the true entity itself skipped); they
+//     are never trained on.
 //  7. Settings the trainer does not implement (featurized entities,
 //     per-type dimensions, bias, max_norm, half_precision, several
 //     machines through num_machines, regularizers other than N3) are
@@ -63,4 +64,10 @@
 //     arrays will take, so that a command can refuse a run the machine
 //     cannot hold before allocating it (the config's own limits bound
 //     each key; this bounds their product with the entity counts).
+//  10. Divergence: after each bucket's training, before its checkpoint,
+//     the bucket's loss and every parameter it can have changed (its
+//     partitions' embeddings, the relation operators, the global
+//     embeddings) are checked; a NaN or infinity stops the run with
+//     ErrNotFinite naming the bucket and the value, and nothing of that
+//     bucket is written: the last checkpoint stays the last good one.
 package train

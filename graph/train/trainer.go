@@ -238,6 +238,9 @@ func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos P
 		ev.HoldoutBefore = &m
 	}
 	loss, n, err := t.trainBucket(ctx, pb)
+	if err == nil {
+		err = t.checkFinite(pos, b, loss)
+	}
 	if err != nil {
 		return ev, 0, err
 	}

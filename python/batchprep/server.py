@@ -4,6 +4,7 @@ import atexit
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 
 import grpc
@@ -23,15 +24,29 @@ def _binary():
 
 
 class LocalServer:
-    """A `batchprep serve` child process on a free loopback port."""
+    """A private `batchprep serve` child process for this process's user.
+
+    It listens on a Unix socket inside a fresh directory only this user may
+    enter (mode 0700), so no other local user can connect to it; it serves
+    the user's own paths as given: relative ones in the current directory
+    (its first ``--data-dir``), absolute ones anywhere (``--data-dir /``). It
+    stops when its stdin closes: on close(), and when this process dies, even
+    by SIGKILL.
+    """
 
     def __init__(self, binary=None):
+        self._dir = tempfile.mkdtemp(prefix="batchprep-")
+        sock = os.path.join(self._dir, "serve.sock")
+        if len(sock) > 100:  # a socket path holds at most 107 bytes on Linux
+            os.rmdir(self._dir)
+            self._dir = tempfile.mkdtemp(prefix="batchprep-", dir="/tmp")
+            sock = os.path.join(self._dir, "serve.sock")
+        # Its own session: a Ctrl-C in the terminal reaches this process,
+        # which then closes the server, not the server directly.
         self._proc = subprocess.Popen(
-            [binary or _binary(), "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "off",
-             "--stop-on-stdin-eof"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        # The server stops when its stdin closes: on close(), and when this
-        # process dies, even by SIGKILL.
+            [binary or _binary(), "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
+             "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
         line = self._proc.stdout.readline().decode().split()
         if len(line) != 2 or line[0] != "listening":
             self.close()
@@ -41,18 +56,22 @@ class LocalServer:
             _live.add(self)
 
     def close(self):
+        """Stop the server: close its stdin and wait for it (quietly), then
+        remove its socket directory."""
         p = self._proc
         if p.stdin:
-            p.stdin.close()
-        if p.poll() is None:
-            p.terminate()
             try:
-                p.wait(5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+                p.stdin.close()
+            except OSError:
+                pass
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
         if p.stdout:
             p.stdout.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
         with _live_lock:
             _live.discard(self)
 

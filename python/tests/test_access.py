@@ -32,7 +32,8 @@ class AccessTest(unittest.TestCase):
         with open(cert, "rb") as f:
             cls.ca = f.read()
         cls.proc = subprocess.Popen([binary(), "serve", "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
-                                     "--token-file", tok, "--tls-cert", cert, "--tls-key", key, "--stop-on-stdin-eof"],
+                                     "--token-file", tok, "--tls-cert", cert, "--tls-key", key, "--stop-on-stdin-eof",
+                                     "--data-dir", cls.dir],
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         cls.address = cls.proc.stdout.readline().decode().split()[1]
         cls.metrics = cls.proc.stdout.readline().decode().split()[1]

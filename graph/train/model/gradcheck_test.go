@@ -136,16 +136,16 @@ func TestLossGradients(t *testing.T) {
 		}
 		dpos, dneg := make([]float32, n), make([]float32, n*m)
 		obj := func() float64 {
-			return l.Eval(pos, neg, w, n, m, make([]float32, n), make([]float32, n*m))
+			return l.Eval(pos, neg, w, n, m, m+1, make([]float32, n), make([]float32, n*m))
 		}
-		l.Eval(pos, neg, w, n, m, dpos, dneg)
+		l.Eval(pos, neg, w, n, m, m+1, dpos, dneg)
 		checkGrad(t, name+" dpos", pos, dpos, obj)
 		checkGrad(t, name+" dneg", neg, dneg, obj)
 
 		before := obj()
 		neg[1] = Masked
 		masked := obj()
-		l.Eval(pos, neg, w, n, m, dpos, dneg)
+		l.Eval(pos, neg, w, n, m, m+1, dpos, dneg)
 		if dneg[1] != 0 {
 			t.Errorf("%s: masked negative has gradient %v", name, dneg[1])
 		}

@@ -42,13 +42,22 @@ func NewLoss(name string, margin float64) (Loss, error) {
 func (l Loss) Name() string { return Losses[l.kind] }
 
 // Eval returns the loss of pos (n) against neg (n×m), row i weighted by
-// w[i] (w nil: all 1), and writes its gradient to dpos and dneg:
+// w[i] (w nil: all 1), and writes its gradient to dpos and dneg. numNeg is
+// the number of negatives per positive as PyTorch-BigGraph counts them for
+// the logistic loss's 1/numNeg weight: masked and padding negatives
+// included, 0 when the side's negatives are disabled (see the batch step):
 //
 //	ranking   Σ_i w_i Σ_j max(0, margin - pos_i + neg_ij)
-//	logistic  Σ_i w_i (softplus(-pos_i) + Σ_j softplus(neg_ij))
+//	logistic  Σ_i w_i (softplus(-pos_i) + (1/numNeg) Σ_j softplus(neg_ij))
 //	softmax   Σ_i w_i (logsumexp(pos_i, neg_i1..im) - pos_i)
-func (l Loss) Eval(pos, neg, w []float32, n, m int, dpos, dneg []float32) float64 {
+//
+// Masked negatives add nothing to any sum (invariant 3).
+func (l Loss) Eval(pos, neg, w []float32, n, m, numNeg int, dpos, dneg []float32) float64 {
 	var total float64
+	negW := 0.0
+	if numNeg > 0 {
+		negW = 1 / float64(numNeg)
+	}
 	for i := 0; i < n; i++ {
 		wi := float32(1)
 		if w != nil {
@@ -72,14 +81,16 @@ func (l Loss) Eval(pos, neg, w []float32, n, m int, dpos, dneg []float32) float6
 		case lossLogistic:
 			li += softplus(-float64(pos[i]))
 			dp = -wi * float32(sigmoid(-float64(pos[i])))
+			var ln float64
 			for j, s := range row {
 				if s <= Masked/2 {
 					drow[j] = 0
 					continue
 				}
-				li += softplus(float64(s))
-				drow[j] = wi * float32(sigmoid(float64(s)))
+				ln += softplus(float64(s))
+				drow[j] = wi * float32(negW*sigmoid(float64(s)))
 			}
+			li += negW * ln
 		case lossSoftmax:
 			li, dp = softmaxRow(pos[i], row, drow, wi)
 		}

@@ -159,15 +159,21 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 				w.wts[i] *= b.Weight[c0+i]
 			}
 		}
-		ch := chunk{rel: b.Rel[c0:c1], k: k, batchNegs: m.S.NumBatchNegs, uniform: m.S.NumUniformNegs}
-		if !m.S.DisableRhsNegs {
+		ch := chunk{rel: b.Rel[c0:c1], k: k, size: min(cs, n), batchNegs: m.S.NumBatchNegs, uniform: m.S.NumUniformNegs}
+		// A side whose negatives are disabled still scores its positives
+		// under the logistic loss (PBG calls the loss with no negatives,
+		// which leaves the positives' term); the other losses are 0 there.
+		posOnly := w.loss.kind == lossLogistic
+		if !m.S.DisableRhsNegs || posOnly {
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
+			ch.noNegs = m.S.DisableRhsNegs
 			st.Loss += w.direction(&ch, true, r0.AllNegs, rng)
 		}
-		if !m.S.DisableLhsNegs {
+		if !m.S.DisableLhsNegs || posOnly {
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
+			ch.noNegs = m.S.DisableLhsNegs
 			st.Loss += w.direction(&ch, false, r0.AllNegs, rng)
 		}
 		if m.S.RegCoef > 0 {
@@ -182,6 +188,8 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 type chunk struct {
 	rel              []uint32
 	k                int
+	size             int       // positives per chunk as PBG pads them: min(chunk size, batch size)
+	noNegs           bool      // the side's negatives are disabled: score the positives only
 	fixed, pos       []float32 // gathered rows of the fixed side and of the corrupted side's positives
 	fixedIDs, posIDs []uint32
 	fixedG, candG    *rowGrads
@@ -199,13 +207,16 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	// Candidates: the positives' rows, then all entities or the uniform
 	// negatives.
 	var ke int
-	if allNegs {
+	switch {
+	case ch.noNegs:
+		w.extra = w.extra[:0]
+	case allNegs:
 		ke = ch.candTab.Rows
 		w.extra = w.extra[:0]
 		for i := range ke {
 			w.extra = append(w.extra, uint32(i))
 		}
-	} else {
+	default:
 		ke = ch.uniform
 		w.extra = Uniform(w.extra, ke, ch.candTab.Rows, rng)
 	}
@@ -214,7 +225,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	copy(w.cand, ch.pos[:k*d])
 	w.gather(ch.candTab, ch.candG.typ, w.extra, w.cand[k*d:])
 	negStart := 0
-	if allNegs || ch.batchNegs == 0 {
+	if allNegs || ch.batchNegs == 0 || ch.noNegs {
 		negStart = k
 	}
 	// The operator: on the candidates (one relation for the whole batch)
@@ -248,6 +259,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	w.cmp.Forward(f, t[:k*d], t[negStart*d:], k, mneg, d, w.pos, w.neg)
 	for i := range k {
 		switch {
+		case ch.noNegs:
 		case allNegs:
 			w.neg[i*mneg+int(ch.posIDs[i])] = Masked
 		case negStart == 0:
@@ -255,11 +267,19 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		}
 	}
 	if ch.ranks != nil {
-		// Ties count against the positive.
+		// Ties count against the positive; a candidate that is the true
+		// entity itself (another positive of the chunk with the same
+		// entity, or a uniform draw of it) is not a negative.
 		for i := range k {
 			rank := 1
-			for _, s := range w.neg[i*mneg : (i+1)*mneg] {
-				if s >= w.pos[i] {
+			for j, s := range w.neg[i*mneg : (i+1)*mneg] {
+				var id uint32 // candidate negStart+j: a positive's entity, then the extra ones
+				if c := negStart + j; c < k {
+					id = ch.posIDs[c]
+				} else {
+					id = w.extra[c-k]
+				}
+				if s >= w.pos[i] && id != ch.posIDs[i] {
 					rank++
 				}
 			}
@@ -267,7 +287,17 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		}
 		return 0
 	}
-	loss := w.loss.Eval(w.pos, w.neg, w.wts, k, mneg, w.dpos, w.dneg)
+	// PBG's count of negatives per positive: the batch negatives padded
+	// to the full chunk (the last chunk of a batch is short), the masked
+	// one included.
+	numNeg := mneg
+	switch {
+	case ch.noNegs:
+		numNeg = 0
+	case negStart == 0:
+		numNeg = ch.size + ke
+	}
+	loss := w.loss.Eval(w.pos, w.neg, w.wts, k, mneg, numNeg, w.dpos, w.dneg)
 	w.df, w.dt = grow(w.df, k*d), grow(w.dt, mall*d)
 	clear(w.df)
 	clear(w.dt)
@@ -280,7 +310,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		m.Rels[r0].Op.Backward(p, w.cand, w.dt, w.dcand, dp, mall, d)
 		dcand = w.dcand[:mall*d]
 	} else {
-		if m.S.RegCoef > 0 {
+		if m.S.RegCoef > 0 && !ch.noNegs {
 			// N3 of the fixed rows after the operator (see regularize):
 			// its gradient goes back through the operator with the loss's.
 			loss += w.n3(f, w.df[:k*d], ch)
@@ -424,8 +454,8 @@ func (w *Worker) apply(grR *rowGrads) {
 // Ranks evaluates a batch as PBG's holdout evaluation does: chunks of
 // batchNegs positives, each ranked against the chunk's other positives and
 // uniform negatives, on each side whose negatives are enabled (1 = best;
-// ties count against the positive). It appends the ranks to dst and
-// changes nothing.
+// ties count against the positive; candidates that are the positive's own
+// entity are skipped). It appends the ranks to dst and changes nothing.
 func (w *Worker) Ranks(b Batch, L, R *Table, batchNegs, uniform int, rng *rand.Rand, dst []float64) []float64 {
 	m, d := w.m, w.d
 	n := len(b.Lhs)

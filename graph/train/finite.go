@@ -1,0 +1,85 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/batchprep/batchprep/graph"
+)
+
+// ErrNotFinite marks a run stopped because its loss or one of its
+// parameters became NaN or infinite (invariant 10).
+var ErrNotFinite = errors.New("train: the model diverged")
+
+// checkFinite returns ErrNotFinite, naming the bucket and the loss or the
+// first parameter that is not finite, when the bucket just trained at pos
+// (summed loss) left anything non-finite; nil otherwise. It runs before the
+// bucket's checkpoint, so the last good checkpoint stays the latest.
+func (t *Trainer) checkFinite(pos Position, b graph.Bucket, loss float64) error {
+	what := ""
+	switch {
+	case math.IsNaN(loss) || math.IsInf(loss, 0):
+		what = fmt.Sprintf("the loss is %v", loss)
+	default:
+		what = t.firstNonFinite(b)
+	}
+	if what == "" {
+		return nil
+	}
+	kept := "the checkpoint, if any, holds the last good state"
+	switch n := t.man.Buckets; {
+	case n == 1:
+		kept = "the checkpoint holds the last good state (1 bucket trained)"
+	case n > 1:
+		kept = fmt.Sprintf("the checkpoint holds the last good state (%d buckets trained)", n)
+	}
+	return fmt.Errorf("%w in epoch %d of %d, edge set %d, chunk %d, bucket (%d, %d): %s. "+
+		"Nothing of this bucket was written; %s. Lower lr (now %g) or init_scale, or check the edge weights, then run again",
+		ErrNotFinite, pos.Epoch+1, t.cfg.NumEpochs, pos.EdgeSet, pos.Chunk, b.Lhs, b.Rhs, what, kept, t.cfg.Lr)
+}
+
+// firstNonFinite names the first non-finite parameter the bucket can have
+// changed: an entity embedding of its partitions, a relation operator's
+// parameters or a global embedding; "" when all are finite.
+func (t *Trainer) firstNonFinite(b graph.Bucket) string {
+	for _, k := range t.needed(b) {
+		tab := t.tables[k]
+		if tab == nil {
+			continue
+		}
+		if i := firstBad(tab.Emb); i >= 0 {
+			return fmt.Sprintf("the embedding of entity type %q, partition %d, row %d holds %v", t.types[k.typ], k.part, i/tab.Dim, tab.Emb[i])
+		}
+	}
+	for r, sides := range t.m.Params {
+		for side, p := range sides {
+			if p == nil {
+				continue
+			}
+			if i := firstBad(p.P); i >= 0 {
+				name := fmt.Sprintf("relations[%d] (%s)", r, t.cfg.Relations[r].Name)
+				if t.cfg.DynamicRelations {
+					name = fmt.Sprintf("dynamic relation %d", r)
+				}
+				return fmt.Sprintf("the %s operator of %s holds %v at parameter %d", [2]string{"rhs", "lhs"}[side], name, p.P[i], i)
+			}
+		}
+	}
+	for ty, g := range t.m.Global {
+		if i := firstBad(g.P); i >= 0 {
+			return fmt.Sprintf("the global embedding of entity type %q holds %v", t.types[ty], g.P[i])
+		}
+	}
+	return ""
+}
+
+// firstBad is the index of the first NaN or infinite value of v, or -1.
+func firstBad(v []float32) int {
+	for i, x := range v {
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,89 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/batchprep/batchprep/ctf"
+)
+
+// acquire opens (or shares) the indexed reader of the call's corpus file
+// (invariants 3, 10). The file is checked to be a regular file under the
+// data directories before the reader opens it. A call cancelled while the
+// file is being indexed returns at once; the index is finished and kept for
+// the next call (indexing has no way to stop halfway).
+func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (*ctf.Reader, func(), error) {
+	f, real, err := s.root.openRegular("files", setup.file)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, refused("files", setup.file)
+	}
+	type result struct {
+		r       *ctf.Reader
+		release func()
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		defer f.Close() // held open so that the file checked stays the file opened
+		r, release, err := s.readers.acquire(real, info, setup.built.CTF)
+		done <- result{r, release, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return nil, nil, s.dataError(codes.InvalidArgument, "files", setup.file, res.err)
+		}
+		return res.r, res.release, nil
+	case <-ctx.Done():
+		go func() {
+			if res := <-done; res.err == nil {
+				res.release()
+			}
+		}()
+		return nil, nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// dataError turns an error met reading a client's file into the status
+// sent to the client. The server's log gets the whole error; the client
+// gets the field, the file as it named it, the line and column, and the
+// reader's explanation only when it quotes nothing from the file, so that
+// an error never passes file contents on (invariant 10).
+func (s *Server) dataError(code codes.Code, field, file string, err error) error {
+	s.opts.Logf("%s %q: %v", field, file, err)
+	prefix := fmt.Sprintf("%s: %q", field, file)
+	var be *ctf.BudgetError
+	if errors.As(err, &be) {
+		prefix += fmt.Sprintf(": more than %d bad sequences (max_errors); the last", be.MaxErrors)
+		err = be.Last
+	}
+	var ce *ctf.Error
+	if errors.As(err, &ce) && ce != nil {
+		msg := "the data cannot be read here"
+		if quotesNothing(ce.Msg) {
+			msg = ce.Msg
+		}
+		return status.Errorf(code, "%s: line %d, column %d: %s", prefix, ce.Line, ce.Col, msg)
+	}
+	msg := strings.TrimPrefix(err.Error(), "ctf: ")
+	if !quotesNothing(msg) {
+		msg = "the file cannot be read as the request asks (the server's log has the details)"
+	}
+	return status.Errorf(code, "%s: %s", prefix, msg)
+}
+
+// quotesNothing reports whether msg holds no quoted text (the form in
+// which messages cite what they found in a file).
+func quotesNothing(msg string) bool {
+	return !strings.ContainsAny(msg, "\"'`")
+}

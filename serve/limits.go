@@ -1,0 +1,61 @@
+package serve
+
+import (
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The default limits per minibatch (invariant 11). A minibatch is packed
+// whole in memory before it is sent, so these bound what one call can make
+// the server hold.
+const (
+	DefaultMaxMinibatchBytes   = 256 << 20
+	DefaultMaxMinibatchSamples = 1 << 20
+)
+
+// maxScheduleSize returns the largest size of a schedule written as
+// source.Schedule.String writes it ("256", "64*2:128").
+func maxScheduleSize(sched string) int {
+	most := 0
+	for _, tok := range strings.Split(sched, ":") {
+		v, _, _ := strings.Cut(tok, "*")
+		if n, err := strconv.Atoi(v); err == nil && n > most {
+			most = n
+		}
+	}
+	return most
+}
+
+// checkLimits refuses a request whose minibatches would exceed the
+// server's limits before anything is read: more samples than
+// MaxMinibatchSamples, or dense rows alone past MaxMinibatchBytes.
+func (s *Server) checkLimits(setup *sequenceSetup) error {
+	field, k := "k", setup.k
+	if k == 0 {
+		field, k = "mb", maxScheduleSize(setup.built.Source.Schedule.String())
+	}
+	if k > s.opts.MaxMinibatchSamples {
+		return status.Errorf(codes.InvalidArgument, "%s %d: more samples per minibatch than this server's limit of %d (serve --max-minibatch-samples)",
+			field, k, s.opts.MaxMinibatchSamples)
+	}
+	var dense int64
+	for _, st := range setup.built.CTF.Streams {
+		if !st.Sparse {
+			dense += 4 * int64(st.Dim)
+		}
+	}
+	if need := int64(k) * dense; need > s.opts.MaxMinibatchBytes {
+		return status.Errorf(codes.InvalidArgument, "%s %d: the dense rows of a minibatch alone take %d bytes, more than this server's limit of %d bytes (serve --max-minibatch-bytes)",
+			field, k, need, s.opts.MaxMinibatchBytes)
+	}
+	return nil
+}
+
+// tooBig is the error for a minibatch whose encoding passed the limit.
+func (s *Server) tooBig(step uint64, size int) error {
+	return status.Errorf(codes.ResourceExhausted, "minibatch %d: %d bytes encoded, more than this server's limit of %d bytes (serve --max-minibatch-bytes); ask for smaller minibatches (mb or k)",
+		step, size, s.opts.MaxMinibatchBytes)
+}

@@ -1,0 +1,104 @@
+package serve_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/batchprep/batchprep/proto/batchpreppb"
+	"github.com/batchprep/batchprep/serve"
+)
+
+// TestMinibatchLimits: invariant 11. A request asking more samples per
+// minibatch than the server allows, or whose dense rows alone pass its byte
+// limit, is refused before anything is read, and a minibatch that encodes
+// past the byte limit ends the call; each message states the limit. (Before
+// the limits, mb 10^12 with an endless epoch grew the server by gigabytes.)
+func TestMinibatchLimits(t *testing.T) {
+	file := writeCorpus(t, 12)
+	_, conn, _ := startServer(t, serve.Options{})
+	_, small, _ := startServer(t, serve.Options{MaxMinibatchSamples: 100, MaxMinibatchBytes: 1000})
+	req := func(edit func(r *pb.SequenceRequest)) *pb.SequenceRequest {
+		r := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, EpochSize: "inf", MaxMinibatches: 2}
+		edit(r)
+		return r
+	}
+	for _, c := range []struct {
+		name  string
+		small bool
+		req   *pb.SequenceRequest
+		code  codes.Code
+		want  string
+	}{
+		{"mb 10^12", false, req(func(r *pb.SequenceRequest) { r.Mb = "1000000000000" }), codes.InvalidArgument, "mb 1000000000000: more samples per minibatch than this server's limit of 1048576"},
+		{"a schedule's largest size", false, req(func(r *pb.SequenceRequest) { r.Mb = "8*2:5000000" }), codes.InvalidArgument, "mb 5000000: more samples"},
+		{"k", false, req(func(r *pb.SequenceRequest) { r.K = 5000000 }), codes.InvalidArgument, "k 5000000: more samples"},
+		{"the server's own sample limit", true, req(func(r *pb.SequenceRequest) { r.Mb = "101" }), codes.InvalidArgument, "limit of 100 (serve --max-minibatch-samples)"},
+		{"dense rows past the byte limit", true, req(func(r *pb.SequenceRequest) { r.Mb = "100"; r.Streams = []string{"x:2", "v:3"} }), codes.InvalidArgument, "take 2000 bytes, more than this server's limit of 1000 bytes"},
+		{"an encoded minibatch past the byte limit", true, req(func(r *pb.SequenceRequest) { r.Mb = "60" }), codes.ResourceExhausted, "limit of 1000 bytes (serve --max-minibatch-bytes)"},
+	} {
+		for _, groups := range []bool{false, true} {
+			cc := conn
+			if c.small {
+				cc = small
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			var err error
+			if groups {
+				var st pb.Batches_SequenceGroupsClient
+				if st, err = pb.NewBatchesClient(cc).SequenceGroups(ctx, c.req); err == nil {
+					for err == nil {
+						_, err = st.Recv()
+					}
+				}
+			} else {
+				_, err = collectErr(ctx, cc, c.req)
+			}
+			cancel()
+			s, _ := status.FromError(err)
+			if s.Code() != c.code || !strings.Contains(s.Message(), c.want) {
+				t.Errorf("%s (groups %v): %v, want %v with %q", c.name, groups, err, c.code, c.want)
+			}
+		}
+	}
+	// Within the limits the small server serves.
+	if msgs := collect(t, small, req(func(r *pb.SequenceRequest) { r.Mb = "3" })); len(msgs) != 2 {
+		t.Errorf("mb 3 under the small limits: %d minibatches, want 2", len(msgs))
+	}
+}
+
+// TestCancelStopsLargeMinibatches: a client that cancels a stream of the
+// largest minibatches allowed frees its call (gauge and reader) promptly.
+// One second is the figure on an idle machine; the test allows five.
+func TestCancelStopsLargeMinibatches(t *testing.T) {
+	file := writeCorpus(t, 40)
+	srv, conn, reg := startServer(t, serve.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := pb.NewBatchesClient(conn).Sequences(ctx, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
+		Mb: "262144", EpochSize: "inf"}, grpc.MaxCallRecvMsgSize(1<<30))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	t0 := time.Now()
+	for {
+		_, inUse := srv.OpenReadersForTest()
+		if inUse == 0 && gauge(t, reg, "batchprep_serve_clients") == 0 {
+			break
+		}
+		if time.Since(t0) > 5*time.Second {
+			t.Fatalf("5 s after the cancel the call still runs (%d readers in use)", inUse)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("the call ended %v after the cancel", time.Since(t0))
+}
