@@ -18,7 +18,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 // badInputFixture writes the files the table test feeds to every command.
 type badInputFixture struct {
-	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo, cached string
+	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo, cached, badState string
 }
 
 func newBadInputFixture(t *testing.T) badInputFixture {
@@ -70,6 +70,7 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 	if code, _, errOut := run(t, "read", f.cached, "--stream", "x:2", "--cache-index", "--format", "summary"); code != 0 {
 		t.Fatalf("fixture read --cache-index: %s", errOut)
 	}
+	f.badState = write("bad-state.json", "{\"version\": \"1\"}\n")
 	f.fifo = filepath.Join(d, "fifo")
 	if err := syscall.Mkfifo(f.fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -129,6 +130,10 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "missing file", args: []string{"inspect", filepath.Join(f.dir, "missing.ctf")}, code: 1, msg: "batchprep inspect: open " + filepath.Join(f.dir, "missing.ctf") + ": no such file or directory"},
 		{name: "read state to plan", args: []string{"plan", "--config", f.cfg, "--state-in", f.readState}, code: 1, msg: "this is a state of 'batchprep read', not of 'batchprep plan'"},
 		{name: "plan state to read", args: []string{"read", f.ok, "--stream", "x:2", "--state-in", f.planState}, code: 1, msg: "this is a state of 'batchprep plan', not of 'batchprep read'"},
+		{name: "read a state of the wrong type", args: []string{"read", f.ok, "--stream", "x:2", "--state-in", f.badState}, code: 1,
+			msg: f.badState + `: bad state: line 1, column 13: field "version" holds a string, want an integer`},
+		{name: "plan a state of the wrong type", args: []string{"plan", "--config", f.cfg, "--state-in", f.badState}, code: 1,
+			msg: f.badState + `: bad state: line 1, column 13: field "version" holds a string, want an integer`},
 		{name: "fatal bad sequence", args: []string{"read", f.badNum, "--stream", "x:2", "--format", "summary", "--randomize", "none"}, code: 1,
 			msg: "bad sequences found: 1 (number=1); the last one is more than --max-errors 0 and stopped reading; 0 skipped", out: "skipped sequences: 0"},
 		{name: "empty corpus", args: []string{"read", f.empty, "--stream", "x:2"}, code: 1, msg: f.empty + ": corpus has no sequences"},
