@@ -86,7 +86,7 @@ var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|sourc
 // syntax, a library's own text, a count of one with a plural noun.
 var badMessage = regexp.MustCompile(`\{[A-Z][A-Za-z]*:|json: (unsupported|cannot|invalid)|context deadline exceeded|context canceled|` +
 	`: parse error|flag provided but not defined|for flag -|` +
-	`\b1 (problems|fields|buckets|edges|entities|errors|sequences|lines|chunks|relations|edge sets|arguments|elements|epochs|tables|types)\b`)
+	`\b1 (problems|fields|buckets|edges|entities|errors|sequences|lines|chunks|relations|edge sets|arguments|elements|epochs|tables|types|batches|partition loads|workers)\b`)
 
 // checkMessages fails t for each line of out that badMessage matches.
 func checkMessages(t *testing.T, out string) {
@@ -140,6 +140,8 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "toml duplicate key", args: []string{"plan", "--config", f.dupTOML}, code: 1, msg: "line 4, column 1: Key 'num_epochs' has already been defined"},
 		// 2: a state target that is not a regular file is refused and kept.
 		{name: "state-out a fifo", args: []string{"read", f.ok, "--stream", "x:2", "--state-out", f.fifo}, code: 1, msg: f.fifo + " is a named pipe (FIFO), not a regular file"},
+		// counts in the right number in plan's text (issue 22, 5)
+		{name: "plan text of one batch", args: []string{"plan", "--config", f.cfg, "--quiet", "--format", "text", "--max-batches", "1"}, code: 0, out: "total: 1 bucket, 1 batch, "},
 		// 11, 12: no checkpoint_path, config in another directory.
 		{name: "plan without checkpoint_path", args: []string{"plan", "--config", f.noCkpt, "--format", "summary", "--quiet"}, code: 0, out: "batches:"},
 		// 13: a two-column edge list with an explicit relation column.

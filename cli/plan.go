@@ -362,8 +362,9 @@ func (s *textSink) flush() error {
 	l, rr := s.p.Shape()
 	o := s.p.Options()
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "epoch %d, edge set %d, chunk %d: %s order, %d of %d buckets, %d batches, %d edges\n",
-		s.pass[0], s.pass[1], s.pass[2], o.BucketOrder, len(s.order), l*rr, s.batches, s.edges)
+	fmt.Fprintf(&sb, "epoch %d, edge set %d, chunk %d: %s order, %d of %s, %s, %s\n",
+		s.pass[0], s.pass[1], s.pass[2], o.BucketOrder, len(s.order), plural.Count(l*rr, "bucket"),
+		plural.Count(s.batches, "batch", "batches"), plural.Count(s.edges, "edge"))
 	width := len(strconv.Itoa(l*rr - 1))
 	fmt.Fprintf(&sb, "%*s", width+6, "")
 	for j := 0; j < rr; j++ {
@@ -394,6 +395,7 @@ func (s *textSink) end(t *planTally) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(s.w, "total: %d buckets, %d batches, %d edges, %d partition loads\n", t.buckets, t.batches, t.edges, t.loads)
+	_, err := fmt.Fprintf(s.w, "total: %s, %s, %s, %s\n", plural.Count(t.buckets, "bucket"), plural.Count(t.batches, "batch", "batches"),
+		plural.Count(t.edges, "edge"), plural.Count(t.loads, "partition load"))
 	return err
 }
