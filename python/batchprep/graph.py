@@ -6,7 +6,7 @@ import grpc
 import numpy as np
 
 from . import batchprep_pb2 as pb
-from .client import BatchprepError
+from .errors import BatchprepError
 from .server import Connection
 
 _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")

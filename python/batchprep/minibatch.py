@@ -1,0 +1,152 @@
+"""Minibatch: one minibatch of a sequence call, its metadata and its
+streams as numpy arrays."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, KeysView, List, Tuple, Union
+
+import numpy as np
+
+from . import batchprep_pb2 as pb
+
+_I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
+
+Sparse = Tuple[np.ndarray, np.ndarray, np.ndarray]
+StreamArrays = Union[np.ndarray, Sparse]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+def _unit_rows(n: int) -> np.ndarray:
+    """0, 1, ..., n as int32: the indptr of n one-entry rows (a new array
+    per minibatch, read-only like the arrays that view the message)."""
+    return _readonly(np.arange(n + 1, dtype=_I4))
+
+
+def _ones(n: int) -> np.ndarray:
+    return _readonly(np.ones(n, dtype=_F4))
+
+
+class Minibatch:
+    """One minibatch: the metadata of a `batchprep read --format jsonl` line
+    (step, epoch, sweep, start, end, end_of_sweep, end_of_epoch, sequences,
+    ids, samples), the state after it, and each stream's data as numpy
+    arrays.
+
+    The arrays are read-only views of the received bytes (writing into one
+    raises ValueError); to_torch() gives tensors that own a copy, so that
+    in-place operations are safe. Arrays are made on first access, so a
+    trainer pays only for the fields it reads. A Minibatch pickles (DataLoader
+    workers send minibatches to the training process)."""
+
+    __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
+                 "_msg", "_sequences", "_ids", "_lengths", "_streams")
+
+    step: int
+    epoch: int
+    sweep: int
+    start: int
+    end: int
+    end_of_sweep: bool
+    end_of_epoch: bool
+
+    def __init__(self, msg: pb.SequenceMinibatch) -> None:
+        self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
+        self.start, self.end = msg.start, msg.end
+        self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
+        self._msg = msg
+        self._sequences = self._ids = self._lengths = self._streams = None
+
+    def __reduce__(self) -> Tuple[Any, Tuple[bytes]]:
+        return (_from_wire, (self._msg.SerializeToString(),))
+
+    @property
+    def sequences(self) -> np.ndarray:
+        """numpy int64: the sequences' ordinals in file order."""
+        if self._sequences is None:
+            self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
+        return self._sequences
+
+    @property
+    def ids(self) -> List[str]:
+        """The sequences' ids as written in the file."""
+        if self._ids is None:
+            self._ids = list(self._msg.ids)
+        return self._ids
+
+    @property
+    def skipped(self) -> List[int]:
+        """Ordinals of sequences whose data could not be parsed (within
+        max_errors); a BatchprepWarning says why."""
+        return list(self._msg.skipped)
+
+    @property
+    def lengths(self) -> Dict[str, np.ndarray]:
+        """{stream: numpy int32 samples per sequence}."""
+        if self._lengths is None:
+            self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
+        return self._lengths
+
+    def _data(self) -> Dict[str, StreamArrays]:
+        if self._streams is None:
+            d: Dict[str, StreamArrays] = {}
+            for s in self._msg.streams:
+                if s.sparse:
+                    indices = np.frombuffer(s.indices, dtype=_I4)
+                    indptr = _unit_rows(len(indices)) if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
+                    values = _ones(len(indices)) if s.unit_values else np.frombuffer(s.values, dtype=_F4)
+                    d[s.name] = (indptr, indices, values)
+                else:
+                    d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
+            self._streams = d
+        return self._streams
+
+    def __getitem__(self, name: str) -> StreamArrays:
+        """Dense stream: float32 (samples, dim); sparse stream: the CSR
+        arrays (indptr int32, indices int32, values float32)."""
+        return self._data()[name]
+
+    def keys(self) -> KeysView[str]:
+        """The stream names."""
+        return self._data().keys()
+
+    @property
+    def state(self) -> Dict[str, Any]:
+        """The state to resume right after this minibatch (a dict; JSON as
+        `batchprep read --state-out` writes it)."""
+        return json.loads(self._msg.state)
+
+    @property
+    def state_bytes(self) -> bytes:
+        """state as the JSON bytes the server sent."""
+        return self._msg.state
+
+    @property
+    def samples(self) -> Dict[str, int]:
+        """Samples per stream, as read's "samples"."""
+        return {k: int(v.sum()) for k, v in self.lengths.items()}
+
+    def to_torch(self) -> Dict[str, Any]:
+        """The streams as torch tensors that own their memory (a copy of the
+        arrays, so in-place operations touch nothing else): dense float32
+        (samples, dim); sparse a tuple (indptr, indices, values)."""
+        import torch  # the PyTorch package, imported only when asked for
+
+        def tensor(a: np.ndarray) -> Any:
+            return torch.from_numpy(np.array(a, copy=True))
+
+        return {name: tuple(tensor(x) for x in v) if isinstance(v, tuple) else tensor(v)
+                for name, v in self._data().items()}
+
+    def __repr__(self) -> str:
+        return "Minibatch(step=%d, epoch=%d, sweep=%d, start=%d, end=%d, sequences=%d)" % (
+            self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
+
+
+def _from_wire(data: bytes) -> Minibatch:
+    """A Minibatch from its serialized message (unpickling)."""
+    return Minibatch(pb.SequenceMinibatch.FromString(data))
