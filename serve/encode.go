@@ -2,9 +2,13 @@ package serve
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
+	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
@@ -170,4 +174,39 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bo
 		m.Streams[i] = d
 	}
 	return m
+}
+
+// maxDiagnostics is how many reader diagnostics a call sends, as many as
+// `batchprep read` prints.
+const maxDiagnostics = 20
+
+// diagnostics collects a call's reader diagnostics (the ctf.Session's warn
+// callback, called by the goroutines that parse ahead) until the next
+// message takes them (SequenceMinibatch.warnings).
+type diagnostics struct {
+	mu      sync.Mutex
+	pending []string
+	seen    int
+}
+
+// warn records e, in the words `batchprep read` prints it.
+func (d *diagnostics) warn(e ctf.Error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen++
+	switch {
+	case d.seen <= maxDiagnostics:
+		d.pending = append(d.pending, strings.TrimPrefix(e.Error(), "ctf: "))
+	case d.seen == maxDiagnostics+1:
+		d.pending = append(d.pending, fmt.Sprintf("more than %d diagnostics: the rest of this call's are not sent", maxDiagnostics))
+	}
+}
+
+// take appends the diagnostics recorded since the last call to dst.
+func (d *diagnostics) take(dst []string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dst = append(dst, d.pending...)
+	d.pending = d.pending[:0]
+	return dst
 }

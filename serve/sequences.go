@@ -119,7 +119,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	// The call reads the shared index with its own error budget, as
 	// `batchprep read` would: other calls on the file neither spend it nor
 	// hide a chunk's warnings from it.
-	sess, err := r.NewSession(setup.built.CTF.MaxErrors, nil)
+	var diag diagnostics
+	sess, err := r.NewSession(setup.built.CTF.MaxErrors, diag.warn)
 	if err != nil {
 		return status.Errorf(codes.InvalidArgument, "files: %v", err)
 	}
@@ -163,6 +164,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
 		}
 		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req.ElideUnitSparse)
+		msg.Warnings = diag.take(nil)
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
 		if err := emit(msg, proto.Size(msg), last); err != nil {
 			return err

@@ -424,19 +424,25 @@ func (x *StreamData) GetUnitValues() bool {
 }
 
 type SequenceMinibatch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Step          uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
-	Epoch         int32                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Sweep         uint64                 `protobuf:"varint,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
-	Start         uint64                 `protobuf:"varint,4,opt,name=start,proto3" json:"start,omitempty"`
-	End           uint64                 `protobuf:"varint,5,opt,name=end,proto3" json:"end,omitempty"`
-	EndOfSweep    bool                   `protobuf:"varint,6,opt,name=end_of_sweep,json=endOfSweep,proto3" json:"end_of_sweep,omitempty"`
-	EndOfEpoch    bool                   `protobuf:"varint,7,opt,name=end_of_epoch,json=endOfEpoch,proto3" json:"end_of_epoch,omitempty"`
-	Sequences     []byte                 `protobuf:"bytes,8,opt,name=sequences,proto3" json:"sequences,omitempty"` // int64 ordinals in file order
-	Ids           []string               `protobuf:"bytes,9,rep,name=ids,proto3" json:"ids,omitempty"`
-	Streams       []*StreamData          `protobuf:"bytes,10,rep,name=streams,proto3" json:"streams,omitempty"`
-	Skipped       []int64                `protobuf:"varint,11,rep,packed,name=skipped,proto3" json:"skipped,omitempty"` // ordinals whose data could not be parsed
-	State         []byte                 `protobuf:"bytes,12,opt,name=state,proto3" json:"state,omitempty"`             // JSON state to resume right after this minibatch
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Step       uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Epoch      int32                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Sweep      uint64                 `protobuf:"varint,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	Start      uint64                 `protobuf:"varint,4,opt,name=start,proto3" json:"start,omitempty"`
+	End        uint64                 `protobuf:"varint,5,opt,name=end,proto3" json:"end,omitempty"`
+	EndOfSweep bool                   `protobuf:"varint,6,opt,name=end_of_sweep,json=endOfSweep,proto3" json:"end_of_sweep,omitempty"`
+	EndOfEpoch bool                   `protobuf:"varint,7,opt,name=end_of_epoch,json=endOfEpoch,proto3" json:"end_of_epoch,omitempty"`
+	Sequences  []byte                 `protobuf:"bytes,8,opt,name=sequences,proto3" json:"sequences,omitempty"` // int64 ordinals in file order
+	Ids        []string               `protobuf:"bytes,9,rep,name=ids,proto3" json:"ids,omitempty"`
+	Streams    []*StreamData          `protobuf:"bytes,10,rep,name=streams,proto3" json:"streams,omitempty"`
+	Skipped    []int64                `protobuf:"varint,11,rep,packed,name=skipped,proto3" json:"skipped,omitempty"` // ordinals whose data could not be parsed
+	State      []byte                 `protobuf:"bytes,12,opt,name=state,proto3" json:"state,omitempty"`             // JSON state to resume right after this minibatch
+	// warnings are the reader's diagnostics that came up since the previous
+	// message of the call (an unconfigured stream in the file, a skipped bad
+	// sequence, ...), as `batchprep read` prints them on stderr: file, line,
+	// column and what was found. After 20 of them one last line says that
+	// the call's further diagnostics are not sent.
+	Warnings      []string `protobuf:"bytes,13,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +557,13 @@ func (x *SequenceMinibatch) GetSkipped() []int64 {
 func (x *SequenceMinibatch) GetState() []byte {
 	if x != nil {
 		return x.State
+	}
+	return nil
+}
+
+func (x *SequenceMinibatch) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
 	}
 	return nil
 }
@@ -921,7 +934,7 @@ const file_batchprep_proto_rawDesc = "" +
 	"\tunit_rows\x18\t \x01(\bR\bunitRows\x12\x1f\n" +
 	"\vunit_values\x18\n" +
 	" \x01(\bR\n" +
-	"unitValues\"\xd3\x02\n" +
+	"unitValues\"\xef\x02\n" +
 	"\x11SequenceMinibatch\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x05R\x05epoch\x12\x14\n" +
@@ -937,7 +950,8 @@ const file_batchprep_proto_rawDesc = "" +
 	"\astreams\x18\n" +
 	" \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x12\x18\n" +
 	"\askipped\x18\v \x03(\x03R\askipped\x12\x14\n" +
-	"\x05state\x18\f \x01(\fR\x05state\"R\n" +
+	"\x05state\x18\f \x01(\fR\x05state\x12\x1a\n" +
+	"\bwarnings\x18\r \x03(\tR\bwarnings\"R\n" +
 	"\rSequenceGroup\x12A\n" +
 	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\"\x96\x01\n" +
 	"\fGraphRequest\x12\x16\n" +

@@ -3,6 +3,7 @@
 import os
 import tempfile
 import unittest
+import warnings
 
 import numpy as np
 
@@ -179,6 +180,20 @@ class ReadTest(unittest.TestCase):
         last = list(batchprep.read([self.corpus], streams=STREAMS, epochs=2))[-1].state
         with self.assertWarnsRegex(batchprep.BatchprepWarning, "epoch 2 .*epochs=2 ends before it; ask for epochs=3"):
             self.assertEqual(list(batchprep.read([self.corpus], streams=STREAMS, epochs=2, state=last)), [])
+
+    def test_warnings_reach_python(self):
+        path = os.path.join(self.dir, "warn.ctf")
+        with open(path, "w") as f:
+            for i in range(12):
+                f.write("%d |x %s 1 |y 1:1 |extra 3\n" % (i, "q" if i == 7 else i))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mbs = list(batchprep.read([path], streams=STREAMS, mb="4", max_errors=1))
+        got = [str(w.message) for w in caught if w.category is batchprep.BatchprepWarning]
+        self.assertEqual(len(got), 2, got)
+        self.assertTrue(any('stream "extra" is not configured' in g and "warn.ctf:1:" in g for g in got), got)
+        self.assertTrue(any("warn.ctf:8:" in g for g in got), got)
+        self.assertEqual(sum((mb.skipped for mb in mbs), []), [7])
 
     def test_names_at_top_level(self):
         self.assertIs(batchprep.BatchprepError, BatchprepError)
