@@ -1,9 +1,11 @@
 """SPEC C1 against a real `batchprep serve` (started by the client)."""
 
+import ast
 import os
 import tempfile
 import unittest
 import warnings
+from unittest import mock
 
 import numpy as np
 
@@ -195,12 +197,40 @@ class ReadTest(unittest.TestCase):
         self.assertTrue(any("warn.ctf:8:" in g for g in got), got)
         self.assertEqual(sum((mb.skipped for mb in mbs), []), [7])
 
+    def test_no_binary_says_how_to_get_one(self):
+        env = {k: v for k, v in os.environ.items() if k != "BATCHPREP_BIN"}
+        env["PATH"] = self.dir
+        with mock.patch.dict(os.environ, env, clear=True):
+            with self.assertRaisesRegex(FileNotFoundError, r"go install \./cmd/batchprep.*BATCHPREP_BIN"):
+                batchprep.read([self.corpus], streams=STREAMS)
+        with mock.patch.dict(os.environ, {"BATCHPREP_BIN": self.corpus + ".nope"}):
+            with self.assertRaisesRegex(FileNotFoundError, "BATCHPREP_BIN=.*not an executable"):
+                batchprep.read([self.corpus], streams=STREAMS)
+
     def test_names_at_top_level(self):
         self.assertIs(batchprep.BatchprepError, BatchprepError)
         for name in batchprep.__all__:
             self.assertTrue(getattr(batchprep, name).__doc__, name)
         here = os.path.dirname(batchprep.__file__)
         self.assertTrue(os.path.exists(os.path.join(here, "py.typed")))
+        # No import cycle inside the package (imports inside functions count too).
+        deps = {}
+        for name in os.listdir(here):
+            if name.endswith(".py") and name != "__init__.py":
+                with open(os.path.join(here, name)) as f:
+                    tree = ast.parse(f.read())
+                deps[name[:-3]] = {n.module for n in ast.walk(tree)
+                                   if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
+        done = set()
+
+        def visit(m, path):
+            self.assertNotIn(m, path, "import cycle: %s" % " -> ".join(path + [m]))
+            if m not in done:
+                for d in deps.get(m, ()):
+                    visit(d, path + [m])
+                done.add(m)
+        for m in deps:
+            visit(m, [])
 
     @unittest.skipUnless(os.path.exists(os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")), "../shared/data/ctf/atis absent")
     def test_atis(self):
