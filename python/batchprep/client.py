@@ -85,8 +85,9 @@ class _Stream(_Closes):
         msg = self._group[self._next]
         self._next += 1
         self._delivered += 1
-        for w in msg.warnings:
-            warnings.warn(w, BatchprepWarning, stacklevel=2)
+        if len(msg.warnings):
+            for w in msg.warnings:
+                warnings.warn(w, BatchprepWarning, stacklevel=2)
         return Minibatch(msg)
 
     def close(self) -> None:

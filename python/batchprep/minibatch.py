@@ -16,19 +16,23 @@ Sparse = Tuple[np.ndarray, np.ndarray, np.ndarray]
 StreamArrays = Union[np.ndarray, Sparse]
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
+# Read-only 0, 1, 2, ... (int32) and ones (float32), grown by replacement,
+# never written: the rebuilt indptr and values of one-hot streams are views
+# of them. numpy refuses writes into them and refuses to make a view of a
+# read-only array writable, so minibatches cannot change each other's
+# arrays; to_torch() copies.
+_unit = {"rows": np.zeros(0, dtype=_I4), "ones": np.zeros(0, dtype=_F4)}
 
 
-def _unit_rows(n: int) -> np.ndarray:
-    """0, 1, ..., n as int32: the indptr of n one-entry rows (a new array
-    per minibatch, read-only like the arrays that view the message)."""
-    return _readonly(np.arange(n + 1, dtype=_I4))
-
-
-def _ones(n: int) -> np.ndarray:
-    return _readonly(np.ones(n, dtype=_F4))
+def _units(n: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Read-only views of 0..n (the indptr of n one-entry rows) and of n ones."""
+    rows, ones = _unit["rows"], _unit["ones"]
+    if len(ones) < n + 1:
+        m = max(n + 1, 2 * len(ones), 4096)
+        rows, ones = np.arange(m, dtype=_I4), np.ones(m, dtype=_F4)
+        rows.flags.writeable = ones.flags.writeable = False
+        _unit["rows"], _unit["ones"] = rows, ones
+    return rows[:n + 1], ones[:n]
 
 
 class Minibatch:
@@ -97,8 +101,10 @@ class Minibatch:
             for s in self._msg.streams:
                 if s.sparse:
                     indices = np.frombuffer(s.indices, dtype=_I4)
-                    indptr = _unit_rows(len(indices)) if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
-                    values = _ones(len(indices)) if s.unit_values else np.frombuffer(s.values, dtype=_F4)
+                    if s.unit_rows or s.unit_values:
+                        rows, ones = _units(len(indices))
+                    indptr = rows if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
+                    values = ones if s.unit_values else np.frombuffer(s.values, dtype=_F4)
                     d[s.name] = (indptr, indices, values)
                 else:
                     d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
