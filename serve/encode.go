@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"strings"
 	"sync"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
@@ -109,6 +112,7 @@ func arraysBytes(mb *source.Minibatch, elided []uint8) int {
 type buffers struct {
 	free, used [][]byte
 	elided     []uint8 // encodeMinibatch's scratch
+	tail       []byte  // with packed: the state tail the call sent last
 }
 
 // get returns n bytes, recycled when possible.
@@ -135,15 +139,17 @@ func (b *buffers) recycle() {
 // encodeMinibatch converts mb (and the state after it) into a message that
 // owns its bytes, all in one buffer from bufs: mb's buffers are reused by
 // the next call. The loops compile to plain copies on little-endian
-// machines.
-func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bool) *pb.SequenceMinibatch {
-	bufs.elided = elision(mb, elide, bufs.elided)
-	a := arena(bufs.get(arraysBytes(mb, bufs.elided)))
+// machines. With req.Packed the buffer goes out whole as arrays (its
+// layout is SequenceMinibatch.arrays'), the ids joined and the state's
+// tail only when it differs from the last one this call sent.
+func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.SequenceRequest) *pb.SequenceMinibatch {
+	bufs.elided = elision(mb, req.ElideUnitSparse, bufs.elided)
+	whole := bufs.get(arraysBytes(mb, bufs.elided))
+	a := arena(whole)
 	m := &pb.SequenceMinibatch{
 		Step: mb.Step, Epoch: int32(mb.Epoch), Sweep: mb.Sweep, Start: mb.Start, End: mb.End,
 		EndOfSweep: mb.EndOfSweep, EndOfEpoch: mb.EndOfEpoch,
 		Sequences: a.ints(mb.Sequences),
-		Ids:       append([]string(nil), mb.IDs...),
 		State:     state,
 	}
 	for _, s := range mb.Skipped {
@@ -173,7 +179,49 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bo
 		}
 		m.Streams[i] = d
 	}
+	if !req.Packed {
+		m.Ids = append([]string(nil), mb.IDs...)
+		return m
+	}
+	m.Arrays, m.Sequences = whole, nil
+	m.SequenceCount = proto.Int32(int32(len(mb.Sequences)))
+	for i := range data {
+		d, b := &data[i], &mb.Streams[i]
+		d.Lengths, d.Indptr, d.Indices, d.Values, d.Dense = nil, nil, nil, nil, nil
+		d.Samples = int64(b.Samples())
+		if b.Sparse {
+			d.Entries = int64(len(b.Indices))
+		}
+	}
+	m.IdsJoined = joinIDs(mb.IDs, bufs)
+	// The state ends with the call's fingerprint: sent once.
+	if i := bytes.Index(state, []byte(`,"fingerprint":`)); i >= 0 {
+		m.State = state[:i]
+		if tail := state[i:]; !bytes.Equal(tail, bufs.tail) {
+			m.StateTail = tail
+			bufs.tail = append(bufs.tail[:0], tail...)
+		}
+	}
 	return m
+}
+
+// joinIDs returns ids joined by '\n', in a buffer from bufs.
+func joinIDs(ids []string, bufs *buffers) []byte {
+	if len(ids) == 0 {
+		return nil
+	}
+	n := len(ids) - 1
+	for _, id := range ids {
+		n += len(id)
+	}
+	b := bufs.get(n)[:0]
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, id...)
+	}
+	return b
 }
 
 // maxDiagnostics is how many reader diagnostics a call sends, as many as

@@ -163,7 +163,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		if err != nil {
 			return status.Errorf(codes.DataLoss, "reading %s: %v", setup.file, err)
 		}
-		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req.ElideUnitSparse)
+		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req)
 		msg.Warnings = diag.take(nil)
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
 		if err := emit(msg, proto.Size(msg), last); err != nil {

@@ -62,6 +62,7 @@ class _Stream(_Closes):
         self._call: Any = conn.sequence_groups(req, metadata=conn.metadata)
         self._group: Sequence[pb.SequenceMinibatch] = ()
         self._next = 0
+        self._tail = b""  # the call's state tail (SequenceMinibatch.state_tail)
 
     def __iter__(self) -> "_Stream":
         return self
@@ -88,7 +89,10 @@ class _Stream(_Closes):
         if len(msg.warnings):
             for w in msg.warnings:
                 warnings.warn(w, BatchprepWarning, stacklevel=2)
-        return Minibatch(msg)
+        tail = msg.state_tail
+        if tail:
+            self._tail = tail
+        return Minibatch(msg, self._tail)
 
     def close(self) -> None:
         """Cancel the call (and stop the local server the iterator started)."""

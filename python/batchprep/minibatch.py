@@ -48,7 +48,7 @@ class Minibatch:
     workers send minibatches to the training process)."""
 
     __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
-                 "_msg", "_sequences", "_ids", "_lengths", "_streams")
+                 "_msg", "_tail", "_sequences", "_ids", "_lengths", "_streams")
 
     step: int
     epoch: int
@@ -58,28 +58,73 @@ class Minibatch:
     end_of_sweep: bool
     end_of_epoch: bool
 
-    def __init__(self, msg: pb.SequenceMinibatch) -> None:
+    def __init__(self, msg: pb.SequenceMinibatch, state_tail: bytes = b"") -> None:
         self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
         self.start, self.end = msg.start, msg.end
         self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
-        self._msg = msg
+        self._msg, self._tail = msg, state_tail
         self._sequences = self._ids = self._lengths = self._streams = None
 
-    def __reduce__(self) -> Tuple[Any, Tuple[bytes]]:
-        return (_from_wire, (self._msg.SerializeToString(),))
+    def __reduce__(self) -> Tuple[Any, Tuple[bytes, bytes]]:
+        return (_from_wire, (self._msg.SerializeToString(), self._tail))
+
+    def _unpack(self) -> None:
+        """Every array of a packed message: views of its one arrays buffer,
+        cut as SequenceMinibatch.arrays documents."""
+        m = self._msg
+        buf, n = m.arrays, m.sequence_count
+        self._sequences = np.frombuffer(buf, dtype=_I8, count=n)
+        off = 8 * n
+        lengths: Dict[str, np.ndarray] = {}
+        data: Dict[str, StreamArrays] = {}
+        for s in m.streams:
+            name = s.name
+            lengths[name] = np.frombuffer(buf, dtype=_I4, count=n, offset=off)
+            off += 4 * n
+            if s.sparse:
+                samples, entries = s.samples, s.entries
+                if s.unit_rows or s.unit_values:
+                    rows, ones = _units(entries)
+                if s.unit_rows:
+                    indptr = rows
+                else:
+                    indptr = np.frombuffer(buf, dtype=_I4, count=samples + 1, offset=off)
+                    off += 4 * (samples + 1)
+                indices = np.frombuffer(buf, dtype=_I4, count=entries, offset=off)
+                off += 4 * entries
+                if s.unit_values:
+                    values = ones
+                else:
+                    values = np.frombuffer(buf, dtype=_F4, count=entries, offset=off)
+                    off += 4 * entries
+                data[name] = (indptr, indices, values)
+            else:
+                k = s.samples * s.dim
+                data[name] = np.frombuffer(buf, dtype=_F4, count=k, offset=off).reshape(-1, s.dim)
+                off += 4 * k
+        if off != len(buf):
+            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, its counts say %d" % (len(buf), off))
+        self._lengths, self._streams = lengths, data
 
     @property
     def sequences(self) -> np.ndarray:
         """numpy int64: the sequences' ordinals in file order."""
         if self._sequences is None:
-            self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
+            if self._msg.HasField("sequence_count"):
+                self._unpack()
+            else:
+                self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
         return self._sequences
 
     @property
     def ids(self) -> List[str]:
         """The sequences' ids as written in the file."""
         if self._ids is None:
-            self._ids = list(self._msg.ids)
+            m = self._msg
+            if m.HasField("sequence_count"):
+                self._ids = m.ids_joined.decode().split("\n") if m.sequence_count else []
+            else:
+                self._ids = list(m.ids)
         return self._ids
 
     @property
@@ -92,10 +137,15 @@ class Minibatch:
     def lengths(self) -> Dict[str, np.ndarray]:
         """{stream: numpy int32 samples per sequence}."""
         if self._lengths is None:
-            self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
+            if self._msg.HasField("sequence_count"):
+                self._unpack()
+            else:
+                self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
         return self._lengths
 
     def _data(self) -> Dict[str, StreamArrays]:
+        if self._streams is None and self._msg.HasField("sequence_count"):
+            self._unpack()
         if self._streams is None:
             d: Dict[str, StreamArrays] = {}
             for s in self._msg.streams:
@@ -124,12 +174,12 @@ class Minibatch:
     def state(self) -> Dict[str, Any]:
         """The state to resume right after this minibatch (a dict; JSON as
         `batchprep read --state-out` writes it)."""
-        return json.loads(self._msg.state)
+        return json.loads(self.state_bytes)
 
     @property
     def state_bytes(self) -> bytes:
-        """state as the JSON bytes the server sent."""
-        return self._msg.state
+        """state as the JSON bytes `batchprep read --state-out` writes."""
+        return self._msg.state + self._tail
 
     @property
     def samples(self) -> Dict[str, int]:
@@ -153,6 +203,6 @@ class Minibatch:
             self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
 
 
-def _from_wire(data: bytes) -> Minibatch:
+def _from_wire(data: bytes, state_tail: bytes = b"") -> Minibatch:
     """A Minibatch from its serialized message (unpickling)."""
-    return Minibatch(pb.SequenceMinibatch.FromString(data))
+    return Minibatch(pb.SequenceMinibatch.FromString(data), state_tail)
