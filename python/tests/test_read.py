@@ -169,6 +169,8 @@ class ReadTest(unittest.TestCase):
             self.assertEqual(len(src.next_minibatch(2**31 - 1).sequences), 40)
         with self.assertRaisesRegex(ValueError, "^seed "):
             batchprep.MinibatchSource([self.one], streams=["x:1"], seed=-1)
+        with self.assertRaisesRegex(ValueError, "^worker "):
+            next(batchprep.read_graph("g.toml", worker=2**31, address="127.0.0.1:1"))
 
     def test_minibatch_source_refuses_ignored_keywords(self):
         for kw in (dict(mb="64"), dict(max_minibatches=3), dict(k=4)):
