@@ -120,8 +120,9 @@ class SequenceDataset(IterableDataset):
     receives. Other keywords are read()'s.
 
     DataLoader num_workers >= 1: worker 0 reads the stream (and runs
-    transform), the others yield nothing; the server parses in parallel
-    anyway. state_dict() in the training process follows the items the loop
+    transform: put per-minibatch work there, not in a collate_fn, which
+    would see the wrapper that carries each item's state), the others
+    yield nothing; the server parses in parallel anyway. state_dict() in the training process follows the items the loop
     has received. Not with pin_memory=True, whose thread takes items ahead
     of the loop (state_dict() then raises)."""
 
