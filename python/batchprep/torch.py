@@ -178,6 +178,10 @@ class SequenceDataset(IterableDataset):
                                    "would not see the position of the loop); use persistent_workers=False")
             self._iterated = True
         state = self._position()
+        if info is None:  # this process iterates: what workers delivered is settled
+            self._state = state
+            self._arrivals.clear()
+            self._buffer = {}
         epoch = 0 if state is None else int(json.loads(state).get("epoch", 0))
         if self.epochs is not None and epoch >= self.epochs:
             raise RuntimeError("SequenceDataset: all %d epochs (epochs=%d) were delivered; give a larger epochs= "

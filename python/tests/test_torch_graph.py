@@ -111,6 +111,13 @@ class DatasetTest(unittest.TestCase):
                     rest += [mb.sequences.tolist() for mb in DataLoader(ds, batch_size=None, num_workers=nw)]
                 self.assertEqual(rest, want[0][5:] + want[1])
 
+    def test_workers_then_none(self):
+        want = self.want("--mb", "7", "--seed", "3", "--epochs", "3")
+        ds = SequenceDataset([self.corpus], ["x:2", "y:7:sparse"], rank=0, workers=1, mb="7", seed=3, epochs=3)
+        got = [[mb.sequences.tolist() for mb in DataLoader(ds, batch_size=None, num_workers=nw)] for nw in (1, 0, 2)]
+        self.assertEqual(got, want)
+        self.assertEqual(ds.state_dict()["state"]["epoch"], 3)
+
     def test_tensors_safe_to_write(self):
         import warnings
         ds = SequenceDataset([self.onehot], ["w:9:sparse"], rank=0, workers=1, mb="5")
