@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -30,8 +31,21 @@ func (a *arena) take(n int) []byte {
 	return b
 }
 
+// littleEndian: this machine stores numbers as the wire does, so an array
+// is copied as it is (a memmove) instead of number by number.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// raw returns v's memory as bytes; size is the size of one element.
+func raw[T any](v []T, size int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), size*len(v))
+}
+
 func (a *arena) int32s(v []int32) []byte {
 	b := a.take(4 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 4))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
@@ -40,6 +54,10 @@ func (a *arena) int32s(v []int32) []byte {
 
 func (a *arena) float32s(v []float32) []byte {
 	b := a.take(4 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 4))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
@@ -48,6 +66,10 @@ func (a *arena) float32s(v []float32) []byte {
 
 func (a *arena) ints(v []int) []byte {
 	b := a.take(8 * len(v))
+	if littleEndian && unsafe.Sizeof(int(0)) == 8 {
+		copy(b, raw(v, 8))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
 	}
@@ -56,6 +78,10 @@ func (a *arena) ints(v []int) []byte {
 
 func (a *arena) uint64s(v []uint64) []byte {
 	b := a.take(8 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 8))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], x)
 	}
@@ -138,8 +164,8 @@ func (b *buffers) recycle() {
 
 // encodeMinibatch converts mb (and the state after it) into a message that
 // owns its bytes, all in one buffer from bufs: mb's buffers are reused by
-// the next call. The loops compile to plain copies on little-endian
-// machines. With req.Packed the buffer goes out whole as arrays (its
+// the next call. On little-endian machines the arrays are copied as they
+// are. With req.Packed the buffer goes out whole as arrays (its
 // layout is SequenceMinibatch.arrays'), the ids joined and the state's
 // tail only when it differs from the last one this call sent.
 func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.SequenceRequest) *pb.SequenceMinibatch {
