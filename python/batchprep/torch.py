@@ -15,12 +15,11 @@ import weakref
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from .client import read
 from .minibatch import Minibatch
-from .request import INT32_MAX, State, check_int, state_bytes
+from .request import INT32_MAX, check_int, state_bytes
 
 _STATE_VERSION = 1
 
