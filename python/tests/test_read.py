@@ -166,7 +166,13 @@ class ReadTest(unittest.TestCase):
             for k in (2**31, 0, -1):
                 with self.assertRaisesRegex(ValueError, "^k "):
                     src.next_minibatch(k)
-            self.assertEqual(len(src.next_minibatch(2**31 - 1).sequences), 40)
+            # In Python's range, but past the private server's default cap
+            # on samples per minibatch (serve --max-minibatch-samples): the
+            # server refuses it, naming the limit.
+            with self.assertRaisesRegex(batchprep.BatchprepError, "max-minibatch-samples"):
+                src.next_minibatch(2**31 - 1)
+        with batchprep.MinibatchSource([self.one], streams=["x:1"]) as src:
+            self.assertEqual(len(src.next_minibatch(1 << 20).sequences), 40)
         with self.assertRaisesRegex(ValueError, "^seed "):
             batchprep.MinibatchSource([self.one], streams=["x:1"], seed=-1)
         with self.assertRaisesRegex(ValueError, "^worker "):
