@@ -53,7 +53,11 @@
 //     MaxMinibatchSamples, or whose dense rows alone would pass
 //     MaxMinibatchBytes, is refused before anything is read; a minibatch
 //     that encodes past MaxMinibatchBytes ends the call with
-//     ResourceExhausted. Each message states the limit.
+//     ResourceExhausted. The byte limit bounds graph records too: a config
+//     whose batch_size alone makes batch records past it (20 bytes an
+//     edge) is refused before anything is read, and a record whose arrays
+//     would pass it ends the call with ResourceExhausted before they are
+//     allocated. Each message states the limit.
 //
 // The package never prints (Options.Logf receives what its operator may
 // read); metrics are registered on the registry given in Options.
