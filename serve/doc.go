@@ -58,6 +58,11 @@
 //     edge) is refused before anything is read, and a record whose arrays
 //     would pass it ends the call with ResourceExhausted before they are
 //     allocated. Each message states the limit.
+//  12. Calls. At most MaxConcurrentCalls Batches calls run at once; as many
+//     more wait for a slot (holding no file and no memory of their own
+//     meanwhile) and run as slots free up; a call past those is refused
+//     with ResourceExhausted stating the limit. The health service is not
+//     counted.
 //
 // The package never prints (Options.Logf receives what its operator may
 // read); metrics are registered on the registry given in Options.
