@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -22,10 +23,11 @@ type callLimit struct {
 	max     int
 	slots   chan struct{}
 	waiting atomic.Int64
+	gauge   prometheus.Gauge // the calls waiting
 }
 
-func newCallLimit(max int) *callLimit {
-	return &callLimit{max: max, slots: make(chan struct{}, max)}
+func newCallLimit(max int, gauge prometheus.Gauge) *callLimit {
+	return &callLimit{max: max, slots: make(chan struct{}, max), gauge: gauge}
 }
 
 // enter takes a slot, waiting while ctx lasts when none is free, and
@@ -42,7 +44,8 @@ func (l *callLimit) enter(ctx context.Context) (func(), error) {
 		return nil, status.Errorf(codes.ResourceExhausted,
 			"the server runs %d calls, its limit (serve --max-concurrent-calls), and %d more wait; try again when one ends", l.max, l.max)
 	}
-	defer l.waiting.Add(-1)
+	l.gauge.Inc()
+	defer func() { l.waiting.Add(-1); l.gauge.Dec() }()
 	select {
 	case l.slots <- struct{}{}:
 		return leave, nil
@@ -53,6 +56,9 @@ func (l *callLimit) enter(ctx context.Context) (func(), error) {
 
 var batchesPrefix = "/" + pb.Batches_ServiceDesc.ServiceName + "/"
 
+// callNames are the call labels of the metrics, by method.
+var callNames = map[string]string{"Sequences": "sequences", "SequenceGroups": "sequence_groups", "Graph": "graph"}
+
 // limitStream runs a Batches call once it has a slot (the health service
 // is not limited).
 func (s *Server) limitStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
@@ -61,6 +67,8 @@ func (s *Server) limitStream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 	}
 	leave, err := s.calls.enter(ss.Context())
 	if err != nil {
+		// The call never reaches its handler, which counts the others.
+		s.metrics.calls.WithLabelValues(callNames[strings.TrimPrefix(info.FullMethod, batchesPrefix)], status.Code(err).String()).Inc()
 		return err
 	}
 	defer leave()

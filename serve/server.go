@@ -88,7 +88,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root,
-		calls: newCallLimit(o.MaxConcurrentCalls)}
+		calls: newCallLimit(o.MaxConcurrentCalls, m.waiting)}
 	so := append([]grpc.ServerOption{
 		grpc.ChainStreamInterceptor(s.authStream, s.limitStream),
 		grpc.ChainUnaryInterceptor(s.authUnary),
