@@ -30,7 +30,8 @@ default the current directory): relative paths are taken in the first one,
 and paths, '..' or links leading out of them are refused, as are FIFOs,
 devices and directories. A graph config's paths must lie under them too.
 --max-minibatch-bytes and --max-minibatch-samples bound what one minibatch
-can make the server hold.
+can make the server hold, --max-concurrent-calls how many calls run at once
+(as many more wait for a slot; a call past those is refused).
 
 It listens on 127.0.0.1 by default. An IPv4 address (0.0.0.0:P) listens on
 IPv4 only, an IPv6 one ([::]:P) on IPv6 only; unix:/ABS/PATH.sock listens
@@ -58,6 +59,7 @@ func runServe(env *Env, args []string) error {
 	maxBytes := byteSize(serve.DefaultMaxMinibatchBytes)
 	fs.Var(&maxBytes, "max-minibatch-bytes", "the largest encoded minibatch a call may make the server hold (a `size` such as 64MiB)")
 	maxSamples := fs.Int("max-minibatch-samples", serve.DefaultMaxMinibatchSamples, "the most samples a request may ask per minibatch (in mb or k)")
+	maxCalls := fs.Int("max-concurrent-calls", serve.DefaultMaxConcurrentCalls, "the most calls that run at once (as many more wait; the rest are refused)")
 	metricsAddr := fs.String("metrics-listen", "127.0.0.1:0", "address of the /metrics HTTP endpoint (\"off\": none)")
 	tokenFile := fs.String("token-file", "", "file holding the token clients must send (required off loopback)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
@@ -71,6 +73,9 @@ func runServe(env *Env, args []string) error {
 	}
 	if maxBytes <= 0 || *maxSamples <= 0 {
 		return usagef("--max-minibatch-bytes and --max-minibatch-samples must be positive")
+	}
+	if *maxCalls <= 0 {
+		return usagef("--max-concurrent-calls %d: must be positive", *maxCalls)
 	}
 	for _, d := range dataDirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {
@@ -90,7 +95,7 @@ func runServe(env *Env, args []string) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
-		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples,
+		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples, MaxConcurrentCalls: *maxCalls,
 		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)

@@ -46,6 +46,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"--data-dir", filepath.Join(dir, "none")}, "--data-dir " + filepath.Join(dir, "none") + ": not a directory"},
 		{[]string{"--data-dir", empty}, "--data-dir " + empty + ": not a directory"},
+		{[]string{"--max-concurrent-calls", "0"}, "--max-concurrent-calls 0: must be positive"},
 	} {
 		code, out, errOut := run(t, append([]string{"serve"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {

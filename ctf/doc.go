@@ -71,4 +71,10 @@
 //  12. InferStreams scans the file in pieces on every core, each starting at
 //     a line start; the streams it returns are those of one front-to-back
 //     scan, whatever the pieces.
+//  13. Stopping. OpenContext checks its context before each block (about
+//     1 MiB) that a goroutine of the index pass reads: once the context is
+//     done, every goroutine stops at its next block, no serial pass
+//     follows, and the error unwraps to the context's. With
+//     OpenOptions.File the Reader reads that file and opens nothing by
+//     path.
 package ctf

@@ -134,6 +134,8 @@ type indexer struct {
 	// rec, when set, receives each sequence instead of the index: the
 	// indexer is one range of a parallel index (index_par.go).
 	rec *rangeIndex
+	// pass, when set, stops the indexer between blocks and hears of them.
+	pass *pass
 }
 
 func newIndexer(cfg *Config, file string) *indexer {
@@ -183,9 +185,15 @@ func (ix *indexer) runFrom(r io.Reader, start int64, first bool, bufSize int) er
 	buf := make([]byte, max(bufSize, 1))
 	base := start // file offset of buf[0]
 	var lineNo int64
+	if err := ix.pass.err(); err != nil {
+		return err
+	}
 	n, err := io.ReadFull(r, buf)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return fmt.Errorf("ctf: %s: %w", ix.file, err)
+	}
+	if err := ix.pass.block(n); err != nil {
+		return err
 	}
 	eof := err != nil
 	data := buf[:n]
@@ -225,6 +233,9 @@ func (ix *indexer) runFrom(r io.Reader, start int64, first bool, bufSize int) er
 			m, err := io.ReadFull(r, buf[rest:])
 			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 				return fmt.Errorf("ctf: %s: %w", ix.file, err)
+			}
+			if err := ix.pass.block(m); err != nil {
+				return err
 			}
 			eof = err != nil
 			data = buf[:rest+m]

@@ -81,8 +81,8 @@ func (r *rangeIndex) add(ix *indexer) {
 const seqBlock = 4096
 
 // buildIndexFile indexes the file f, in parallel when it is a regular file
-// large enough for two ranges, else serially.
-func buildIndexFile(f *os.File, cfg *Config, file string) (*index, error) {
+// large enough for two ranges, else serially; ps stops the pass.
+func buildIndexFile(ps *pass, f *os.File, cfg *Config, file string) (*index, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("ctf: %w", err)
@@ -90,15 +90,23 @@ func buildIndexFile(f *os.File, cfg *Config, file string) (*index, error) {
 	if info.Mode().IsRegular() {
 		n := indexRanges(info.Size(), runtime.GOMAXPROCS(0))
 		if n >= 2 {
-			if x, ok := parallelIndex(f, info.Size(), n, cfg, file); ok {
+			if x, ok := parallelIndex(ps, f, info.Size(), n, cfg, file); ok {
 				return x, nil
+			}
+			if err := ps.err(); err != nil {
+				return nil, err // stopped: no serial pass
 			}
 		}
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
-	return buildIndex(f, cfg, file)
+	ix := newIndexer(cfg, file)
+	ix.pass = ps
+	if err := ix.run(f); err != nil {
+		return nil, err
+	}
+	return ix.x, nil
 }
 
 // indexRanges is how many ranges a file of size bytes is indexed in on
@@ -113,8 +121,8 @@ func indexRanges(size int64, procs int) int {
 
 // parallelIndex indexes f (size bytes) in n ranges. ok is false when the
 // caller must index serially: an error (reported serially, at its line),
-// or a start of file it does not handle.
-func parallelIndex(f io.ReaderAt, size int64, n int, cfg *Config, file string) (x *index, ok bool) {
+// or a start of file it does not handle, or ps stopped the pass.
+func parallelIndex(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, file string) (x *index, ok bool) {
 	lineMode, ok := startsInLineMode(f, size, cfg)
 	if !ok {
 		return nil, false
@@ -134,6 +142,7 @@ func parallelIndex(f io.ReaderAt, size int64, n int, cfg *Config, file string) (
 	for i := range n {
 		wg.Go(func() {
 			ix := newIndexer(cfg, file)
+			ix.pass = ps
 			r := &rangeIndex{ids: map[int][]byte{}, x: ix.x, start: bounds[i]}
 			ix.rec = r
 			first := i == 0

@@ -19,7 +19,7 @@ import (
 func parallelMatches(t *testing.T, name string, data []byte, cfg Config, n int, mayDecline bool) {
 	t.Helper()
 	want, err := buildIndex(bytes.NewReader(data), &cfg, name)
-	got, ok := parallelIndex(bytes.NewReader(data), int64(len(data)), n, &cfg, name)
+	got, ok := parallelIndex(nil, bytes.NewReader(data), int64(len(data)), n, &cfg, name)
 	switch {
 	case err != nil && ok:
 		t.Fatalf("%s, %d ranges: the serial index fails (%v), the parallel one does not", name, n, err)
@@ -85,7 +85,7 @@ func TestOpenIndexesInParallel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, ok := parallelIndex(f, int64(len(data)), procs, &cfg, p)
+		x, ok := parallelIndex(nil, f, int64(len(data)), procs, &cfg, p)
 		f.Close()
 		if !ok {
 			t.Fatalf("%d ranges: declined", procs)
@@ -190,7 +190,7 @@ func TestParallelIndexDeclines(t *testing.T) {
 		"blank first range":        "\n\n\n\n\n\n\n\n\n\n\n\n\n1 |a 1\n",
 		"no newline in the buffer": "1 |a 1",
 	} {
-		if _, ok := parallelIndex(bytes.NewReader([]byte(in)), int64(len(in)), 2, &cfg, name); ok {
+		if _, ok := parallelIndex(nil, bytes.NewReader([]byte(in)), int64(len(in)), 2, &cfg, name); ok {
 			t.Errorf("%s: indexed in parallel", name)
 		}
 	}

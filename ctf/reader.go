@@ -1,6 +1,7 @@
 package ctf
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -50,24 +51,22 @@ var (
 // Open validates cfg, indexes path (or loads a valid index cache when
 // cfg.CacheIndex is set) and returns a Reader. Sequences dropped by the
 // index (no sample of the defines_mb_size stream) are charged to the error
-// budget here.
+// budget here. OpenContext can stop the index pass and read a file already
+// open.
 func Open(path string, cfg Config) (*Reader, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
+	return OpenContext(context.Background(), path, cfg, OpenOptions{})
+}
+
+// openFile opens the Reader of f, a validated cfg and the pass's controls;
+// it never closes f.
+func openFile(ps *pass, f *os.File, path string, cfg Config) (*Reader, error) {
 	cfg.Streams = append([]corpus.Stream(nil), cfg.Streams...)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("ctf: %w", err)
-	}
 	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
 		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}
-	if err := r.index(); err != nil {
-		f.Close()
+	if err := r.index(ps); err != nil {
 		return nil, err
 	}
 	if err := r.fingerprint(); err != nil {
-		f.Close()
 		return nil, err
 	}
 	r.layout = r.x.layout()
@@ -95,13 +94,12 @@ func Open(path string, cfg Config) (*Reader, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.open(&r.acct); err != nil {
-		f.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-func (r *Reader) index() error {
+func (r *Reader) index(ps *pass) error {
 	if r.cfg.CacheIndex {
 		x, err := loadCache(r.f, r.path, &r.cfg)
 		if err == nil {
@@ -112,7 +110,7 @@ func (r *Reader) index() error {
 			r.opened.note(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache}, 1)
 		}
 	}
-	x, err := buildIndexFile(r.f, &r.cfg, r.path)
+	x, err := buildIndexFile(ps, r.f, &r.cfg, r.path)
 	if err != nil {
 		return err
 	}

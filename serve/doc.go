@@ -16,11 +16,16 @@
 //     state streams exactly what followed it in the uninterrupted stream.
 //  3. Isolation. Each call has its own source or plan iterator; concurrent
 //     calls do not change each other's output. Parsed indexes of a file are
-//     shared between calls with the same reader settings (the file must not
-//     change meanwhile; a changed size or modification time opens it anew).
+//     shared between calls with the same reader settings, and calls asking
+//     for a file being indexed wait for that one pass (the file must not
+//     change meanwhile; another file, or a changed size or modification
+//     time, opens it anew).
 //  4. Release. When a client goes away or cancels, its call returns within
 //     one minibatch, closes its source and drops its share of the cache; the
-//     clients gauge counts only calls in progress.
+//     clients gauge counts only calls in progress. A call that leaves while
+//     its file is being indexed returns at once, and the index pass stops
+//     within a block (1 MiB per goroutine) once no call waits for it, or
+//     when the server stops.
 //  5. Errors. A request that cannot work is refused with InvalidArgument (bad
 //     choice), NotFound (missing file) or FailedPrecondition (state of another
 //     setup), before any message, with a message naming the request field.
@@ -45,7 +50,8 @@
 //     '..' or link leading out, and a file the server may not read, are
 //     refused with one code and one text whether or not the file exists;
 //     FIFOs, devices, sockets and directories are refused before they are
-//     opened. A graph config's store directories (and their entries) must
+//     opened. The corpus file indexed and read is the one opened and
+//     checked, never the path opened again. A graph config's store directories (and their entries) must
 //     lie under them too. Errors sent to a client name the field, the file
 //     as the client wrote it and the line and column, never text of a file;
 //     Options.Logf gets the whole error.
@@ -53,7 +59,16 @@
 //     MaxMinibatchSamples, or whose dense rows alone would pass
 //     MaxMinibatchBytes, is refused before anything is read; a minibatch
 //     that encodes past MaxMinibatchBytes ends the call with
-//     ResourceExhausted. Each message states the limit.
+//     ResourceExhausted. The byte limit bounds graph records too: a config
+//     whose batch_size alone makes batch records past it (20 bytes an
+//     edge) is refused before anything is read, and a record whose arrays
+//     would pass it ends the call with ResourceExhausted before they are
+//     allocated. Each message states the limit.
+//  12. Calls. At most MaxConcurrentCalls Batches calls run at once; as many
+//     more wait for a slot (holding no file and no memory of their own
+//     meanwhile) and run as slots free up; a call past those is refused
+//     with ResourceExhausted stating the limit. The health service is not
+//     counted.
 //
 // The package never prints (Options.Logf receives what its operator may
 // read); metrics are registered on the registry given in Options.

@@ -1,10 +1,18 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
@@ -23,8 +31,21 @@ func (a *arena) take(n int) []byte {
 	return b
 }
 
+// littleEndian: this machine stores numbers as the wire does, so an array
+// is copied as it is (a memmove) instead of number by number.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// raw returns v's memory as bytes; size is the size of one element.
+func raw[T any](v []T, size int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), size*len(v))
+}
+
 func (a *arena) int32s(v []int32) []byte {
 	b := a.take(4 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 4))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
@@ -33,6 +54,10 @@ func (a *arena) int32s(v []int32) []byte {
 
 func (a *arena) float32s(v []float32) []byte {
 	b := a.take(4 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 4))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
@@ -41,6 +66,10 @@ func (a *arena) float32s(v []float32) []byte {
 
 func (a *arena) ints(v []int) []byte {
 	b := a.take(8 * len(v))
+	if littleEndian && unsafe.Sizeof(int(0)) == 8 {
+		copy(b, raw(v, 8))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
 	}
@@ -49,6 +78,10 @@ func (a *arena) ints(v []int) []byte {
 
 func (a *arena) uint64s(v []uint64) []byte {
 	b := a.take(8 * len(v))
+	if littleEndian {
+		copy(b, raw(v, 8))
+		return b
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint64(b[8*i:], x)
 	}
@@ -105,6 +138,7 @@ func arraysBytes(mb *source.Minibatch, elided []uint8) int {
 type buffers struct {
 	free, used [][]byte
 	elided     []uint8 // encodeMinibatch's scratch
+	tail       []byte  // with packed: the state tail the call sent last
 }
 
 // get returns n bytes, recycled when possible.
@@ -130,16 +164,18 @@ func (b *buffers) recycle() {
 
 // encodeMinibatch converts mb (and the state after it) into a message that
 // owns its bytes, all in one buffer from bufs: mb's buffers are reused by
-// the next call. The loops compile to plain copies on little-endian
-// machines.
-func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bool) *pb.SequenceMinibatch {
-	bufs.elided = elision(mb, elide, bufs.elided)
-	a := arena(bufs.get(arraysBytes(mb, bufs.elided)))
+// the next call. On little-endian machines the arrays are copied as they
+// are. With req.Packed the buffer goes out whole as arrays (its
+// layout is SequenceMinibatch.arrays'), the ids joined and the state's
+// tail only when it differs from the last one this call sent.
+func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.SequenceRequest) *pb.SequenceMinibatch {
+	bufs.elided = elision(mb, req.ElideUnitSparse, bufs.elided)
+	whole := bufs.get(arraysBytes(mb, bufs.elided))
+	a := arena(whole)
 	m := &pb.SequenceMinibatch{
 		Step: mb.Step, Epoch: int32(mb.Epoch), Sweep: mb.Sweep, Start: mb.Start, End: mb.End,
 		EndOfSweep: mb.EndOfSweep, EndOfEpoch: mb.EndOfEpoch,
 		Sequences: a.ints(mb.Sequences),
-		Ids:       append([]string(nil), mb.IDs...),
 		State:     state,
 	}
 	for _, s := range mb.Skipped {
@@ -169,5 +205,82 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, elide bo
 		}
 		m.Streams[i] = d
 	}
+	if !req.Packed {
+		m.Ids = append([]string(nil), mb.IDs...)
+		return m
+	}
+	m.Arrays, m.Sequences = whole, nil
+	m.SequenceCount = proto.Int32(int32(len(mb.Sequences)))
+	for i := range data {
+		d, b := &data[i], &mb.Streams[i]
+		d.Lengths, d.Indptr, d.Indices, d.Values, d.Dense = nil, nil, nil, nil, nil
+		d.Samples = int64(b.Samples())
+		if b.Sparse {
+			d.Entries = int64(len(b.Indices))
+		}
+	}
+	m.IdsJoined = joinIDs(mb.IDs, bufs)
+	// The state ends with the call's fingerprint: sent once.
+	if i := bytes.Index(state, []byte(`,"fingerprint":`)); i >= 0 {
+		m.State = state[:i]
+		if tail := state[i:]; !bytes.Equal(tail, bufs.tail) {
+			m.StateTail = tail
+			bufs.tail = append(bufs.tail[:0], tail...)
+		}
+	}
 	return m
+}
+
+// joinIDs returns ids joined by '\n', in a buffer from bufs.
+func joinIDs(ids []string, bufs *buffers) []byte {
+	if len(ids) == 0 {
+		return nil
+	}
+	n := len(ids) - 1
+	for _, id := range ids {
+		n += len(id)
+	}
+	b := bufs.get(n)[:0]
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, id...)
+	}
+	return b
+}
+
+// maxDiagnostics is how many reader diagnostics a call sends, as many as
+// `batchprep read` prints.
+const maxDiagnostics = 20
+
+// diagnostics collects a call's reader diagnostics (the ctf.Session's warn
+// callback, called by the goroutines that parse ahead) until the next
+// message takes them (SequenceMinibatch.warnings).
+type diagnostics struct {
+	mu      sync.Mutex
+	pending []string
+	seen    int
+}
+
+// warn records e, in the words `batchprep read` prints it.
+func (d *diagnostics) warn(e ctf.Error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.seen++
+	switch {
+	case d.seen <= maxDiagnostics:
+		d.pending = append(d.pending, strings.TrimPrefix(e.Error(), "ctf: "))
+	case d.seen == maxDiagnostics+1:
+		d.pending = append(d.pending, fmt.Sprintf("more than %d diagnostics: the rest of this call's are not sent", maxDiagnostics))
+	}
+}
+
+// take appends the diagnostics recorded since the last call to dst.
+func (d *diagnostics) take(dst []string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	dst = append(dst, d.pending...)
+	d.pending = d.pending[:0]
+	return dst
 }

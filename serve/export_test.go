@@ -2,3 +2,14 @@ package serve
 
 // OpenReadersForTest reports the cached readers and how many are in use.
 func (s *Server) OpenReadersForTest() (n, inUse int) { return s.readers.open() }
+
+// WaitingCallsForTest reports the calls waiting for a slot.
+func (s *Server) WaitingCallsForTest() int { return int(s.calls.waiting.Load()) }
+
+// IndexPassesForTest reports the index passes in progress and the calls
+// waiting for them.
+func (s *Server) IndexPassesForTest() (passes, waiters int) { return s.readers.running() }
+
+// SetIndexProgressForTest makes fn hear of each block an index pass reads;
+// call it before the first call.
+func (s *Server) SetIndexProgressForTest(fn func(n int64)) { s.readers.setProgress(fn) }

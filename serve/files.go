@@ -13,10 +13,10 @@ import (
 )
 
 // acquire opens (or shares) the indexed reader of the call's corpus file
-// (invariants 3, 10). The file is checked to be a regular file under the
-// data directories before the reader opens it. A call cancelled while the
-// file is being indexed returns at once; the index is finished and kept for
-// the next call (indexing has no way to stop halfway).
+// (invariants 3, 4, 10). The file is checked to be a regular file under the
+// data directories, and the file so opened is the one indexed (the path is
+// not opened again). A call cancelled while the file is being indexed
+// returns at once, and the pass stops unless another call waits for it.
 func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (*ctf.Reader, func(), error) {
 	f, real, err := s.root.openRegular("files", setup.file)
 	if err != nil {
@@ -27,31 +27,16 @@ func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (*ctf.Reader
 		f.Close()
 		return nil, nil, refused("files", setup.file)
 	}
-	type result struct {
-		r       *ctf.Reader
-		release func()
-		err     error
-	}
-	done := make(chan result, 1)
-	go func() {
-		defer f.Close() // held open so that the file checked stays the file opened
-		r, release, err := s.readers.acquire(real, info, setup.built.CTF)
-		done <- result{r, release, err}
-	}()
-	select {
-	case res := <-done:
-		if res.err != nil {
-			return nil, nil, s.dataError(codes.InvalidArgument, "files", setup.file, res.err)
-		}
-		return res.r, res.release, nil
-	case <-ctx.Done():
-		go func() {
-			if res := <-done; res.err == nil {
-				res.release()
-			}
-		}()
+	r, release, err := s.readers.acquire(ctx, f, real, info, setup.built.CTF)
+	switch {
+	case err == nil:
+		return r, release, nil
+	case ctx.Err() != nil:
 		return nil, nil, status.FromContextError(ctx.Err()).Err()
+	case errors.Is(err, errStopping):
+		return nil, nil, status.Error(codes.Unavailable, "the server is stopping")
 	}
+	return nil, nil, s.dataError(codes.InvalidArgument, "files", setup.file, err)
 }
 
 // dataError turns an error met reading a client's file into the status

@@ -78,6 +78,9 @@ func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err
 	if g.worker >= p.Options().Workers {
 		return status.Errorf(codes.InvalidArgument, "worker %d: must be in [0, %d) (the config's workers)", g.worker, p.Options().Workers)
 	}
+	if err := s.checkBatchSize(req.Config, p.Options().BatchSize); err != nil {
+		return err
+	}
 	st := p.Start()
 	if g.state != nil {
 		st = *g.state
@@ -109,17 +112,23 @@ func (s *Server) Graph(req *pb.GraphRequest, stream pb.Batches_GraphServer) (err
 			State: it.State().Encode()}
 		if rec.Kind == plan.BucketRecord {
 			msg.Kind, msg.Edges, msg.Resumed = pb.GraphRecord_BUCKET, int64(rec.Edges), rec.Resumed
+			if err := s.recordFits(rec, 8*int64(len(rec.Holdout))); err != nil {
+				return err
+			}
 			ords = rec.Ordinals(ords[:0], rec.Holdout)
 			a := make(arena, 8*len(ords))
 			msg.Holdout = a.uint64s(ords)
 		} else {
 			batches++
 			msg.Kind, msg.Worker, msg.Batch, msg.Relation = pb.GraphRecord_BATCH, int32(rec.Worker), int32(rec.Batch), int32(rec.Relation)
-			ords = rec.Ordinals(ords[:0], rec.Rows)
-			n := 20 * len(ords)
+			n := batchRecordBytes * len(rec.Rows)
 			if rec.Data.Weight != nil {
-				n += 4 * len(ords)
+				n += 4 * len(rec.Rows)
 			}
+			if err := s.recordFits(rec, int64(n)); err != nil {
+				return err
+			}
+			ords = rec.Ordinals(ords[:0], rec.Rows)
 			a := make(arena, n)
 			msg.Ordinals = a.uint64s(ords)
 			msg.Lhs, msg.Rhs, msg.Rel = a.gather(rec.Data.Lhs, rec.Rows), a.gather(rec.Data.Rhs, rec.Rows), a.gather(rec.Data.Rel, rec.Rows)

@@ -1,11 +1,14 @@
 package serve
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/batchprep/batchprep/graph/plan"
 )
 
 // The default limits per minibatch (invariant 11). A minibatch is packed
@@ -58,4 +61,34 @@ func (s *Server) checkLimits(setup *sequenceSetup) error {
 func (s *Server) tooBig(step uint64, size int) error {
 	return status.Errorf(codes.ResourceExhausted, "minibatch %d: %d bytes encoded, more than this server's limit of %d bytes (serve --max-minibatch-bytes); ask for smaller minibatches (mb or k)",
 		step, size, s.opts.MaxMinibatchBytes)
+}
+
+// batchRecordBytes is what a graph batch record's arrays take per edge
+// without weights: its ordinal (8 bytes), lhs, rhs and relation (4 each).
+// Weights add 4.
+const batchRecordBytes = 20
+
+// checkBatchSize refuses a graph config whose batch records alone would
+// pass MaxMinibatchBytes, before anything is read (invariant 11).
+func (s *Server) checkBatchSize(config string, batchSize int) error {
+	if need := int64(batchSize) * batchRecordBytes; need > s.opts.MaxMinibatchBytes {
+		return status.Errorf(codes.InvalidArgument, "config: %q: batch_size %d: a batch record takes at least %d bytes (%d per edge), more than this server's limit of %d bytes (serve --max-minibatch-bytes)",
+			config, batchSize, need, batchRecordBytes, s.opts.MaxMinibatchBytes)
+	}
+	return nil
+}
+
+// recordFits ends a graph call whose next record's arrays (n bytes) would
+// pass MaxMinibatchBytes, before they are allocated: a bucket's holdout, or
+// a batch with weights that the check of batch_size let through.
+func (s *Server) recordFits(rec *plan.Record, n int64) error {
+	if n <= s.opts.MaxMinibatchBytes {
+		return nil
+	}
+	what := fmt.Sprintf("batch %d of worker %d", rec.Batch, rec.Worker)
+	if rec.Kind == plan.BucketRecord {
+		what = fmt.Sprintf("the holdout of bucket (%d, %d)", rec.Bucket.Lhs, rec.Bucket.Rhs)
+	}
+	return status.Errorf(codes.ResourceExhausted, "epoch %d, edge set %d, chunk %d: %s takes %d bytes, more than this server's limit of %d bytes (serve --max-minibatch-bytes); lower batch_size or eval_fraction",
+		rec.Epoch, rec.EdgeSet, rec.Chunk, what, n, s.opts.MaxMinibatchBytes)
 }

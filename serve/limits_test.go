@@ -102,3 +102,38 @@ func TestCancelStopsLargeMinibatches(t *testing.T) {
 	}
 	t.Logf("the call ended %v after the cancel", time.Since(t0))
 }
+
+// TestGraphRecordLimits: invariant 11 for graph calls. A config whose
+// batch_size makes batch records past the byte limit is refused before
+// anything is read, and a record whose arrays would pass it (weights the
+// first check cannot know of) ends the call before they are allocated;
+// each message states the limit. (Before, batch_size up to 2^24 was served
+// whatever --max-minibatch-bytes said.)
+func TestGraphRecordLimits(t *testing.T) {
+	cfg := graphFixture(t) // batch_size 5, weighted: 24 bytes per edge
+	for _, c := range []struct {
+		limit int64
+		code  codes.Code
+		want  string
+	}{
+		{90, codes.InvalidArgument, "batch_size 5: a batch record takes at least 100 bytes (20 per edge), more than this server's limit of 90 bytes (serve --max-minibatch-bytes)"},
+		{110, codes.ResourceExhausted, "takes 120 bytes, more than this server's limit of 110 bytes (serve --max-minibatch-bytes)"},
+	} {
+		_, conn, _ := startServer(t, serve.Options{MaxMinibatchBytes: c.limit})
+		recs, err := collectGraph(t, conn, &pb.GraphRequest{Config: cfg, AllWorkers: true})
+		s, _ := status.FromError(err)
+		if s.Code() != c.code || !strings.Contains(s.Message(), c.want) {
+			t.Errorf("limit %d: %v, want %v with %q", c.limit, err, c.code, c.want)
+		}
+		for _, r := range recs {
+			if r.Kind == pb.GraphRecord_BATCH && len(r.Ordinals) == 8*5 {
+				t.Errorf("limit %d: a batch of 5 edges was sent", c.limit)
+			}
+		}
+	}
+	// Within the limit the server serves the whole plan.
+	_, conn, _ := startServer(t, serve.Options{MaxMinibatchBytes: 120})
+	if _, err := collectGraph(t, conn, &pb.GraphRequest{Config: cfg, AllWorkers: true}); err != nil {
+		t.Errorf("limit 120: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ type metrics struct {
 	samples   prometheus.Counter
 	bytes     *prometheus.CounterVec
 	clients   *prometheus.GaugeVec
+	waiting   prometheus.Gauge
 	parseWait *prometheus.CounterVec
 	calls     *prometheus.CounterVec
 }
@@ -22,13 +23,15 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Encoded message bytes sent."}, []string{"call"}),
 		clients: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "batchprep_serve_clients",
 			Help: "Calls in progress."}, []string{"call"}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{Name: "batchprep_serve_waiting_calls",
+			Help: "Calls waiting for a slot (serve --max-concurrent-calls)."}),
 		parseWait: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchprep_serve_parse_wait_seconds_total",
 			Help: "Time calls spent waiting for the next minibatch or record to be prepared (parsing, loading)."}, []string{"call"}),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "batchprep_serve_calls_total",
 			Help: "Calls ended, by gRPC status code."}, []string{"call", "code"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.batches, m.samples, m.bytes, m.clients, m.parseWait, m.calls} {
+		for _, c := range []prometheus.Collector{m.batches, m.samples, m.bytes, m.clients, m.waiting, m.parseWait, m.calls} {
 			if err := reg.Register(c); err != nil {
 				return nil, err
 			}

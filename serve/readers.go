@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math"
@@ -12,68 +14,160 @@ import (
 
 // readerCache keeps indexed CTF files for reuse by later calls with the
 // same reader settings (invariant 3): indexing a large file is a full pass,
-// restoring a position on an indexed one is cheap. Entries in use are never
-// closed; idle ones beyond the bound are closed oldest first.
+// restoring a position on an indexed one is cheap. Calls asking for a file
+// that is being indexed wait for that pass rather than start another; the
+// pass runs under a context of its own, cancelled when every call waiting
+// for it has gone (invariant 4). Entries in use are never closed; idle ones
+// beyond the bound are closed oldest first.
 type readerCache struct {
 	mu      sync.Mutex
 	max     int
 	tick    uint64
 	entries map[string]*readerEntry
+	closed  bool
+	passes  int // index passes running
+	// progress, when set, hears of each block an index pass reads (tests).
+	progress func(n int64)
 }
 
+// readerEntry is an indexed file, or one being indexed (pending).
 type readerEntry struct {
+	key  string
+	info fs.FileInfo // the file indexed (os.SameFile tells a replaced one)
+	// While pending, waiters counts the calls waiting for the pass and
+	// cancel stops it; done is closed when it ends, with r or err set.
+	pending bool
+	waiters int
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error
+	// Once indexed, refs counts the calls using r.
 	r        *ctf.Reader
 	refs     int
 	lastUsed uint64
 }
 
+// errStopping answers calls waiting for an index pass when the server stops.
+var errStopping = errors.New("the server is stopping")
+
 func newReaderCache(max int) *readerCache {
 	return &readerCache{max: max, entries: map[string]*readerEntry{}}
 }
 
-// acquire returns the reader of the file at the absolute path abs, whose
-// information is info, for cfg, opening (indexing) it when no idle or
-// shared one matches, and a release function.
-func (c *readerCache) acquire(abs string, info fs.FileInfo, cfg ctf.Config) (*ctf.Reader, func(), error) {
+// acquire returns the reader of the file f at the absolute path abs, whose
+// information is info, for cfg, and a release function. It takes f over:
+// the file indexed is f itself, never what abs names later (invariant 10).
+// When no reader of that file matches, it starts an index pass, or waits
+// for the one another call started; when ctx ends first it returns ctx's
+// error, and the pass stops once no call waits for it.
+func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (*ctf.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
 	key := fmt.Sprintf("%s\x00%d\x00%d\x00%v|%s|%s|%d|%d|%v|%v", abs, info.Size(), info.ModTime().UnixNano(),
 		cfg.Streams, cfg.DefinesMBSize, cfg.Label, cfg.ChunkBytes, cfg.ChunkSequences, cfg.LineMode, cfg.CacheIndex)
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		f.Close()
+		return nil, nil, errStopping
+	}
 	e, ok := c.entries[key]
-	if ok {
+	if ok && !os.SameFile(e.info, info) {
+		c.detachLocked(e) // another file under the same name, size and time
+		ok = false
+	}
+	if ok && !e.pending {
 		e.refs++
 		c.tick++
 		e.lastUsed = c.tick
 		c.mu.Unlock()
+		f.Close()
 		return e.r, c.releaser(e), nil
 	}
-	c.mu.Unlock()
-	// Indexing runs unlocked; two calls racing on one new file may both
-	// index it, and the second result is kept alone.
-	r, err := ctf.Open(abs, cfg)
-	if err != nil {
-		return nil, nil, err
+	if !ok {
+		pctx, cancel := context.WithCancel(context.Background())
+		e = &readerEntry{key: key, info: info, pending: true, cancel: cancel, done: make(chan struct{})}
+		c.entries[key] = e
+		c.passes++
+		go c.index(pctx, e, f, abs, cfg, c.progress)
+		f = nil // the pass owns it
 	}
-	if now, err := os.Stat(abs); err != nil || !os.SameFile(now, info) {
-		r.Close()
-		return nil, nil, fmt.Errorf("%s was replaced while it was opened; try again", abs)
+	e.waiters++
+	c.mu.Unlock()
+	if f != nil {
+		f.Close() // another call's pass indexes the same file
+	}
+	select {
+	case <-e.done:
+	case <-ctx.Done():
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.entries[key]; ok {
-		old.refs++
-		c.tick++
-		old.lastUsed = c.tick
-		r.Close()
-		return old.r, c.releaser(old), nil
+	if e.pending {
+		// The call leaves before the pass ends: the last to leave stops it.
+		if e.waiters--; e.waiters == 0 {
+			e.cancel()
+			c.detachLocked(e)
+		}
+		return nil, nil, ctx.Err()
 	}
+	if e.err != nil {
+		return nil, nil, e.err
+	}
+	// The pass counted this call among the reader's users.
+	if ctx.Err() != nil {
+		c.releaseLocked(e)
+		return nil, nil, ctx.Err()
+	}
+	return e.r, c.releaser(e), nil
+}
+
+// index runs one index pass and hands its reader to the calls still
+// waiting, or closes it when none is left.
+func (c *readerCache) index(ctx context.Context, e *readerEntry, f *os.File, abs string, cfg ctf.Config, progress func(int64)) {
+	r, err := ctf.OpenContext(ctx, abs, cfg, ctf.OpenOptions{File: f, Progress: progress})
+	if err != nil {
+		f.Close()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.passes--
+	e.cancel()
+	e.pending = false
+	defer close(e.done)
+	switch {
+	case err == nil && c.closed:
+		r.Close()
+		err = errStopping
+	case err == nil && e.waiters == 0:
+		r.Close()
+		err = errors.New("no call waits for the index")
+	case err != nil && c.closed:
+		err = errStopping
+	}
+	if err != nil {
+		e.err = err
+		c.detachLocked(e)
+		return
+	}
+	e.r, e.refs, e.waiters = r, e.waiters, 0
 	c.tick++
-	e = &readerEntry{r: r, refs: 1, lastUsed: c.tick}
-	c.entries[key] = e
+	e.lastUsed = c.tick
 	c.evictLocked()
-	return r, c.releaser(e), nil
+}
+
+// detachLocked takes e out of the cache, so that later calls do not find
+// it; an idle reader of it is closed, one in use is closed by its last
+// release.
+func (c *readerCache) detachLocked(e *readerEntry) {
+	if c.entries[e.key] == e {
+		delete(c.entries, e.key)
+	}
+	if !e.pending && e.r != nil && e.refs == 0 {
+		e.r.Close()
+		e.r = nil
+	}
 }
 
 func (c *readerCache) releaser(e *readerEntry) func() {
@@ -82,37 +176,47 @@ func (c *readerCache) releaser(e *readerEntry) func() {
 		once.Do(func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			e.refs--
-			c.evictLocked()
+			c.releaseLocked(e)
 		})
 	}
+}
+
+func (c *readerCache) releaseLocked(e *readerEntry) {
+	e.refs--
+	if c.entries[e.key] != e || c.closed {
+		c.detachLocked(e)
+		return
+	}
+	c.evictLocked()
 }
 
 // evictLocked closes idle readers, oldest first, while there are more than max.
 func (c *readerCache) evictLocked() {
 	for len(c.entries) > c.max {
-		var oldKey string
 		var old *readerEntry
-		for k, e := range c.entries {
-			if e.refs == 0 && (old == nil || e.lastUsed < old.lastUsed) {
-				oldKey, old = k, e
+		for _, e := range c.entries {
+			if !e.pending && e.refs == 0 && (old == nil || e.lastUsed < old.lastUsed) {
+				old = e
 			}
 		}
 		if old == nil {
-			return // every reader is in use
+			return // every reader is in use or being indexed
 		}
-		old.r.Close()
-		delete(c.entries, oldKey)
+		c.detachLocked(old)
 	}
 }
 
-// closeAll closes every reader; the cache must not be used afterwards.
+// closeAll stops the index passes and closes every idle reader (those in
+// use close with their last release); the cache refuses calls afterwards.
 func (c *readerCache) closeAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, e := range c.entries {
-		e.r.Close()
-		delete(c.entries, k)
+	c.closed = true
+	for _, e := range c.entries {
+		if e.pending {
+			e.cancel()
+		}
+		c.detachLocked(e)
 	}
 }
 
@@ -121,10 +225,33 @@ func (c *readerCache) open() (n, inUse int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range c.entries {
+		if e.pending {
+			continue
+		}
 		n++
 		if e.refs > 0 {
 			inUse++
 		}
 	}
 	return n, inUse
+}
+
+// running counts the index passes in progress and the calls waiting for
+// them (for tests).
+func (c *readerCache) running() (passes, waiters int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.pending {
+			waiters += e.waiters
+		}
+	}
+	return c.passes, waiters
+}
+
+// setProgress sets the progress hook of later passes (for tests).
+func (c *readerCache) setProgress(fn func(int64)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.progress = fn
 }

@@ -117,7 +117,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	// The call reads the shared index with its own error budget, as
 	// `batchprep read` would: other calls on the file neither spend it nor
 	// hide a chunk's warnings from it.
-	sess, err := r.NewSession(setup.built.CTF.MaxErrors, nil)
+	var diag diagnostics
+	sess, err := r.NewSession(setup.built.CTF.MaxErrors, diag.warn)
 	if err != nil {
 		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}
@@ -163,7 +164,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req.ElideUnitSparse)
+		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req)
+		msg.Warnings = diag.take(nil)
 		size := proto.Size(msg)
 		if int64(size) > s.opts.MaxMinibatchBytes {
 			return s.tooBig(mb.Step, size)

@@ -39,6 +39,10 @@ type Options struct {
 	// request may ask per minibatch (default DefaultMaxMinibatchSamples).
 	MaxMinibatchBytes   int64
 	MaxMinibatchSamples int
+	// MaxConcurrentCalls bounds the Batches calls that run at once
+	// (default DefaultMaxConcurrentCalls); as many more wait for a slot,
+	// and a call past those is refused with ResourceExhausted.
+	MaxConcurrentCalls int
 	// Logf, when set, receives what the server tells its operator but not
 	// its clients: the full text of errors whose client message leaves out
 	// file contents.
@@ -54,6 +58,7 @@ type Server struct {
 	metrics *metrics
 	readers *readerCache
 	root    *dataRoot
+	calls   *callLimit
 }
 
 // New builds a Server; call Serve to accept connections.
@@ -67,6 +72,9 @@ func New(o Options) (*Server, error) {
 	if o.MaxMinibatchSamples <= 0 {
 		o.MaxMinibatchSamples = DefaultMaxMinibatchSamples
 	}
+	if o.MaxConcurrentCalls <= 0 {
+		o.MaxConcurrentCalls = DefaultMaxConcurrentCalls
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -79,9 +87,10 @@ func New(o Options) (*Server, error) {
 		root.close()
 		return nil, err
 	}
-	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root}
+	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root,
+		calls: newCallLimit(o.MaxConcurrentCalls, m.waiting)}
 	so := append([]grpc.ServerOption{
-		grpc.ChainStreamInterceptor(s.authStream),
+		grpc.ChainStreamInterceptor(s.authStream, s.limitStream),
 		grpc.ChainUnaryInterceptor(s.authUnary),
 		grpc.MaxSendMsgSize(1 << 30),
 	}, o.ServerOptions...)

@@ -1,7 +1,14 @@
 """A slot tagger on ATIS trained through batchprep serve, on several ranks.
 
-    torchrun --nproc_per_node 2 examples/pytorch/atis_slot_tagger.py \
-        --data ../shared/data/ctf/atis --steps 400 --ckpt /tmp/atis-ckpt
+From the repository root, with ../shared/data beside it:
+
+    go build -o /tmp/batchprep ./cmd/batchprep
+    BATCHPREP_BIN=/tmp/batchprep torchrun --redirects 1 --tee 1 --nproc_per_node 2 \
+        examples/pytorch/atis_slot_tagger.py --data ../shared/data/ctf/atis --steps 400 --ckpt /tmp/atis-ckpt
+
+(--redirects 1 --tee 1: Debian's torch 1.13 torchrun fails on Python 3.11
+with its default --redirects 0. With batchprep on PATH, BATCHPREP_BIN is not
+needed.)
 
 Model: word embedding + bidirectional GRU + linear over the 129 slot labels.
 Each rank reads its part of every global minibatch (SPEC A4) from its own
@@ -21,6 +28,7 @@ import json
 import os
 import signal
 import sys
+import warnings
 
 import numpy as np
 import torch
@@ -32,6 +40,8 @@ import batchprep  # noqa: E402
 from batchprep.torch import SequenceDataset, padded, sparse_ids  # noqa: E402
 
 WORDS, SLOTS = 943, 129
+# ATIS's S1 stream (the intent) is not used here; the reader says so once per chunk.
+warnings.filterwarnings("ignore", message='.*stream "S1" is not configured', category=batchprep.BatchprepWarning)
 STREAMS = ["S0:%d:sparse" % WORDS, "S2:%d:sparse" % SLOTS]
 
 

@@ -109,8 +109,15 @@ type SequenceRequest struct {
 	// indptr is 0, 1, ..., samples) and its values when every value is 1.0
 	// (unit_values), as in one-hot streams. The Python client sets it.
 	ElideUnitSparse bool `protobuf:"varint,23,opt,name=elide_unit_sparse,json=elideUnitSparse,proto3" json:"elide_unit_sparse,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// packed sends each minibatch's arrays as one buffer (arrays, with the
+	// counts that cut it: sequence_count, StreamData.samples and entries)
+	// instead of one field each, its ids in ids_joined instead of ids, and
+	// its state without the part that is the same for the whole call
+	// (state_tail, sent once). The Python client sets it: a reader then maps
+	// every array of a minibatch from one bytes value.
+	Packed        bool `protobuf:"varint,24,opt,name=packed,proto3" json:"packed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SequenceRequest) Reset() {
@@ -304,6 +311,13 @@ func (x *SequenceRequest) GetElideUnitSparse() bool {
 	return false
 }
 
+func (x *SequenceRequest) GetPacked() bool {
+	if x != nil {
+		return x.Packed
+	}
+	return false
+}
+
 // StreamData is one stream's part of a minibatch. Arrays are little-endian.
 type StreamData struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
@@ -318,7 +332,11 @@ type StreamData struct {
 	// With elide_unit_sparse: indptr is empty and stands for 0..samples.
 	UnitRows bool `protobuf:"varint,9,opt,name=unit_rows,json=unitRows,proto3" json:"unit_rows,omitempty"`
 	// With elide_unit_sparse: values is empty and stands for ones.
-	UnitValues    bool `protobuf:"varint,10,opt,name=unit_values,json=unitValues,proto3" json:"unit_values,omitempty"`
+	UnitValues bool `protobuf:"varint,10,opt,name=unit_values,json=unitValues,proto3" json:"unit_values,omitempty"`
+	// With packed: this stream's samples and sparse entries (dense: 0), which
+	// give the lengths of its arrays in SequenceMinibatch.arrays.
+	Samples       int64 `protobuf:"varint,11,opt,name=samples,proto3" json:"samples,omitempty"`
+	Entries       int64 `protobuf:"varint,12,opt,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -423,20 +441,57 @@ func (x *StreamData) GetUnitValues() bool {
 	return false
 }
 
+func (x *StreamData) GetSamples() int64 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *StreamData) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
 type SequenceMinibatch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Step          uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
-	Epoch         int32                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Sweep         uint64                 `protobuf:"varint,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
-	Start         uint64                 `protobuf:"varint,4,opt,name=start,proto3" json:"start,omitempty"`
-	End           uint64                 `protobuf:"varint,5,opt,name=end,proto3" json:"end,omitempty"`
-	EndOfSweep    bool                   `protobuf:"varint,6,opt,name=end_of_sweep,json=endOfSweep,proto3" json:"end_of_sweep,omitempty"`
-	EndOfEpoch    bool                   `protobuf:"varint,7,opt,name=end_of_epoch,json=endOfEpoch,proto3" json:"end_of_epoch,omitempty"`
-	Sequences     []byte                 `protobuf:"bytes,8,opt,name=sequences,proto3" json:"sequences,omitempty"` // int64 ordinals in file order
-	Ids           []string               `protobuf:"bytes,9,rep,name=ids,proto3" json:"ids,omitempty"`
-	Streams       []*StreamData          `protobuf:"bytes,10,rep,name=streams,proto3" json:"streams,omitempty"`
-	Skipped       []int64                `protobuf:"varint,11,rep,packed,name=skipped,proto3" json:"skipped,omitempty"` // ordinals whose data could not be parsed
-	State         []byte                 `protobuf:"bytes,12,opt,name=state,proto3" json:"state,omitempty"`             // JSON state to resume right after this minibatch
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Step       uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Epoch      int32                  `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Sweep      uint64                 `protobuf:"varint,3,opt,name=sweep,proto3" json:"sweep,omitempty"`
+	Start      uint64                 `protobuf:"varint,4,opt,name=start,proto3" json:"start,omitempty"`
+	End        uint64                 `protobuf:"varint,5,opt,name=end,proto3" json:"end,omitempty"`
+	EndOfSweep bool                   `protobuf:"varint,6,opt,name=end_of_sweep,json=endOfSweep,proto3" json:"end_of_sweep,omitempty"`
+	EndOfEpoch bool                   `protobuf:"varint,7,opt,name=end_of_epoch,json=endOfEpoch,proto3" json:"end_of_epoch,omitempty"`
+	Sequences  []byte                 `protobuf:"bytes,8,opt,name=sequences,proto3" json:"sequences,omitempty"` // int64 ordinals in file order
+	Ids        []string               `protobuf:"bytes,9,rep,name=ids,proto3" json:"ids,omitempty"`
+	Streams    []*StreamData          `protobuf:"bytes,10,rep,name=streams,proto3" json:"streams,omitempty"`
+	Skipped    []int64                `protobuf:"varint,11,rep,packed,name=skipped,proto3" json:"skipped,omitempty"` // ordinals whose data could not be parsed
+	State      []byte                 `protobuf:"bytes,12,opt,name=state,proto3" json:"state,omitempty"`             // JSON state to resume right after this minibatch
+	// warnings are the reader's diagnostics that came up since the previous
+	// message of the call (an unconfigured stream in the file, a skipped bad
+	// sequence, ...), as `batchprep read` prints them on stderr: file, line,
+	// column and what was found. After 20 of them one last line says that
+	// the call's further diagnostics are not sent.
+	Warnings []string `protobuf:"bytes,13,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	// With packed, instead of sequences and the streams' arrays: all of them
+	// in one buffer, in this order, each little-endian and without padding:
+	// sequences (int64, sequence_count), then for each stream in order its
+	// lengths (int32, sequence_count), and for a sparse stream indptr (int32,
+	// samples + 1; absent with unit_rows), indices (int32, entries), values
+	// (float32, entries; absent with unit_values), for a dense stream dense
+	// (float32, samples x dim).
+	Arrays        []byte `protobuf:"bytes,14,opt,name=arrays,proto3" json:"arrays,omitempty"`
+	SequenceCount *int32 `protobuf:"varint,15,opt,name=sequence_count,json=sequenceCount,proto3,oneof" json:"sequence_count,omitempty"`
+	// With packed, instead of ids: the ids joined by '\n' (a CTF id holds no
+	// newline).
+	IdsJoined []byte `protobuf:"bytes,16,opt,name=ids_joined,json=idsJoined,proto3" json:"ids_joined,omitempty"`
+	// With packed, state holds the state's beginning only, and the rest (the
+	// setup's fingerprint and the closing brace, the same for every
+	// minibatch of a call) comes in state_tail: in the call's first message,
+	// and again only if it changes. The state is state + the last state_tail.
+	StateTail     []byte `protobuf:"bytes,17,opt,name=state_tail,json=stateTail,proto3" json:"state_tail,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -551,6 +606,41 @@ func (x *SequenceMinibatch) GetSkipped() []int64 {
 func (x *SequenceMinibatch) GetState() []byte {
 	if x != nil {
 		return x.State
+	}
+	return nil
+}
+
+func (x *SequenceMinibatch) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *SequenceMinibatch) GetArrays() []byte {
+	if x != nil {
+		return x.Arrays
+	}
+	return nil
+}
+
+func (x *SequenceMinibatch) GetSequenceCount() int32 {
+	if x != nil && x.SequenceCount != nil {
+		return *x.SequenceCount
+	}
+	return 0
+}
+
+func (x *SequenceMinibatch) GetIdsJoined() []byte {
+	if x != nil {
+		return x.IdsJoined
+	}
+	return nil
+}
+
+func (x *SequenceMinibatch) GetStateTail() []byte {
+	if x != nil {
+		return x.StateTail
 	}
 	return nil
 }
@@ -876,7 +966,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xbc\x05\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xd4\x05\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -906,8 +996,9 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x01k\x18\x15 \x01(\x05R\x01k\x12\x1f\n" +
 	"\vgroup_bytes\x18\x16 \x01(\x05R\n" +
 	"groupBytes\x12*\n" +
-	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparseB\b\n" +
-	"\x06_start\"\x82\x02\n" +
+	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparse\x12\x16\n" +
+	"\x06packed\x18\x18 \x01(\bR\x06packedB\b\n" +
+	"\x06_start\"\xb6\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
@@ -921,7 +1012,9 @@ const file_batchprep_proto_rawDesc = "" +
 	"\tunit_rows\x18\t \x01(\bR\bunitRows\x12\x1f\n" +
 	"\vunit_values\x18\n" +
 	" \x01(\bR\n" +
-	"unitValues\"\xd3\x02\n" +
+	"unitValues\x12\x18\n" +
+	"\asamples\x18\v \x01(\x03R\asamples\x12\x18\n" +
+	"\aentries\x18\f \x01(\x03R\aentries\"\x84\x04\n" +
 	"\x11SequenceMinibatch\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x05R\x05epoch\x12\x14\n" +
@@ -937,7 +1030,15 @@ const file_batchprep_proto_rawDesc = "" +
 	"\astreams\x18\n" +
 	" \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x12\x18\n" +
 	"\askipped\x18\v \x03(\x03R\askipped\x12\x14\n" +
-	"\x05state\x18\f \x01(\fR\x05state\"R\n" +
+	"\x05state\x18\f \x01(\fR\x05state\x12\x1a\n" +
+	"\bwarnings\x18\r \x03(\tR\bwarnings\x12\x16\n" +
+	"\x06arrays\x18\x0e \x01(\fR\x06arrays\x12*\n" +
+	"\x0esequence_count\x18\x0f \x01(\x05H\x00R\rsequenceCount\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"ids_joined\x18\x10 \x01(\fR\tidsJoined\x12\x1d\n" +
+	"\n" +
+	"state_tail\x18\x11 \x01(\fR\tstateTailB\x11\n" +
+	"\x0f_sequence_count\"R\n" +
 	"\rSequenceGroup\x12A\n" +
 	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\"\x96\x01\n" +
 	"\fGraphRequest\x12\x16\n" +
@@ -1027,6 +1128,7 @@ func file_batchprep_proto_init() {
 		return
 	}
 	file_batchprep_proto_msgTypes[0].OneofWrappers = []any{}
+	file_batchprep_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -1,192 +1,101 @@
-"""The sequence half: read() and MinibatchSource (SPEC C1)."""
+"""The sequence half of the client: read() and MinibatchSource (SPEC C1)."""
+
+from __future__ import annotations
 
 import json
+import warnings
+from typing import Any, Iterator, Optional, Sequence, Union
 
 import grpc
-import numpy as np
 
 from . import batchprep_pb2 as pb
+from .errors import BatchprepError, BatchprepWarning
+from .minibatch import Minibatch
+from .request import UNLIMITED_EPOCHS, INT32_MAX, State, check_int, sequence_request
 from .server import Connection
-
-_I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
-_unit = {"rows": np.zeros(0, dtype=_I4), "ones": np.zeros(0, dtype=_F4)}
-
-
-def _units(n):
-    """Read-only views of 0..n (int32, the indptr of n one-entry rows) and
-    of n ones (float32): what a request with elide_unit_sparse leaves out."""
-    if len(_unit["ones"]) < n + 1:
-        m = max(n + 1, 2 * len(_unit["ones"]), 4096)
-        rows, ones = np.arange(m, dtype=_I4), np.ones(m, dtype=_F4)
-        rows.flags.writeable = ones.flags.writeable = False
-        _unit["rows"], _unit["ones"] = rows, ones
-    return _unit["rows"][:n + 1], _unit["ones"][:n]
-
-
-class Minibatch:
-    """One minibatch: metadata as in `batchprep read --format jsonl`, and
-    each stream's data as numpy arrays over the message's bytes (no copy).
-    The arrays are made on first access and kept, so a trainer pays only for
-    the fields it reads."""
-
-    __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
-                 "_msg", "_sequences", "_ids", "_lengths", "_streams")
-
-    def __init__(self, msg):
-        self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
-        self.start, self.end = msg.start, msg.end
-        self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
-        self._msg = msg
-        self._sequences = self._ids = self._lengths = self._streams = None
-
-    @property
-    def sequences(self):
-        """numpy int64: the sequences' ordinals in file order."""
-        if self._sequences is None:
-            self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
-        return self._sequences
-
-    @property
-    def ids(self):
-        """The sequences' ids (list of str)."""
-        if self._ids is None:
-            self._ids = list(self._msg.ids)
-        return self._ids
-
-    @property
-    def skipped(self):
-        """Ordinals of sequences whose data could not be parsed."""
-        return list(self._msg.skipped)
-
-    @property
-    def lengths(self):
-        """{stream: numpy int32 samples per sequence}."""
-        if self._lengths is None:
-            self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
-        return self._lengths
-
-    def _data(self):
-        if self._streams is None:
-            d = {}
-            for s in self._msg.streams:
-                if s.sparse:
-                    indices = np.frombuffer(s.indices, dtype=_I4)
-                    if s.unit_rows or s.unit_values:
-                        rows, ones = _units(len(indices))
-                    indptr = rows if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
-                    values = ones if s.unit_values else np.frombuffer(s.values, dtype=_F4)
-                    d[s.name] = (indptr, indices, values)
-                else:
-                    d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
-            self._streams = d
-        return self._streams
-
-    def __getitem__(self, name):
-        """Dense: float32 (samples, dim); sparse: (indptr, indices, values)."""
-        return self._data()[name]
-
-    def keys(self):
-        return self._data().keys()
-
-    @property
-    def state(self):
-        """The state to resume right after this minibatch (a dict)."""
-        return json.loads(self._msg.state)
-
-    @property
-    def samples(self):
-        """Samples per stream, as read's "samples"."""
-        return {k: int(v.sum()) for k, v in self.lengths.items()}
-
-    def to_torch(self):
-        """The streams as torch tensors sharing the arrays' memory: dense
-        (samples, dim) float32; sparse a tuple (indptr, indices, values)."""
-        from .torch import minibatch_tensors
-        return minibatch_tensors(self)
-
-    def __repr__(self):
-        return "Minibatch(step=%d, epoch=%d, sweep=%d, start=%d, end=%d, sequences=%d)" % (
-            self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
-
-
-def _request(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
-             max_minibatches=None, window_chunks=None, window_samples=None, chunk_bytes=None,
-             chunk_sequences=None, epoch_size="full", cut_at_sweep=False, start=None, defines_mb_size=None,
-             label=None, max_errors=0, k=0, group_bytes=None):
-    if isinstance(files, str):
-        files = [files]
-    r = pb.SequenceRequest(files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
-                           seed=int(seed), epochs=int(epochs), workers=int(workers), rank=int(rank),
-                           epoch_size=str(epoch_size), cut_at_sweep=bool(cut_at_sweep), max_errors=int(max_errors),
-                           k=int(k), elide_unit_sparse=True)
-    if max_minibatches is not None:
-        r.max_minibatches = int(max_minibatches)
-        if r.max_minibatches == 0:
-            raise ValueError("max_minibatches 0: use None for no limit")
-    for name, v in (("window_chunks", window_chunks), ("window_samples", window_samples),
-                    ("chunk_bytes", chunk_bytes), ("chunk_sequences", chunk_sequences)):
-        if v is not None:
-            if int(v) < 1:
-                raise ValueError("%s %r: must be >= 1" % (name, v))
-            setattr(r, name, int(v))
-    if group_bytes is not None:
-        if not 1 <= int(group_bytes) <= 64 << 20:
-            raise ValueError("group_bytes %r: must be in [1, %d]" % (group_bytes, 64 << 20))
-        r.group_bytes = int(group_bytes)
-    if start is not None:
-        r.start = int(start)
-    if defines_mb_size:
-        r.defines_mb_size = defines_mb_size
-    if label:
-        r.label = label
-    if state is not None:
-        r.state = json.dumps(state).encode() if isinstance(state, dict) else bytes(state)
-    return r
 
 
 class _Closes:
     """close() on leaving a with block and when collected."""
 
-    def __enter__(self):
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> "_Closes":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
 
+def _nothing_to_read(req: pb.SequenceRequest) -> Optional[str]:
+    """Why a request that delivered no minibatch had nothing to read, when
+    its start or state lies past its epochs (as `batchprep read` says)."""
+    if req.HasField("start"):
+        return ("nothing to read: start %d lies at or past the end of the last requested epoch (epochs=%d); "
+                "ask for more epochs" % (req.start, req.epochs))
+    if req.state:
+        try:
+            st = json.loads(req.state)
+            epoch, pos = int(st["epoch"]), int(st["position"])
+        except (ValueError, KeyError, TypeError):
+            return None
+        if epoch >= req.epochs:
+            return ("nothing to read: the state is at epoch %d (position %d), and epochs=%d ends before it; "
+                    "ask for epochs=%d or more" % (epoch, pos, req.epochs, epoch + 1))
+    return None
+
+
 class _Stream(_Closes):
     """An iterator over one SequenceGroups call (several minibatches per
     message, in stream order); close() cancels it."""
 
-    def __init__(self, conn, req, own_conn):
-        self._conn, self._own = conn, own_conn
-        self._call = conn.sequence_groups(req, metadata=conn.metadata)
-        self._group, self._next = (), 0
+    def __init__(self, conn: Connection, req: pb.SequenceRequest, own_conn: bool) -> None:
+        self._conn: Optional[Connection] = conn
+        self._own, self._req, self._delivered = own_conn, req, 0
+        self._call: Any = conn.sequence_groups(req, metadata=conn.metadata)
+        self._group: Sequence[pb.SequenceMinibatch] = ()
+        self._next = 0
+        self._tail = b""  # the call's state tail (SequenceMinibatch.state_tail)
 
-    def __iter__(self):
+    def __iter__(self) -> "_Stream":
         return self
 
-    def __next__(self):
-        if self._next < len(self._group):
-            self._next += 1
-            return Minibatch(self._group[self._next - 1])
-        try:
-            self._group, self._next = next(self._call).minibatches, 1
-            return Minibatch(self._group[0])
-        except StopIteration:
-            self.close()
-            raise
-        except grpc.RpcError as e:
-            self.close()
-            raise BatchprepError(e.code(), e.details()) from None
+    def __next__(self) -> Minibatch:
+        if self._next >= len(self._group):
+            if self._call is None:
+                raise StopIteration
+            try:
+                self._group, self._next = next(self._call).minibatches, 0
+            except StopIteration:
+                self.close()
+                if self._delivered == 0:
+                    why = _nothing_to_read(self._req)
+                    if why:
+                        warnings.warn(why, BatchprepWarning, stacklevel=2)
+                raise
+            except grpc.RpcError as e:
+                self.close()
+                raise BatchprepError(e.code(), e.details()) from None
+        msg = self._group[self._next]
+        self._next += 1
+        self._delivered += 1
+        if len(msg.warnings):
+            for w in msg.warnings:
+                warnings.warn(w, BatchprepWarning, stacklevel=2)
+        tail = msg.state_tail
+        if tail:
+            self._tail = tail
+        return Minibatch(msg, self._tail)
 
-    def close(self):
+    def close(self) -> None:
+        """Cancel the call (and stop the local server the iterator started)."""
         if self._call is not None:
             self._call.cancel()
             self._call = None
@@ -195,60 +104,65 @@ class _Stream(_Closes):
             self._conn = None
 
 
-class BatchprepError(RuntimeError):
-    """A refused or failed call: code is the grpc.StatusCode, details the
-    server's message (naming the wrong request field)."""
+def read(files: Union[str, Sequence[str]], streams: Sequence[str], mb: Union[str, int] = "256",
+         randomize: str = "window", seed: int = 0, epochs: int = 1, workers: int = 1, rank: int = 0,
+         state: Optional[State] = None, max_minibatches: Optional[int] = None, address: Optional[str] = None,
+         token: Optional[str] = None, root_certificates: Optional[bytes] = None, **kw: Any) -> Iterator[Minibatch]:
+    """The minibatches of `batchprep read` for the same choices (SPEC C1).
 
-    def __init__(self, code, details):
-        super().__init__("%s: %s" % (code.name if code else "error", details))
-        self.code, self.details = code, details
+    files is one CTF file (a path, or a list holding one); streams are
+    NAME:DIM or NAME:DIM:sparse. Keywords mirror read's flags with read's
+    defaults: mb, randomize, seed, epochs, workers, rank, max_minibatches,
+    window_chunks, window_samples, chunk_bytes, chunk_sequences (None: the
+    server's default), epoch_size, cut_at_sweep, start, defines_mb_size,
+    label, max_errors, group_bytes. state (a Minibatch's .state) resumes
+    right after that minibatch.
 
-
-def read(files, streams, mb="256", randomize="window", seed=0, epochs=1, workers=1, rank=0, state=None,
-         max_minibatches=None, address=None, token=None, root_certificates=None, **kw):
-    """Minibatches of `batchprep read` for the same choices (SPEC C1).
-
-    Keywords mirror read's flags (window_chunks, window_samples, chunk_bytes,
-    chunk_sequences, epoch_size, cut_at_sweep, start, defines_mb_size, label,
-    max_errors, group_bytes); state resumes right after the minibatch whose .state it is.
-    The iterator has close(); it is a context manager."""
-    req = _request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
-                   rank=rank, state=state, max_minibatches=max_minibatches, **kw)
+    Without address a private `batchprep serve` is started (BATCHPREP_BIN,
+    else batchprep on PATH) and stopped with the iterator. The iterator has
+    close() and is a context manager. Raises BatchprepError when the server
+    refuses the request, ValueError for an out-of-range integer."""
+    req = sequence_request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
+                           rank=rank, state=state, max_minibatches=max_minibatches, **kw)
     conn = Connection(address, token=token, root_certificates=root_certificates)
     return _Stream(conn, req, own_conn=True)
-
-
-_UNLIMITED_EPOCHS = 2**31 - 1
 
 
 class MinibatchSource(_Closes):
     """CNTK's calling style: next_minibatch(k) with any k per call (SPEC C1).
 
-    Epochs are unlimited unless epochs= is given. While k stays the same the
-    source reads ahead on one stream; a new k restarts the stream from the
-    current state, so the sequence order never depends on the sizes asked."""
+    Takes read()'s keywords except mb and max_minibatches (the sizes come
+    from next_minibatch). Epochs are unlimited unless epochs= is given. While
+    k stays the same the source reads ahead on one stream; a new k restarts
+    the stream from the current state, so the sequence order never depends
+    on the sizes asked."""
 
-    def __init__(self, files, streams, address=None, token=None, root_certificates=None, epochs=None, **kw):
-        if "max_minibatches" in kw or "k" in kw:
-            raise TypeError("MinibatchSource takes its sizes from next_minibatch(k)")
+    def __init__(self, files: Union[str, Sequence[str]], streams: Sequence[str], address: Optional[str] = None,
+                 token: Optional[str] = None, root_certificates: Optional[bytes] = None,
+                 epochs: Optional[int] = None, **kw: Any) -> None:
+        self._stream: Optional[_Stream] = None
+        self._conn: Optional[Connection] = None
+        for name in ("mb", "max_minibatches", "k"):
+            if name in kw:
+                raise TypeError("MinibatchSource: %s= is not used: the sizes come from next_minibatch(k)" % name)
         self._files, self._streams, self._kw = files, streams, kw
-        self._epochs = _UNLIMITED_EPOCHS if epochs is None else int(epochs)
+        self._epochs = UNLIMITED_EPOCHS if epochs is None else check_int("epochs", epochs, 1, INT32_MAX)
+        self._state: Optional[State] = kw.pop("state", None)
+        self._start: Optional[int] = kw.pop("start", None)
+        sequence_request(files, streams, epochs=self._epochs, state=self._state, start=self._start, **kw)
+        self._k: Optional[int] = None
         self._conn = Connection(address, token=token, root_certificates=root_certificates)
-        self._state = kw.pop("state", None)
-        self._start = kw.pop("start", None)
-        _request(files, streams, **kw)  # check the keywords now
-        self._stream, self._k = None, None
 
-    def next_minibatch(self, k):
+    def next_minibatch(self, k: int) -> Optional[Minibatch]:
         """The next minibatch of at most k samples (whole sequences; the
         first is taken even if larger), or None when the epochs are done."""
-        k = int(k)
-        if k < 1:
-            raise ValueError("k %d: must be >= 1" % k)
+        k = check_int("k", k, 1, INT32_MAX)
+        if self._conn is None:
+            raise ValueError("MinibatchSource is closed")
         if self._stream is None or self._k != k:
             self._close_stream()
-            req = _request(self._files, self._streams, epochs=self._epochs, state=self._state,
-                           start=self._start if self._state is None else None, k=k, **self._kw)
+            req = sequence_request(self._files, self._streams, epochs=self._epochs, state=self._state,
+                                   start=self._start if self._state is None else None, k=k, **self._kw)
             self._stream, self._k = _Stream(self._conn, req, own_conn=False), k
         try:
             mb = next(self._stream)
@@ -259,21 +173,22 @@ class MinibatchSource(_Closes):
         return mb
 
     @property
-    def state(self):
+    def state(self) -> Optional[State]:
         """The state after the last minibatch (None before the first)."""
         return self._state
 
-    def restore(self, state):
+    def restore(self, state: State) -> None:
         """Continue right after the minibatch whose state this is."""
         self._close_stream()
         self._state, self._start = state, None
 
-    def _close_stream(self):
+    def _close_stream(self) -> None:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
 
-    def close(self):
+    def close(self) -> None:
+        """Cancel the stream and stop the local server, if one was started."""
         self._close_stream()
         if self._conn is not None:
             self._conn.close()

@@ -1,12 +1,16 @@
 """The graph half: read_graph() streams a plan's records (SPEC B4)."""
 
+from __future__ import annotations
+
 import json
+from typing import Any, Dict, Iterator, Mapping, Optional, Union
 
 import grpc
 import numpy as np
 
 from . import batchprep_pb2 as pb
-from .client import BatchprepError
+from .errors import BatchprepError
+from .request import INT32_MAX, INT64_MAX, check_int, state_bytes
 from .server import Connection
 
 _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
@@ -17,7 +21,7 @@ class GraphRecord:
     batch record (kind "batch": worker, batch, relation (None in dynamic
     mode), ordinals, lhs, rhs, rel, weight (None without weights))."""
 
-    def __init__(self, m):
+    def __init__(self, m: pb.GraphRecord) -> None:
         self.kind = "bucket" if m.kind == pb.GraphRecord.BUCKET else "batch"
         self.epoch, self.edge_set, self.chunk = m.epoch, m.edge_set, m.chunk
         self.bucket, self.index = (m.bucket_lhs, m.bucket_rhs), m.index
@@ -35,24 +39,25 @@ class GraphRecord:
         self._state = m.state
 
     @property
-    def state(self):
+    def state(self) -> Dict[str, Any]:
         """The plan state to resume right after this record (a dict)."""
         return json.loads(self._state)
 
 
-def read_graph(config, worker=None, state=None, max_batches=None, address=None, token=None,
-               root_certificates=None):
+def read_graph(config: str, worker: Optional[int] = None, state: Optional[Union[Mapping[str, Any], bytes]] = None,
+               max_batches: Optional[int] = None, address: Optional[str] = None, token: Optional[str] = None,
+               root_certificates: Optional[bytes] = None) -> Iterator[GraphRecord]:
     """The records of `batchprep plan --config CONFIG` (all workers' batches
     when worker is None, else that worker's), each with its arrays."""
     req = pb.GraphRequest(config=str(config))
     if worker is None:
         req.all_workers = True
     else:
-        req.worker = int(worker)
+        req.worker = check_int("worker", worker, 0, INT32_MAX)
     if max_batches is not None:
-        req.max_batches = int(max_batches)
+        req.max_batches = check_int("max_batches", max_batches, 1, INT64_MAX)
     if state is not None:
-        req.state = json.dumps(state).encode() if isinstance(state, dict) else bytes(state)
+        req.state = state_bytes(state)
     conn = Connection(address, token=token, root_certificates=root_certificates)
     try:
         for m in conn.graph(req, metadata=conn.metadata):

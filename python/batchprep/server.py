@@ -17,9 +17,18 @@ _live_lock = threading.Lock()
 
 
 def _binary():
-    b = os.environ.get("BATCHPREP_BIN") or shutil.which("batchprep")
+    """The batchprep binary: BATCHPREP_BIN, else batchprep on PATH."""
+    b = os.environ.get("BATCHPREP_BIN")
+    if b:
+        if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+            raise FileNotFoundError("batchprep: BATCHPREP_BIN=%s is not an executable file" % b)
+        return b
+    b = shutil.which("batchprep")
     if not b:
-        raise FileNotFoundError("batchprep: no server binary: set BATCHPREP_BIN or put batchprep on PATH")
+        raise FileNotFoundError(
+            "batchprep: no batchprep binary to start a local server: put it on PATH (in the batchprep "
+            "repository, `go install ./cmd/batchprep` installs it into $(go env GOPATH)/bin) or set "
+            "BATCHPREP_BIN to its path; or pass address= to use a running `batchprep serve`")
     return b
 
 

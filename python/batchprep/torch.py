@@ -1,36 +1,35 @@
-"""PyTorch glue: tensors over a minibatch's arrays, and an IterableDataset
-with state_dict()/load_state_dict() in the manner of torchdata's
-StatefulDataLoader, so that a training checkpoint holds the data position."""
+"""PyTorch glue: SequenceDataset, an IterableDataset whose state_dict() and
+load_state_dict() hold the data position (in the manner of torchdata's
+StatefulDataLoader) so that a training checkpoint resumes the data exactly,
+and helpers for one-hot streams and padding."""
 
+from __future__ import annotations
+
+import json
 import os
-import warnings
+import sys
+import threading
+from collections import deque
+import uuid
+import weakref
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
-import torch
-from torch.utils.data import IterableDataset
+from torch.utils.data import IterableDataset, get_worker_info
 
 from .client import read
+from .minibatch import Minibatch
+from .request import INT32_MAX, check_int, state_bytes
+
+_STATE_VERSION = 1
 
 
-def _tensor(a):
-    with warnings.catch_warnings():
-        # The arrays view the message's read-only bytes; torch warns that it
-        # cannot protect them. Do not write into these tensors.
-        warnings.simplefilter("ignore", UserWarning)
-        return torch.from_numpy(a)
+def minibatch_tensors(mb: Minibatch) -> Dict[str, Any]:
+    """mb.to_torch(): tensors that own a copy of the arrays."""
+    return mb.to_torch()
 
 
-def minibatch_tensors(mb):
-    """{name: tensor} for dense streams, {name: (indptr, indices, values)}
-    for sparse ones, sharing memory with mb's arrays."""
-    out = {}
-    for name in mb.keys():
-        v = mb[name]
-        out[name] = tuple(_tensor(x) for x in v) if isinstance(v, tuple) else _tensor(v)
-    return out
-
-
-def sparse_ids(mb, name):
+def sparse_ids(mb: Minibatch, name: str) -> np.ndarray:
     """For a one-hot sparse stream: the index of each sample (int64)."""
     indptr, indices, _ = mb[name]
     if len(indices) != len(indptr) - 1:
@@ -38,10 +37,10 @@ def sparse_ids(mb, name):
     return indices.astype(np.int64)
 
 
-def padded(mb, values, name, pad=0):
+def padded(mb: Minibatch, values: np.ndarray, name: str, pad: Any = 0) -> Tuple[np.ndarray, np.ndarray]:
     """Per-sample values (first axis = samples of stream name, in sequence
     order) as a (sequences, longest, ...) array padded with pad, and the
-    lengths."""
+    lengths (int64)."""
     lengths = mb.lengths[name]
     n, t = len(lengths), int(lengths.max()) if len(lengths) else 0
     out = np.full((n, t) + values.shape[1:], pad, dtype=values.dtype)
@@ -51,38 +50,169 @@ def padded(mb, values, name, pad=0):
     return out, lengths.astype(np.int64)
 
 
+# The datasets of this process by token: a minibatch that a DataLoader
+# worker hands to the training process records its state here when it is
+# unpickled (see _Handoff).
+_datasets: "weakref.WeakValueDictionary[str, SequenceDataset]" = weakref.WeakValueDictionary()
+
+
+def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
+    """The reorder buffer of the DataLoader iterator that is unpickling an
+    item in this thread: torch's _MultiProcessingDataLoaderIter._task_info,
+    {task index: (worker,) or (worker, item)}; an entry with an item holds
+    an item that arrived before the one the loop waits for. None when not
+    found (another torch, or a pin_memory thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    f = sys._getframe(2)
+    for _ in range(12):
+        if f is None:
+            return None
+        it = f.f_locals.get("self")
+        info = getattr(it, "_task_info", None)
+        if f.f_code.co_name == "_next_data" and isinstance(info, dict):
+            return info
+        f = f.f_back
+    return None
+
+
+def _handed_over(token: str, state: bytes, item: Any) -> Any:
+    ds = _datasets.get(token)
+    if ds is not None and get_worker_info() is None:
+        ds._arrived(state, _loader_buffer())
+    return item
+
+
+class _Handoff:
+    """What the DataLoader worker that reads the stream yields: unpickled in
+    the training process it becomes the item itself, and records the item's
+    state with the dataset. States arrive in stream order (one worker
+    produces); those of items the DataLoader holds back in its reorder
+    buffer (arrived while it waited for another worker's end) are not yet
+    delivered, so the dataset's position is the state of the last arrival
+    not in that buffer."""
+
+    __slots__ = ("token", "state", "item")
+
+    def __init__(self, token: str, state: bytes, item: Any) -> None:
+        self.token, self.state, self.item = token, state, item
+
+    def __reduce__(self) -> Tuple[Any, Tuple[str, bytes, Any]]:
+        return (_handed_over, (self.token, self.state, self.item))
+
+
 class SequenceDataset(IterableDataset):
-    """Minibatches of read() as a torch IterableDataset (use it with
-    DataLoader(ds, batch_size=None): each item is already a minibatch).
+    """Minibatches of read() as a torch IterableDataset. Use it with
+    DataLoader(ds, batch_size=None): each item is already a minibatch.
 
-    rank and workers default to torchrun's RANK and WORLD_SIZE. Every rank
-    holds the same position (SPEC A4), so rank 0's state_dict() serves all.
-    transform, when given, maps each Minibatch to what the loop receives."""
+    Each iteration is one epoch of the timeline (epoch_size, as in CNTK:
+    "full" is one sweep over the corpus, N a number of samples, "inf" one
+    endless epoch), continuing where the last iteration stopped:
+    ``for e in range(3): for mb in DataLoader(ds, batch_size=None)`` gives
+    epochs 0, 1 and 2. epochs (None: unlimited) bounds the epochs over all
+    iterations; an iteration past them raises RuntimeError. An iteration
+    left early (break) continues at the next minibatch the next time.
 
-    def __init__(self, files, streams, rank=None, workers=None, transform=None, **kw):
+    rank and workers (ranks, SPEC A4) default to torchrun's RANK and
+    WORLD_SIZE; every rank holds the same position, so rank 0's state_dict()
+    serves all. transform, when given, maps each Minibatch to what the loop
+    receives. Other keywords are read()'s.
+
+    DataLoader num_workers >= 1: worker 0 reads the stream (and runs
+    transform: put per-minibatch work there, not in a collate_fn, which
+    would see the wrapper that carries each item's state), the others
+    yield nothing; the server parses in parallel anyway. state_dict() in the training process follows the items the loop
+    has received. Not with pin_memory=True, whose thread takes items ahead
+    of the loop (state_dict() then raises)."""
+
+    def __init__(self, files: Union[str, Sequence[str]], streams: Sequence[str], rank: Optional[int] = None,
+                 workers: Optional[int] = None, transform: Optional[Callable[[Minibatch], Any]] = None,
+                 epochs: Optional[int] = None, **kw: Any) -> None:
         super().__init__()
+        for name in ("max_minibatches",):
+            if name in kw:
+                raise TypeError("SequenceDataset: %s= is not supported: each iteration is one epoch" % name)
         self.files, self.streams, self.kw, self.transform = files, streams, kw, transform
         self.rank = int(os.environ.get("RANK", 0)) if rank is None else rank
         self.workers = int(os.environ.get("WORLD_SIZE", 1)) if workers is None else workers
-        self._state = kw.pop("state", None)
-        self._delivered = 0
+        self.epochs = None if epochs is None else check_int("epochs", epochs, 1, INT32_MAX)
+        state = kw.pop("state", None)
+        self._state: Optional[bytes] = None if state is None else state_bytes(state)
+        self._start: Optional[int] = kw.pop("start", None)
+        # From DataLoader workers: the states of the latest items, in arrival
+        # order, and the loader's reorder buffer (see _Handoff); None when
+        # the loader's buffer could not be found (pin_memory=True).
+        self._arrivals: "deque[bytes]" = deque(maxlen=4096)
+        self._buffer: Optional[Dict[int, Tuple[Any, ...]]] = {}
+        self._iterated = False      # this copy was iterated in a DataLoader worker
+        self._token = uuid.uuid4().hex
+        _datasets[self._token] = self
 
-    def __iter__(self):
-        info = torch.utils.data.get_worker_info()
-        if info is not None and info.num_workers > 1:
-            raise RuntimeError("SequenceDataset: use DataLoader num_workers 0 or 1; the server parses in parallel")
-        with read(self.files, self.streams, workers=self.workers, rank=self.rank, state=self._state, **self.kw) as it:
+    def _arrived(self, state: bytes, buffer: Optional[Dict[int, Tuple[Any, ...]]]) -> None:
+        if buffer is not self._buffer and self._arrivals and self._buffer is not None:
+            self._state = self._position()  # a new DataLoader iteration: settle the last one
+            self._arrivals.clear()
+        self._arrivals.append(state)
+        self._buffer, self._start = buffer, None
+
+    def _position(self) -> Optional[bytes]:
+        """The state after the last item the loop received."""
+        if self._arrivals:
+            if self._buffer is None:
+                raise RuntimeError("SequenceDataset: DataLoader items were taken by a thread other than the main one "
+                                   "(pin_memory=True), ahead of the loop: the position is not known; use "
+                                   "pin_memory=False, or save mb.state of the last minibatch used")
+            held = sum(1 for info in self._buffer.values() if len(info) == 2)
+            if held < len(self._arrivals):
+                return self._arrivals[-1 - held]
+        return self._state
+
+    def __iter__(self) -> Iterator[Any]:
+        info = get_worker_info()
+        if info is not None:
+            if info.id != 0:
+                return
+            if self._iterated:
+                raise RuntimeError("SequenceDataset: DataLoader persistent_workers=True is not supported (a worker "
+                                   "would not see the position of the loop); use persistent_workers=False")
+            self._iterated = True
+        state = self._position()
+        if info is None:  # this process iterates: what workers delivered is settled
+            self._state = state
+            self._arrivals.clear()
+            self._buffer = {}
+        epoch = 0 if state is None else int(json.loads(state).get("epoch", 0))
+        if self.epochs is not None and epoch >= self.epochs:
+            raise RuntimeError("SequenceDataset: all %d epochs (epochs=%d) were delivered; give a larger epochs= "
+                               "(None: unlimited), or load_state_dict() an earlier state" % (self.epochs, self.epochs))
+        # Stop at the end of this epoch: the server ends the stream there
+        # when the epoch is known; a start= position ends it at the first
+        # minibatch that ends an epoch.
+        limit = epoch + 1 if self._start is None else (self.epochs or INT32_MAX)
+        with read(self.files, self.streams, workers=self.workers, rank=self.rank, state=state,
+                  start=self._start, epochs=limit, **self.kw) as it:
             for mb in it:
-                self._state = mb.state
-                self._delivered += 1
-                yield self.transform(mb) if self.transform else mb
+                item = self.transform(mb) if self.transform else mb
+                if info is None:
+                    self._state, self._start = mb.state_bytes, None
+                    yield item
+                else:
+                    self._state, self._start = mb.state_bytes, None
+                    yield _Handoff(self._token, mb.state_bytes, item)
+                if mb.end_of_epoch:
+                    break
 
-    def state_dict(self):
-        """The data position after the last minibatch delivered."""
-        return {"version": 1, "state": self._state}
+    def state_dict(self) -> Dict[str, Any]:
+        """The data position after the last minibatch the loop received (a
+        small dict: save it with the model's checkpoint)."""
+        state = self._position()
+        return {"version": _STATE_VERSION, "state": None if state is None else json.loads(state)}
 
-    def load_state_dict(self, sd):
+    def load_state_dict(self, sd: Dict[str, Any]) -> None:
         """Resume right after the position in sd at the next iteration."""
-        if not isinstance(sd, dict) or sd.get("version") != 1 or "state" not in sd:
+        if not isinstance(sd, dict) or sd.get("version") != _STATE_VERSION or "state" not in sd:
             raise ValueError("SequenceDataset.load_state_dict: not a state_dict of this class: %r" % (sd,))
-        self._state = sd["state"]
+        self._state = None if sd["state"] is None else state_bytes(sd["state"])
+        self._start = None
+        self._arrivals.clear()
+        self._buffer = {}

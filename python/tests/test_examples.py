@@ -2,6 +2,7 @@
 killed after a checkpoint and resumed gets exactly the batches of an
 uninterrupted run; the loss falls; the slot accuracy is printed."""
 
+import ast
 import glob
 import json
 import os
@@ -63,6 +64,31 @@ class AtisExampleTest(unittest.TestCase):
             self.assertEqual([r["mb_step"] for r in resumed], [r["mb_step"] for r in a[steps // 2:]])
         self.assertEqual(glob.glob(d + "/b/*.tmp"), [])
 
+
+
+@unittest.skipUnless(TORCHRUN and os.path.exists(os.path.join(ATIS, "atis.train.ctf")), "torchrun or ../shared/data/ctf/atis absent")
+class DocstringCommandTest(unittest.TestCase):
+    def test_as_written(self):
+        # The docstring's commands, run from the repository root, with the
+        # binary built by the tests, fewer steps and a temporary checkpoint.
+        with open(EXAMPLE) as f:
+            doc = ast.get_docstring(ast.parse(f.read()))
+        block = [l[4:] for l in doc.splitlines() if l.startswith("    ")]
+        cmds = " ".join(l.rstrip("\\").strip() if l.endswith("\\") else l.strip() + "\n" for l in block)
+        cmds = [c.strip() for c in cmds.split("\n") if c.strip()]
+        self.assertEqual(cmds[0], "go build -o /tmp/batchprep ./cmd/batchprep")
+        d = tempfile.mkdtemp()
+        run = cmds[1].replace("/tmp/batchprep", binary()).replace("--steps 400", "--steps 3").replace(
+            "/tmp/atis-ckpt", d + "/ckpt")
+        self.assertIn("--steps 3", run)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            run = run.replace("--nproc_per_node", "--master_port %d --nproc_per_node" % s.getsockname()[1])
+        p = subprocess.run(["bash", "-c", run], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=900)
+        out = p.stdout.decode()
+        self.assertEqual(p.returncode, 0, out[-3000:])
+        self.assertIn("slot accuracy on atis.test:", out)
+        self.assertNotIn("BatchprepWarning", out)
 
 
 GRAPH_EXAMPLE = os.path.join(REPO, "examples", "pytorch", "graph_embeddings.py")

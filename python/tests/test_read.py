@@ -1,13 +1,16 @@
 """SPEC C1 against a real `batchprep serve` (started by the client)."""
 
+import ast
 import os
 import tempfile
 import unittest
+import warnings
+from unittest import mock
 
 import numpy as np
 
 import batchprep
-from batchprep.client import BatchprepError
+from batchprep import BatchprepError
 
 from .helpers import SHARED, binary, read_jsonl, write_corpus, write_one_sample_corpus
 
@@ -145,6 +148,97 @@ class ReadTest(unittest.TestCase):
         self.assertIsNone(proc.poll())
         it.close()
         self.assertIsNotNone(proc.poll())
+
+    def test_integers_out_of_range(self):
+        # The server's limits, checked before any call, naming the argument.
+        cases = [(dict(seed=-1), "seed"), (dict(seed=2**64), "seed"), (dict(epochs=2**31), "epochs"),
+                 (dict(epochs=0), "epochs"), (dict(workers=0), "workers"), (dict(workers=2, rank=2), "rank"),
+                 (dict(max_errors=-1), "max_errors"), (dict(chunk_bytes=2**63), "chunk_bytes"),
+                 (dict(window_chunks=2**31), "window_chunks"), (dict(start=-5), "start"),
+                 (dict(group_bytes=(64 << 20) + 1), "group_bytes"), (dict(max_minibatches=-1), "max_minibatches")]
+        for kw, name in cases:
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(ValueError, "^%s " % name):
+                    batchprep.read([self.corpus], streams=STREAMS, address="127.0.0.1:1", **kw)
+        with self.assertRaisesRegex(TypeError, "^seed 1.5: want an integer"):
+            batchprep.read([self.corpus], streams=STREAMS, address="127.0.0.1:1", seed=1.5)
+        with batchprep.MinibatchSource([self.one], streams=["x:1"]) as src:
+            for k in (2**31, 0, -1):
+                with self.assertRaisesRegex(ValueError, "^k "):
+                    src.next_minibatch(k)
+            # In Python's range, but past the private server's default cap
+            # on samples per minibatch (serve --max-minibatch-samples): the
+            # server refuses it, naming the limit.
+            with self.assertRaisesRegex(batchprep.BatchprepError, "max-minibatch-samples"):
+                src.next_minibatch(2**31 - 1)
+        with batchprep.MinibatchSource([self.one], streams=["x:1"]) as src:
+            self.assertEqual(len(src.next_minibatch(1 << 20).sequences), 40)
+        with self.assertRaisesRegex(ValueError, "^seed "):
+            batchprep.MinibatchSource([self.one], streams=["x:1"], seed=-1)
+        with self.assertRaisesRegex(ValueError, "^worker "):
+            next(batchprep.read_graph("g.toml", worker=2**31, address="127.0.0.1:1"))
+
+    def test_minibatch_source_refuses_ignored_keywords(self):
+        for kw in (dict(mb="64"), dict(max_minibatches=3), dict(k=4)):
+            with self.subTest(kw=kw):
+                with self.assertRaisesRegex(TypeError, "next_minibatch"):
+                    batchprep.MinibatchSource([self.one], streams=["x:1"], **kw)
+
+    def test_nothing_to_read_explains_itself(self):
+        with self.assertWarnsRegex(batchprep.BatchprepWarning, "start 500 .*epochs=1"):
+            self.assertEqual(list(batchprep.read([self.corpus], streams=STREAMS, start=500)), [])
+        last = list(batchprep.read([self.corpus], streams=STREAMS, epochs=2))[-1].state
+        with self.assertWarnsRegex(batchprep.BatchprepWarning, "epoch 2 .*epochs=2 ends before it; ask for epochs=3"):
+            self.assertEqual(list(batchprep.read([self.corpus], streams=STREAMS, epochs=2, state=last)), [])
+
+    def test_warnings_reach_python(self):
+        path = os.path.join(self.dir, "warn.ctf")
+        with open(path, "w") as f:
+            for i in range(12):
+                f.write("%d |x %s 1 |y 1:1 |extra 3\n" % (i, "q" if i == 7 else i))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mbs = list(batchprep.read([path], streams=STREAMS, mb="4", max_errors=1))
+        got = [str(w.message) for w in caught if w.category is batchprep.BatchprepWarning]
+        self.assertEqual(len(got), 2, got)
+        self.assertTrue(any('stream "extra" is not configured' in g and "warn.ctf:1:" in g for g in got), got)
+        self.assertTrue(any("warn.ctf:8:" in g for g in got), got)
+        self.assertEqual(sum((mb.skipped for mb in mbs), []), [7])
+
+    def test_no_binary_says_how_to_get_one(self):
+        env = {k: v for k, v in os.environ.items() if k != "BATCHPREP_BIN"}
+        env["PATH"] = self.dir
+        with mock.patch.dict(os.environ, env, clear=True):
+            with self.assertRaisesRegex(FileNotFoundError, r"go install \./cmd/batchprep.*BATCHPREP_BIN"):
+                batchprep.read([self.corpus], streams=STREAMS)
+        with mock.patch.dict(os.environ, {"BATCHPREP_BIN": self.corpus + ".nope"}):
+            with self.assertRaisesRegex(FileNotFoundError, "BATCHPREP_BIN=.*not an executable"):
+                batchprep.read([self.corpus], streams=STREAMS)
+
+    def test_names_at_top_level(self):
+        self.assertIs(batchprep.BatchprepError, BatchprepError)
+        for name in batchprep.__all__:
+            self.assertTrue(getattr(batchprep, name).__doc__, name)
+        here = os.path.dirname(batchprep.__file__)
+        self.assertTrue(os.path.exists(os.path.join(here, "py.typed")))
+        # No import cycle inside the package (imports inside functions count too).
+        deps = {}
+        for name in os.listdir(here):
+            if name.endswith(".py") and name != "__init__.py":
+                with open(os.path.join(here, name)) as f:
+                    tree = ast.parse(f.read())
+                deps[name[:-3]] = {n.module for n in ast.walk(tree)
+                                   if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module}
+        done = set()
+
+        def visit(m, path):
+            self.assertNotIn(m, path, "import cycle: %s" % " -> ".join(path + [m]))
+            if m not in done:
+                for d in deps.get(m, ()):
+                    visit(d, path + [m])
+                done.add(m)
+        for m in deps:
+            visit(m, [])
 
     @unittest.skipUnless(os.path.exists(os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")), "../shared/data/ctf/atis absent")
     def test_atis(self):
