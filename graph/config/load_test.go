@@ -335,7 +335,7 @@ func TestValidateTraining(t *testing.T) {
 	}
 }
 
-// A key given twice in one JSON object is refused, as TOML refuses it,
+// Invariant 10: a key given twice in one JSON object is refused, as TOML refuses it,
 // naming the key's path, line and column; the same key in two objects is
 // fine.
 func TestJSONDuplicateKeys(t *testing.T) {
@@ -362,7 +362,7 @@ func TestJSONDuplicateKeys(t *testing.T) {
 	}
 }
 
-// A PBG config written in Python is refused with the way to turn it into
+// Invariant 10: a PBG config written in Python is refused with the way to turn it into
 // JSON, whether the file ends in .py or only defines PBG's function.
 func TestPythonConfig(t *testing.T) {
 	dir := t.TempDir()

@@ -45,7 +45,7 @@ rhs = "node"
 			t.Errorf("%s: error does not name the key: %v", bad, err)
 		}
 	}
-	// An override that names no key, or is not key=value, unwraps to
+	// Invariant 10: an override that names no key, or is not key=value, unwraps to
 	// ErrBadOverride (a usage mistake); a bad value does not. No message
 	// carries the json package's text.
 	for bad, want := range map[string]bool{"nokey": true, "=1": true, "dimensions=8": true, "relations.5.operator=x": true,
