@@ -32,9 +32,10 @@ What is checked:
   index cache  --index-cache CORPUS: the cache for the --stream (and
                chunking) flags that read and inspect would use
   checkpoint   --checkpoint DIR (a problem when DIR is missing), or with
-               --config its checkpoint_path when that directory exists: the manifest and every file it
-               names (sizes, SHA-256, layouts), the training log, and with
-               --config that the checkpoint was made with that config
+               --config its checkpoint_path when that directory exists:
+               the manifest and every file it names (sizes, SHA-256,
+               layouts), the training log, and with --config that the
+               checkpoint was made with that config
   export       --export FILE: a binary embeddings export (checksum, layout)
 
 Exit codes: 0 no problem, 1 at least one problem, 2 usage.
