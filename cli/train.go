@@ -7,9 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const trainDescription = `
@@ -43,13 +47,24 @@ Examples:
   batchprep train --config fb15k.toml --set dimension=200 --set workers=2
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
-// loadConfig loads --config and applies --set overrides.
+// loadConfig loads --config and applies --set overrides. A --set that is
+// not key=value or names no config key is a usage mistake (exit 2); a bad
+// value is a config error naming the key (exit 1).
 func loadConfig(path string, sets []string) (*config.Config, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return config.WithOverrides(cfg, sets)
+	return applySets(cfg, sets)
+}
+
+// applySets applies --set overrides to cfg (see loadConfig).
+func applySets(cfg *config.Config, sets []string) (*config.Config, error) {
+	out, err := config.WithOverrides(cfg, sets)
+	if errors.Is(err, config.ErrBadOverride) {
+		return nil, usagef("--set %s", oneprefix("", err.Error()))
+	}
+	return out, err
 }
 
 func runTrain(env *Env, args []string) error {
@@ -82,6 +97,9 @@ func runTrain(env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if err := nothingToTrain(cfg, store); err != nil {
+		return err
+	}
 	if dist.on() {
 		return dist.run(env, cfg, store, *quiet)
 	}
@@ -135,8 +153,30 @@ func runTrain(env *Env, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
+	fmt.Fprintf(env.Stdout, "trained %s, %s; checkpoint in %s\n", plural.Count(man.Buckets, "bucket"), plural.Count(man.Edges, "edge"), cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
+	return nil
+}
+
+// nothingToTrain refuses, before anything is written, a run that would
+// train no edge: num_epochs 0, or edge sets that hold no edge.
+func nothingToTrain(cfg *config.Config, store *edgestore.Store) error {
+	if cfg.NumEpochs == 0 {
+		return errors.New("nothing to train: num_epochs is 0 (set it to 1 or more, e.g. --set num_epochs=10)")
+	}
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return err
+	}
+	if p.EdgesPerEpoch() == 0 {
+		sets := cfg.EdgeSets()
+		var names []string
+		for _, i := range cfg.TrainingEdgeSets() {
+			names = append(names, sets[i].String())
+		}
+		return fmt.Errorf("nothing to train: the training edge sets hold no edge: %s; import edges first (batchprep import --config CFG FILE)",
+			strings.Join(names, ", "))
+	}
 	return nil
 }
 
@@ -184,9 +224,9 @@ func printHistory(w io.Writer, man *train.Manifest) {
 	for _, h := range man.History {
 		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
 		if h.Holdout > 0 {
-			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
+			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%s)", h.MRRBefore, h.MRRAfter, plural.Count(h.Holdout, "edge"))
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
+	fmt.Fprintf(w, "partitions: %s (%s), %s (%s)\n", plural.Count(man.IO.Loads, "load"), humanBytes(man.IO.LoadBytes), plural.Count(man.IO.Saves, "save"), humanBytes(man.IO.SaveBytes))
 }
