@@ -100,6 +100,7 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer tr.Close() // the directory's lock, when Run is not reached
 	// The log is appended to: a damaged one, or one of another run, is
 	// refused rather than extended (after New has checked the manifest and
 	// the model file, which name a damage more precisely).

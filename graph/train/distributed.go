@@ -77,6 +77,13 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
+	if o.Rank < 0 {
+		return nil, fmt.Errorf("train: rank %d: want 0 <= rank < world", o.Rank)
+	}
+	if t.lock, err = lockRun(t.dir, o.Rank); err != nil {
+		return nil, err
+	}
+	defer t.Close()
 	prefix, err := coord.DataPrefix(o.Run)
 	if err != nil {
 		return nil, err

@@ -57,22 +57,33 @@ type Trainer struct {
 	man     *Manifest
 	dir     string
 	opts    Options
+	lock    *runLock // the run lock on dir, held from New to the end of Run
 }
 
 // New prepares a run: it validates the config for training, builds the plan
-// and the model, and, when checkpoint_path holds a checkpoint, checks that
-// it was made with the same config (else ErrCheckpoint naming every
-// differing key) and restores it.
+// and the model, locks checkpoint_path for the run (ErrInUse naming the
+// holder when another run trains there), and, when it holds a checkpoint,
+// checks that it was made with the same config (else ErrCheckpoint naming
+// every differing key) and restores it. The lock is held until Run
+// returns, or Close.
 func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
 	t, err := newTrainer(cfg, store, opts)
 	if err != nil {
 		return nil, err
 	}
+	if t.lock, err = lockRun(t.dir, -1); err != nil {
+		return nil, err
+	}
 	if err := t.restore(cfg, store); err != nil {
+		t.Close()
 		return nil, err
 	}
 	return t, nil
 }
+
+// Close releases the checkpoint directory of a Trainer that will not Run
+// (Run releases it when it returns).
+func (t *Trainer) Close() { t.lock.release(); t.lock = nil }
 
 // newTrainer builds a run's plan, model and workers, with no checkpoint.
 func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
@@ -142,6 +153,10 @@ func (t *Trainer) TotalBuckets() int64 {
 // finished bucket, and a new run continues from there with exactly the
 // batches an uninterrupted run would have trained.
 func (t *Trainer) Run(ctx context.Context) error {
+	if err := t.relock(); err != nil {
+		return err
+	}
+	defer t.Close()
 	if err := t.removeStray(); err != nil {
 		return err
 	}
