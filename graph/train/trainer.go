@@ -129,6 +129,7 @@ func (t *Trainer) restore(cfg *config.Config, store Store) error {
 		t.workers[w] = model.NewWorker(t.m)
 	}
 	t.man = man
+	t.man.Distributed = nil // a finished distributed run, continued here
 	return nil
 }
 
