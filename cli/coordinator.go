@@ -14,12 +14,19 @@ on one machine (docs/distributed.md): ranks connect with
 (Ctrl-C, SIGTERM), then closes etcd and exits 130 or 143. For several machines, use an etcd cluster of your own
 (Kubernetes's, for example) and pass its endpoints to --etcd.
 
+batchprep coordinator runs --etcd HOST:PORT lists the runs an etcd holds
+(any etcd, not only this command's), describes one (--describe RUN) or
+deletes one (--delete RUN): see "batchprep coordinator runs --help".
+
 Examples:
   batchprep coordinator --data-dir /tmp/etcd-run1
   batchprep coordinator --data-dir etcd-data --listen 127.0.0.1:0
   batchprep coordinator --data-dir /dev/shm/etcd-run1 --no-fsync   # fastest; lost on reboot`
 
 func runCoordinator(env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "runs" {
+		return runCoordinatorRuns(env, args[1:])
+	}
 	fs := newFlagSet(env, "coordinator", "", coordinatorDescription)
 	dir := fs.String("data-dir", "", "etcd data directory (required)")
 	listen := fs.String("listen", "127.0.0.1:2379", "client address host:port (port 0: a free port)")

@@ -13,15 +13,28 @@ import (
 	"go.uber.org/zap"
 )
 
+// etcdClient are the flags that say how to reach etcd: the endpoints and
+// how long to wait for them.
+type etcdClient struct {
+	endpoints   *string
+	dialTimeout *time.Duration
+}
+
+func newEtcdClient(fs *flag.FlagSet, usage string) *etcdClient {
+	return &etcdClient{
+		endpoints:   fs.String("etcd", "", usage),
+		dialTimeout: fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: give up when etcd does not answer within this"),
+	}
+}
+
 // etcdFlags are the flags that make a command one rank of a run
 // coordinated through etcd: `plan --etcd` and `train --etcd` share them, so
 // they mean the same and are checked the same (docs/distributed.md).
 type etcdFlags struct {
-	endpoints   *string
+	*etcdClient
 	rank, world *int
 	runName     *string
 	leaseTTL    *time.Duration
-	dialTimeout *time.Duration
 }
 
 // newEtcdFlags declares the flags on fs. does says what a rank does with
@@ -29,12 +42,11 @@ type etcdFlags struct {
 // when --run is not given.
 func newEtcdFlags(fs *flag.FlagSet, does, runDefault string) *etcdFlags {
 	return &etcdFlags{
-		endpoints:   fs.String("etcd", "", "distributed mode: etcd endpoints host:port[,...]; "+does+" the buckets this rank is given"),
-		rank:        fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
-		world:       fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
-		runName:     fs.String("run", "", "with --etcd: the run's name (default: "+runDefault+"; the same for every rank given the same config and data)"),
-		leaseTTL:    fs.Duration("lease-ttl", 10*time.Second, "with --etcd: a rank silent this long loses its bucket, which goes back to the pool"),
-		dialTimeout: fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: give up joining the run when etcd does not answer within this"),
+		etcdClient: newEtcdClient(fs, "distributed mode: etcd endpoints host:port[,...]; "+does+" the buckets this rank is given"),
+		rank:       fs.Int("rank", 0, "with --etcd: this process's rank, 0 <= rank < world"),
+		world:      fs.Int("world", 0, "with --etcd: the number of ranks of the run"),
+		runName:    fs.String("run", "", "with --etcd: the run's name (default: "+runDefault+"; the same for every rank given the same config and data)"),
+		leaseTTL:   fs.Duration("lease-ttl", 10*time.Second, "with --etcd: a rank silent this long loses its bucket, which goes back to the pool"),
 	}
 }
 
@@ -67,7 +79,7 @@ func (e *etcdFlags) runID(prefix string, identity any) string {
 }
 
 // dial connects to the endpoints; etcd's client logs nothing.
-func (e *etcdFlags) dial() (*clientv3.Client, error) {
+func (e *etcdClient) dial() (*clientv3.Client, error) {
 	c, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(*e.endpoints, ","), DialTimeout: *e.dialTimeout, Logger: zap.NewNop()})
 	if err != nil {
 		return nil, e.wrap(err)
@@ -76,4 +88,9 @@ func (e *etcdFlags) dial() (*clientv3.Client, error) {
 }
 
 // wrap names the endpoints in an error from the coordination.
-func (e *etcdFlags) wrap(err error) error { return fmt.Errorf("--etcd %s: %w", *e.endpoints, err) }
+func (e *etcdClient) wrap(err error) error { return fmt.Errorf("--etcd %s: %w", *e.endpoints, err) }
+
+// unreachable explains an etcd request that failed, naming the endpoints.
+func (e *etcdClient) unreachable(err error) error {
+	return e.wrap(err)
+}

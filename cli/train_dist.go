@@ -40,7 +40,7 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 	}
 	defer logf.Close()
 	prog := newProgress(env, fmt.Sprintf("train rank %d/%d", *d.rank, *d.world), "edges", 0, quiet)
-	o := train.DistOptions{Client: c, Run: run, Rank: *d.rank, World: *d.world, LeaseTTL: *d.leaseTTL, Log: logf,
+	o := train.DistOptions{Client: c, Run: run, Endpoints: *d.endpoints, Rank: *d.rank, World: *d.world, LeaseTTL: *d.leaseTTL, Log: logf,
 		JoinTimeout: *d.dialTimeout,
 		Edges:       func(n int) { prog.Add(int64(n)) }}
 	var done int

@@ -24,6 +24,7 @@ import (
 type DistOptions struct {
 	Client      *clientv3.Client
 	Run         string // the run's name: its etcd keys and its identity
+	Endpoints   string // etcd's endpoints as the user gave them, for messages
 	Rank, World int
 	LeaseTTL    time.Duration // coord's default when 0
 	// JoinTimeout bounds starting or joining the run (etcd unreachable);
@@ -100,11 +101,11 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 		jctx, cancel = context.WithTimeout(ctx, o.JoinTimeout)
 	}
 	defer cancel()
-	ri, created, err := d.k.initRun(jctx, o.Client, o.Run, t.man.Fingerprint, man, d.passOf)
+	ri, created, err := d.k.initRun(jctx, o.Client, o.Run, o.Endpoints, t.dir, t.man.Fingerprint, man, d.passOf)
 	if err != nil {
 		return nil, err
 	}
-	d.start, d.baseBuckets, d.id = ri.Start, ri.BaseBuckets, DistRun{Run: o.Run, Created: created}
+	d.start, d.baseBuckets, d.id = ri.Start, ri.BaseBuckets, DistRun{Run: o.Run, Created: created, ID: ri.ID}
 	co := coord.PlanOptions(t.plan)
 	co.Run, co.Rank, co.World, co.LeaseTTL = o.Run, o.Rank, o.World, o.LeaseTTL
 	co.Passes = max(d.passes-d.start, 0)
@@ -131,7 +132,32 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
-	return ReadManifest(t.dir)
+	return finalManifest(t.dir)
+}
+
+// finalManifest reads the manifest a finished run left, refusing one that
+// names a missing file: success is never reported over missing files.
+func finalManifest(dir string) (*Manifest, error) {
+	man, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if man == nil {
+		return nil, fmt.Errorf("%w: %s: the run ended but the directory holds no %s", ErrCheckpoint, dir, ManifestName)
+	}
+	refs := []FileRef{man.Model}
+	for _, r := range man.Tables {
+		refs = append(refs, r.FileRef)
+	}
+	for _, r := range refs {
+		if r.File == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, r.File)); err != nil {
+			return nil, fmt.Errorf("%w: %s names %s: %v", ErrCheckpoint, filepath.Join(dir, ManifestName), r.File, err)
+		}
+	}
+	return man, nil
 }
 
 // passOf is the pass index of position p's (epoch, edge set, chunk).
