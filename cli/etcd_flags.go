@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/batchprep/batchprep/graph/coord"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -90,7 +93,33 @@ func (e *etcdClient) dial() (*clientv3.Client, error) {
 // wrap names the endpoints in an error from the coordination.
 func (e *etcdClient) wrap(err error) error { return fmt.Errorf("--etcd %s: %w", *e.endpoints, err) }
 
-// unreachable explains an etcd request that failed, naming the endpoints.
+// unreachable explains an etcd request that failed, naming the endpoints:
+// a request that timed out is etcd not answering.
 func (e *etcdClient) unreachable(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &coord.UnreachableError{Endpoints: *e.endpoints, For: *e.dialTimeout}
+	}
 	return e.wrap(err)
+}
+
+// sessions runs a rank's session under a watchdog on etcd (coord.Watchdog):
+// when the session fails because etcd stopped answering, the rank says so
+// and waits; if etcd answers again within --etcd-timeout the rank joins
+// the run again (as the same command restarted would), otherwise it fails
+// with "etcd at ADDR unreachable for T s; restart it and rerun the same
+// command". who prefixes the messages.
+func (e *etcdClient) sessions(env *Env, c *clientv3.Client, who string, session func(ctx context.Context) error) error {
+	say := func(msg string) { fmt.Fprintf(env.Stderr, "%s: %s\n", who, msg) }
+	wd := coord.NewWatchdog(env.Ctx, c, *e.endpoints, *e.dialTimeout, say)
+	defer wd.Stop()
+	for {
+		err := session(wd.Context())
+		if err == nil || env.Ctx.Err() != nil || !wd.Down() {
+			return err
+		}
+		if err := wd.WaitUp(); err != nil {
+			return err
+		}
+		say("joining the run again")
+	}
 }

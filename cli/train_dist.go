@@ -49,14 +49,18 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 		trainBucketLine(env, prog, cfg, ev.Event, quiet)
 	}
 	fmt.Fprintf(env.Stderr, "train: rank %d of %d in run %s on %s\n", *d.rank, *d.world, run, *d.endpoints)
-	man, err := train.RunDistributed(env.Ctx, cfg, store, o)
+	var man *train.Manifest
+	err = d.sessions(env, c, fmt.Sprintf("train rank %d", *d.rank), func(ctx context.Context) (err error) {
+		man, err = train.RunDistributed(ctx, cfg, store, o)
+		return err
+	})
 	prog.Done()
 	if err != nil {
 		if env.Ctx.Err() != nil {
 			fmt.Fprintf(env.Stderr, "stopped; this rank's bucket went back to the pool: run the same command to rejoin run %s\n", run)
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
-			return d.wrap(err)
+			return d.unreachable(err)
 		}
 		return err
 	}

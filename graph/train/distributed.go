@@ -117,7 +117,13 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	}
 	cancel()
 	err = d.loop(ctx)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	// Signing off and publishing the end get time; after a failure (etcd
+	// gone, perhaps), giving back the lease is only a courtesy: it expires.
+	wait := 20 * time.Second
+	if err != nil {
+		wait = cleanupWait
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	if err == nil {
 		// Every pass is done: the manifest is final; remove what it does
@@ -160,6 +166,10 @@ func finalManifest(dir string) (*Manifest, error) {
 	return man, nil
 }
 
+// cleanupWait bounds giving back a bucket or the lease after a failure:
+// etcd may be the failure, and the lease expires anyway.
+const cleanupWait = 2 * time.Second
+
 // passOf is the pass index of position p's (epoch, edge set, chunk).
 func (d *distRun) passOf(p Position) int {
 	c, s := d.t.plan.NumChunks(), d.t.plan.NumEdgeSets()
@@ -178,7 +188,9 @@ func (d *distRun) loop(ctx context.Context) error {
 		}
 		if err := d.bucket(ctx, cl); err != nil {
 			if ctx.Err() == nil {
-				d.ct.Abandon(context.WithoutCancel(ctx), cl)
+				actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupWait)
+				d.ct.Abandon(actx, cl)
+				cancel()
 			}
 			return err
 		}
@@ -234,20 +246,28 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	// other trainer writes that name: claims are unique).
 	var refs []TableRef
 	var superseded []string
-	for _, k := range t.needed(cl.Bucket) {
-		tab := t.tables[k]
-		ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), encodeTable(tab))
-		if err != nil {
-			return err
+	var oldModel string
+	var done int64
+	if d.ct.Lost() {
+		// The lease is gone (etcd lost it, or this rank was paused past
+		// it): the claim is lost; write and commit nothing.
+		err = coord.ErrLost
+	} else {
+		for _, k := range t.needed(cl.Bucket) {
+			tab := t.tables[k]
+			ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), encodeTable(tab))
+			if err != nil {
+				return err
+			}
+			d.io.Saves++
+			d.io.SaveBytes += ref.Bytes
+			refs = append(refs, TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref})
+			if old, ok := s.parts[partKey(t.types[k.typ], k.part)]; ok {
+				superseded = append(superseded, old.File)
+			}
 		}
-		d.io.Saves++
-		d.io.SaveBytes += ref.Bytes
-		refs = append(refs, TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref})
-		if old, ok := s.parts[partKey(t.types[k.typ], k.part)]; ok {
-			superseded = append(superseded, old.File)
-		}
+		oldModel, done, err = d.commit(ctx, cl, s, pos, ev, loss, refs)
 	}
-	oldModel, done, err := d.commit(ctx, cl, s, pos, ev, loss, refs)
 	if errors.Is(err, coord.ErrLost) {
 		// The lease expired: the bucket is back in the pool and another
 		// trainer trains it from the committed versions. Nothing of this

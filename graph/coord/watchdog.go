@@ -1,0 +1,156 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// UnreachableError is the cause a Watchdog cancels its context with: etcd
+// did not answer for the whole timeout.
+type UnreachableError struct {
+	Endpoints string
+	For       time.Duration
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("etcd at %s unreachable for %s s; restart it and rerun the same command",
+		e.Endpoints, strconv.FormatFloat(e.For.Seconds(), 'f', -1, 64))
+}
+
+// Watchdog probes etcd about once a second while a rank works. When etcd
+// stops answering it says so (Notify), and when no probe has succeeded for
+// the timeout it cancels its context with an *UnreachableError, which
+// ends whatever the rank was waiting for (a watch on a vanished server
+// waits for ever). A rank whose session failed asks Down whether etcd is
+// the reason, and WaitUp to retry once etcd answers again.
+type Watchdog struct {
+	c         *clientv3.Client
+	endpoints string
+	timeout   time.Duration
+	every     time.Duration
+	notify    func(string)
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	done      chan struct{}
+
+	mu        sync.Mutex
+	downSince time.Time // zero while etcd answers
+	up        chan struct{}
+}
+
+// NewWatchdog starts watching etcd through c for a rank working under
+// ctx. endpoints names etcd in messages; notify (nil: silent) receives
+// "not answering" and "answers again" messages.
+func NewWatchdog(ctx context.Context, c *clientv3.Client, endpoints string, timeout time.Duration, notify func(string)) *Watchdog {
+	w := &Watchdog{c: c, endpoints: endpoints, timeout: timeout, every: min(time.Second, max(timeout/5, 10*time.Millisecond)),
+		notify: notify, done: make(chan struct{}), up: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancelCause(ctx)
+	go w.loop()
+	return w
+}
+
+// Context is canceled when etcd was unreachable for the timeout (cause:
+// *UnreachableError), or when the parent is.
+func (w *Watchdog) Context() context.Context { return w.ctx }
+
+// Stop ends the probes.
+func (w *Watchdog) Stop() {
+	w.cancel(context.Canceled)
+	<-w.done
+}
+
+func (w *Watchdog) loop() {
+	defer close(w.done)
+	t := time.NewTicker(w.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ok := w.probe()
+		w.mu.Lock()
+		switch {
+		case ok && !w.downSince.IsZero():
+			w.downSince = time.Time{}
+			close(w.up)
+			w.up = make(chan struct{})
+			w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
+		case !ok && w.downSince.IsZero():
+			w.downSince = time.Now()
+			w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints,
+				strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64)))
+		case !ok && time.Since(w.downSince) >= w.timeout:
+			w.cancel(&UnreachableError{Endpoints: w.endpoints, For: w.timeout})
+		}
+		w.mu.Unlock()
+	}
+}
+
+func (w *Watchdog) say(msg string) {
+	if w.notify != nil {
+		w.notify(msg)
+	}
+}
+
+// probe reports whether etcd answers a linearizable read (which needs a
+// leader, as every claim and commit does) within the probe period.
+func (w *Watchdog) probe() bool {
+	ctx, cancel := context.WithTimeout(w.ctx, w.every)
+	defer cancel()
+	_, err := w.c.Get(ctx, runsPrefix+"\x00probe", clientv3.WithCountOnly())
+	return err == nil
+}
+
+// Down reports whether a failed session's error comes from etcd being
+// unreachable rather than from the run itself: the timeout has passed, or
+// etcd does not answer a probe now.
+func (w *Watchdog) Down() bool {
+	if context.Cause(w.ctx) != nil {
+		return true
+	}
+	w.mu.Lock()
+	down := !w.downSince.IsZero()
+	w.mu.Unlock()
+	return down || !w.probe()
+}
+
+// WaitUp blocks until etcd answers a probe, and returns nil; or returns
+// the context's cause (an *UnreachableError after the timeout) when it is
+// canceled first.
+func (w *Watchdog) WaitUp() error {
+	for {
+		if w.probe() {
+			w.mu.Lock()
+			if !w.downSince.IsZero() {
+				w.downSince = time.Time{}
+				close(w.up)
+				w.up = make(chan struct{})
+				w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
+			}
+			w.mu.Unlock()
+			return nil
+		}
+		w.mu.Lock()
+		if w.downSince.IsZero() {
+			w.downSince = time.Now()
+			w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints,
+				strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64)))
+		}
+		up := w.up
+		w.mu.Unlock()
+		select {
+		case <-w.ctx.Done():
+			return context.Cause(w.ctx)
+		case <-up:
+			return nil
+		case <-time.After(w.every):
+		}
+	}
+}
