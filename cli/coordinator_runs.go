@@ -44,6 +44,9 @@ func runCoordinatorRuns(env *Env, args []string) error {
 	case *force && *del == "":
 		return usagef("--force goes with --delete")
 	}
+	if err := ec.checkClient(); err != nil {
+		return err
+	}
 	c, err := ec.dial()
 	if err != nil {
 		return err
