@@ -87,7 +87,8 @@ func runTrain(env *Env, args []string) error {
 	var prog *progress
 	var tr *train.Trainer
 	logw := &logWriter{}
-	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) }}
+	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
+		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) }}
 	opts.Bucket = func(ev train.Event) {
 		trainBucketLine(env, prog, cfg, ev, *quiet)
 		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {

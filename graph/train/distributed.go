@@ -37,6 +37,8 @@ type DistOptions struct {
 	// Log receives one JSON line per claim and per committed or lost
 	// bucket (DistEvent).
 	Log io.Writer
+	// Note, when set, receives remarks for people (files left alone).
+	Note func(string)
 }
 
 // DistEvent is a line of a distributed run's training log: Kind "claim"
@@ -66,6 +68,7 @@ type distRun struct {
 	modelFile   string              // file the in-memory parameters came from ("" initial)
 	base        [][]float32         // parameters and accumulators when the bucket started
 	io          IOStats             // this bucket's loads and saves
+	claims      map[int64]bool      // claims this process was given (their files are its own)
 }
 
 // RunDistributed trains cfg's model as rank o.Rank of o.World trainers that
@@ -89,7 +92,13 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
-	d := &distRun{t: t, o: o, k: distKeys{prefix}, ver: map[tableKey]string{}, passes: coord.Passes(t.plan)}
+	d := &distRun{t: t, o: o, k: distKeys{prefix}, ver: map[tableKey]string{}, passes: coord.Passes(t.plan), claims: map[int64]bool{}}
+	// A process of this rank before this one (the rank lock says it is
+	// gone) may have been killed while writing: its temporaries are
+	// never renamed; remove them.
+	if err := d.removeOwn(nil, o.Rank); err != nil {
+		return nil, err
+	}
 	l, r := t.plan.Shape()
 	d.perPass = l * r
 	man, err := ReadManifest(t.dir)
@@ -206,6 +215,7 @@ func (d *distRun) position(cl *coord.Claim) (int, Position) {
 
 // logClaim logs claim cl as granted.
 func (d *distRun) logClaim(cl *coord.Claim) {
+	d.claims[cl.Number] = true
 	pass, pos := d.position(cl)
 	d.logLine(claimLine{Kind: "claim", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Position: pos, Bucket: cl.Bucket})
 }

@@ -226,19 +226,37 @@ func (d *distRun) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	keep := map[string]bool{man.Model.File: true}
-	for _, r := range man.Tables {
-		keep[r.File] = true
+	return d.removeOwn(named(man), -1)
+}
+
+// removeOwn removes the data files (but those of keep) and temporaries
+// of the claims the training log records, of rank (rank < 0: any rank's)
+// or made by this process: a run of this directory wrote them. Other
+// files are left alone and reported through DistOptions.Note.
+func (d *distRun) removeOwn(keep map[string]bool, rank int) error {
+	own := loggedVersions(d.t.dir, rank)
+	for c := range d.claims {
+		own[c] = true
 	}
 	ents, err := os.ReadDir(d.t.dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(d.t.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+		n := e.Name()
+		base, temp := dataFileOf(n)
+		if base == "" || keep[n] || (rank >= 0 && !temp) {
+			continue
+		}
+		if !own[fileVersion(base)] {
+			if rank < 0 && d.o.Note != nil {
+				d.o.Note(fmt.Sprintf("%s: not part of the checkpoint and not written by a run of this directory (its training log does not name claim %d): left alone; delete it if it is not needed",
+					filepath.Join(d.t.dir, n), fileVersion(base)))
 			}
+			continue
+		}
+		if err := os.Remove(filepath.Join(d.t.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
 	}
 	return nil

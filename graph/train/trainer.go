@@ -26,6 +26,8 @@ type Options struct {
 	Bucket func(Event)
 	// Log, when set, receives one JSON object per line per trained bucket.
 	Log io.Writer
+	// Note, when set, receives remarks for people (files left alone).
+	Note func(string)
 }
 
 // Event describes a trained and checkpointed bucket.
@@ -39,7 +41,8 @@ type Event struct {
 	HoldoutAfter  *Metrics     `json:"holdout_after,omitempty"`
 	IO            IOStats      `json:"io"`
 	Seconds       float64      `json:"seconds"`
-	Done, Total   int64        `json:"-"` // buckets trained so far, and in the whole plan
+	Checkpoint    int64        `json:"checkpoint,omitempty"` // the number of the checkpoint that holds it (its files' version)
+	Done, Total   int64        `json:"-"`                    // buckets trained so far, and in the whole plan
 }
 
 // Trainer trains a config's model on a store, checkpointing after every
@@ -182,7 +185,7 @@ func (t *Trainer) Run(ctx context.Context) error {
 		if err := t.checkpoint(pos); err != nil {
 			return err
 		}
-		ev.IO, ev.Seconds = t.man.IO, time.Since(start).Seconds()
+		ev.IO, ev.Seconds, ev.Checkpoint = t.man.IO, time.Since(start).Seconds(), t.man.Seq
 		ev.Done, ev.Total = t.man.Buckets, t.TotalBuckets()
 		if t.opts.Log != nil {
 			line, _ := json.Marshal(ev)

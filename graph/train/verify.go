@@ -102,9 +102,9 @@ func verifyOnce(dir string) Check {
 	for _, e := range ents {
 		switch n := e.Name(); {
 		case dataFile.MatchString(n) && !named[n]:
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: not part of the checkpoint (superseded, or written by an interrupted checkpoint); the next train removes it", filepath.Join(dir, n)))
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: not part of the checkpoint (superseded, or written by an interrupted checkpoint); the next train removes it if a run of this directory wrote it, else reports it", filepath.Join(dir, n)))
 		case strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-"):
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: temporary file of an interrupted write; the next write of that file removes it", filepath.Join(dir, n)))
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: temporary file of an interrupted write; the next train removes it if a run of this directory wrote it", filepath.Join(dir, n)))
 		}
 	}
 	return c
