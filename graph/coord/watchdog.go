@@ -18,8 +18,7 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("etcd at %s unreachable for %s s; restart it and rerun the same command",
-		e.Endpoints, strconv.FormatFloat(e.For.Seconds(), 'f', -1, 64))
+	return fmt.Sprintf("etcd at %s unreachable for %s s; restart it and rerun the same command", e.Endpoints, seconds(e.For))
 }
 
 // Watchdog probes etcd about once a second while a rank works. When etcd
@@ -77,21 +76,40 @@ func (w *Watchdog) loop() {
 		ok := w.probe()
 		w.mu.Lock()
 		switch {
-		case ok && !w.downSince.IsZero():
-			w.downSince = time.Time{}
-			close(w.up)
-			w.up = make(chan struct{})
-			w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
-		case !ok && w.downSince.IsZero():
-			w.downSince = time.Now()
-			w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints,
-				strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64)))
-		case !ok && time.Since(w.downSince) >= w.timeout:
+		case ok:
+			w.markUp()
+		case w.downSince.IsZero():
+			w.markDown()
+		case time.Since(w.downSince) >= w.timeout:
 			w.cancel(&UnreachableError{Endpoints: w.endpoints, For: w.timeout})
 		}
 		w.mu.Unlock()
 	}
 }
+
+// markUp records that etcd answered (w.mu held): waiters are woken and,
+// after an outage, the rank is told.
+func (w *Watchdog) markUp() {
+	if w.downSince.IsZero() {
+		return
+	}
+	w.downSince = time.Time{}
+	close(w.up)
+	w.up = make(chan struct{})
+	w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
+}
+
+// markDown records that etcd stopped answering (w.mu held).
+func (w *Watchdog) markDown() {
+	if !w.downSince.IsZero() {
+		return
+	}
+	w.downSince = time.Now()
+	w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints, seconds(w.timeout)))
+}
+
+// seconds prints d in seconds, as people write them (20, 0.5).
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
 
 func (w *Watchdog) say(msg string) {
 	if w.notify != nil {
@@ -100,9 +118,11 @@ func (w *Watchdog) say(msg string) {
 }
 
 // probe reports whether etcd answers a linearizable read (which needs a
-// leader, as every claim and commit does) within the probe period.
+// leader, as every claim and commit does).
 func (w *Watchdog) probe() bool {
-	ctx, cancel := context.WithTimeout(w.ctx, w.every)
+	// A loaded machine can take a while to answer: wait up to a third of
+	// the timeout (at most 5 s) before counting a probe as failed.
+	ctx, cancel := context.WithTimeout(w.ctx, max(w.every, min(w.timeout/3, 5*time.Second)))
 	defer cancel()
 	_, err := w.c.Get(ctx, runsPrefix+"\x00probe", clientv3.WithCountOnly())
 	return err == nil
@@ -128,21 +148,12 @@ func (w *Watchdog) WaitUp() error {
 	for {
 		if w.probe() {
 			w.mu.Lock()
-			if !w.downSince.IsZero() {
-				w.downSince = time.Time{}
-				close(w.up)
-				w.up = make(chan struct{})
-				w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
-			}
+			w.markUp()
 			w.mu.Unlock()
 			return nil
 		}
 		w.mu.Lock()
-		if w.downSince.IsZero() {
-			w.downSince = time.Now()
-			w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints,
-				strconv.FormatFloat(w.timeout.Seconds(), 'f', -1, 64)))
-		}
+		w.markDown()
 		up := w.up
 		w.mu.Unlock()
 		select {
