@@ -34,7 +34,7 @@ type etcdClient struct {
 func newEtcdClient(fs *flag.FlagSet, usage string) *etcdClient {
 	return &etcdClient{
 		endpoints:    fs.String("etcd", "", usage),
-		dialTimeout:  fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: give up when etcd does not answer within this"),
+		dialTimeout:  fs.Duration("etcd-timeout", 20*time.Second, "with --etcd: how long to wait for etcd to answer (at the start, or after it stopped answering) before giving up"),
 		cacert:       fs.String("etcd-cacert", "", "with --etcd: reach etcd over TLS, trusting the CAs of this PEM `file`"),
 		cert:         fs.String("etcd-cert", "", "with --etcd: TLS client certificate `file` (PEM; with --etcd-key)"),
 		key:          fs.String("etcd-key", "", "with --etcd: private key `file` of --etcd-cert (PEM)"),
