@@ -72,7 +72,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 	_, wantEval, _ := run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1")
 	var files []string
 	for _, e := range must(os.ReadDir(pristine)) {
-		if n := e.Name(); n != "training_log.jsonl" && n != "training.svg" {
+		if n := e.Name(); n != "training_log.jsonl" && n != "training.svg" && n != "train.lock" {
 			files = append(files, n)
 		}
 	}

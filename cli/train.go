@@ -24,7 +24,9 @@ is committed in checkpoint_path after every bucket.
 
 Run the same command again after a crash, kill or Ctrl-C: training
 continues from the last checkpoint with exactly the batches an
-uninterrupted run would have trained. A checkpoint made with a different
+uninterrupted run would have trained. One train at a time per
+checkpoint_path: a second is refused, naming the first one's pid and
+host; eval, export and verify may run meanwhile. A checkpoint made with a different
 config is refused, naming the differing keys; raising num_epochs continues
 a finished run.
 
@@ -39,7 +41,11 @@ Distributed mode (docs/distributed.md): W processes, anywhere that sees
 checkpoint_path and reaches etcd, share the buckets; start each with
 --etcd HOST:PORT --rank R --world W (batchprep coordinator runs an etcd).
 A killed rank's bucket returns to the pool after --lease-ttl; the same
-command restarted rejoins the run.
+command restarted rejoins the run. When etcd stops answering, ranks wait
+up to --etcd-timeout for it and rejoin, else exit 1; rerun them once etcd
+is back. --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user and
+--etcd-password-file reach an etcd with TLS and authentication;
+"batchprep coordinator runs" lists and deletes runs.
 
 Examples:
   batchprep train --config fb15k.toml
@@ -106,7 +112,8 @@ func runTrain(env *Env, args []string) error {
 	var prog *progress
 	var tr *train.Trainer
 	logw := &logWriter{}
-	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) }}
+	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
+		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) }}
 	opts.Bucket = func(ev train.Event) {
 		trainBucketLine(env, prog, cfg, ev, *quiet)
 		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {
@@ -119,6 +126,7 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer tr.Close() // the directory's lock, when Run is not reached
 	// The log is appended to: a damaged one, or one of another run, is
 	// refused rather than extended (after New has checked the manifest and
 	// the model file, which name a damage more precisely).

@@ -84,6 +84,10 @@ type Manifest struct {
 	// Distributed is set when a distributed run wrote the manifest
 	// (distributed.go).
 	Distributed *DistRun `json:"distributed,omitempty"`
+	// Superseded names the files the previous checkpoint of this run
+	// named and this one does not: removed after the manifest is written,
+	// and by the next run if a kill came first.
+	Superseded []string `json:"superseded,omitempty"`
 }
 
 // envelope carries the manifest with the SHA-256 of its compact JSON
