@@ -50,6 +50,9 @@ func runCoordinator(env *Env, args []string) error {
 	case *clientCA != "" && *cert == "":
 		return usagef("--client-ca needs --cert and --key (client certificates are checked over TLS)")
 	}
+	if err := checkListen("--listen", *listen); err != nil {
+		return err
+	}
 	s, err := coord.Serve(coord.ServerOptions{Dir: *dir, Listen: *listen, NoFsync: *noFsync, CertFile: *cert, KeyFile: *key, ClientCAFile: *clientCA})
 	if err != nil {
 		return err

@@ -160,7 +160,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 		// coordinator
 		{"coordinator without data dir", []string{"coordinator"}, false, 2, "--data-dir is required"},
 		{"coordinator with an argument", []string{"coordinator", "--data-dir", dir, "extra"}, false, 2, "unexpected argument \"extra\""},
-		{"coordinator bad listen", []string{"coordinator", "--data-dir", filepath.Join(dir, "etcd"), "--listen", "nope"}, false, 1, "--listen \"nope\": want host:port"},
+		{"coordinator bad listen", []string{"coordinator", "--data-dir", filepath.Join(dir, "etcd"), "--listen", "nope"}, false, 2, "--listen \"nope\": want host:port"},
 		{"coordinator data dir a file", []string{"coordinator", "--data-dir", test, "--listen", "127.0.0.1:0"}, false, 1, "cannot access data directory"},
 	}
 	for _, c := range cases {

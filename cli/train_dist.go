@@ -11,6 +11,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // trainDist runs train as one rank of a run on etcd (docs/distributed.md).
@@ -74,8 +75,8 @@ func (d *trainDist) run(env *Env, cfg *config.Config, store *edgestore.Store, qu
 		}
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "rank %d trained %d buckets; the run trained %d buckets, %d edges; checkpoint in %s\n",
-		*d.rank, done, man.Buckets, man.Edges, cfg.CheckpointPath)
+	fmt.Fprintf(env.Stdout, "rank %d trained %s; the run trained %s, %s; checkpoint in %s\n",
+		*d.rank, plural.Count(done, "bucket"), plural.Count(man.Buckets, "bucket"), plural.Count(man.Edges, "edge"), cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
 	return nil
 }
