@@ -89,7 +89,7 @@ func TestReadersDuringTraining(t *testing.T) {
 		wg.Go(func() {
 			for i := range 50 {
 				args := [][]string{
-					{"eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--format", "json"},
+					{"eval", "--config", cfg, "--rel-col", "1", "--edges", filepath.Join(dir, "test.txt"), "--format", "json"},
 					{"verify", "--checkpoint", filepath.Join(dir, "ckpt")},
 					{"export", "--config", cfg, "--out", filepath.Join(dir, fmt.Sprintf("emb%d.tsv", g))},
 				}[(i+g)%3]
