@@ -71,7 +71,7 @@ func (x GraphRecord_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GraphRecord_Kind.Descriptor instead.
 func (GraphRecord_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{5, 0}
+	return file_batchprep_proto_rawDescGZIP(), []int{6, 0}
 }
 
 // SequenceRequest holds the choices of `batchprep read`. Field names are the
@@ -115,7 +115,14 @@ type SequenceRequest struct {
 	// its state without the part that is the same for the whole call
 	// (state_tail, sent once). The Python client sets it: a reader then maps
 	// every array of a minibatch from one bytes value.
-	Packed        bool `protobuf:"varint,24,opt,name=packed,proto3" json:"packed,omitempty"`
+	Packed bool `protobuf:"varint,24,opt,name=packed,proto3" json:"packed,omitempty"`
+	// columns, for SequenceGroups only, sends each message's minibatches as
+	// the columns of one SequenceGroup (its table, arrays, ids and states)
+	// instead of one SequenceMinibatch each, in packed's layouts (packed is
+	// implied). The Python client sets it: a reader then handles a message's
+	// minibatches with a few operations per message instead of a dozen
+	// fields per minibatch.
+	Columns       bool `protobuf:"varint,25,opt,name=columns,proto3" json:"columns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +321,13 @@ func (x *SequenceRequest) GetElideUnitSparse() bool {
 func (x *SequenceRequest) GetPacked() bool {
 	if x != nil {
 		return x.Packed
+	}
+	return false
+}
+
+func (x *SequenceRequest) GetColumns() bool {
+	if x != nil {
+		return x.Columns
 	}
 	return false
 }
@@ -648,8 +662,32 @@ func (x *SequenceMinibatch) GetStateTail() []byte {
 // SequenceGroup is consecutive minibatches of one SequenceGroups call, in
 // stream order.
 type SequenceGroup struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Minibatches   []*SequenceMinibatch   `protobuf:"bytes,1,rep,name=minibatches,proto3" json:"minibatches,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Minibatches []*SequenceMinibatch   `protobuf:"bytes,1,rep,name=minibatches,proto3" json:"minibatches,omitempty"`
+	// With columns, instead of minibatches: table holds, per minibatch in
+	// stream order, 9 + 3 x streams little-endian uint64s: step, epoch,
+	// sweep, start, end, flags (1 end_of_sweep, 2 end_of_epoch, 4 its state
+	// is whole: without state_tail), sequence_count, its bytes in arrays,
+	// its bytes in states; then for
+	// each stream in order its samples, its sparse entries (dense: 0) and
+	// its elision (1 unit_rows, 2 unit_values).
+	Table []byte `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	// Each minibatch's arrays in SequenceMinibatch.arrays's layout, followed
+	// by zeros up to a multiple of 8 bytes, one minibatch after the other.
+	Arrays []byte `protobuf:"bytes,3,opt,name=arrays,proto3" json:"arrays,omitempty"`
+	// Every minibatch's ids, in order, joined by '\n'.
+	Ids []byte `protobuf:"bytes,4,opt,name=ids,proto3" json:"ids,omitempty"`
+	// Each minibatch's state as packed sends it (without the tail), one after
+	// the other.
+	States []byte `protobuf:"bytes,5,opt,name=states,proto3" json:"states,omitempty"`
+	// The end of every state of the call (its setup's fingerprint), in the
+	// call's first message: a minibatch's state is its part of states
+	// followed by it (unless flag 4).
+	StateTail []byte `protobuf:"bytes,6,opt,name=state_tail,json=stateTail,proto3" json:"state_tail,omitempty"`
+	// The streams (name, dim and sparse only), in the call's first message.
+	Streams []*StreamData `protobuf:"bytes,7,rep,name=streams,proto3" json:"streams,omitempty"`
+	// The warnings and skipped ordinals of the minibatches that have any.
+	Notes         []*MinibatchNotes `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -691,6 +729,117 @@ func (x *SequenceGroup) GetMinibatches() []*SequenceMinibatch {
 	return nil
 }
 
+func (x *SequenceGroup) GetTable() []byte {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetArrays() []byte {
+	if x != nil {
+		return x.Arrays
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetIds() []byte {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStates() []byte {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStateTail() []byte {
+	if x != nil {
+		return x.StateTail
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStreams() []*StreamData {
+	if x != nil {
+		return x.Streams
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetNotes() []*MinibatchNotes {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+// MinibatchNotes is what a minibatch of a columns message carries besides
+// its table row: SequenceMinibatch.warnings and skipped.
+type MinibatchNotes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Warnings      []string               `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Skipped       []int64                `protobuf:"varint,3,rep,packed,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MinibatchNotes) Reset() {
+	*x = MinibatchNotes{}
+	mi := &file_batchprep_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MinibatchNotes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MinibatchNotes) ProtoMessage() {}
+
+func (x *MinibatchNotes) ProtoReflect() protoreflect.Message {
+	mi := &file_batchprep_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MinibatchNotes.ProtoReflect.Descriptor instead.
+func (*MinibatchNotes) Descriptor() ([]byte, []int) {
+	return file_batchprep_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MinibatchNotes) GetStep() uint64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *MinibatchNotes) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *MinibatchNotes) GetSkipped() []int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
 // GraphRequest names a graph config (TOML or JSON, read by the server) and
 // the part of the plan to stream.
 type GraphRequest struct {
@@ -707,7 +856,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +868,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +881,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{4}
+	return file_batchprep_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GraphRequest) GetConfig() string {
@@ -801,7 +950,7 @@ type GraphRecord struct {
 
 func (x *GraphRecord) Reset() {
 	*x = GraphRecord{}
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +962,7 @@ func (x *GraphRecord) String() string {
 func (*GraphRecord) ProtoMessage() {}
 
 func (x *GraphRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +975,7 @@ func (x *GraphRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRecord.ProtoReflect.Descriptor instead.
 func (*GraphRecord) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{5}
+	return file_batchprep_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GraphRecord) GetKind() GraphRecord_Kind {
@@ -966,7 +1115,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xd4\x05\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xee\x05\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -997,7 +1146,8 @@ const file_batchprep_proto_rawDesc = "" +
 	"\vgroup_bytes\x18\x16 \x01(\x05R\n" +
 	"groupBytes\x12*\n" +
 	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparse\x12\x16\n" +
-	"\x06packed\x18\x18 \x01(\bR\x06packedB\b\n" +
+	"\x06packed\x18\x18 \x01(\bR\x06packed\x12\x18\n" +
+	"\acolumns\x18\x19 \x01(\bR\acolumnsB\b\n" +
 	"\x06_start\"\xb6\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
@@ -1038,9 +1188,21 @@ const file_batchprep_proto_rawDesc = "" +
 	"ids_joined\x18\x10 \x01(\fR\tidsJoined\x12\x1d\n" +
 	"\n" +
 	"state_tail\x18\x11 \x01(\fR\tstateTailB\x11\n" +
-	"\x0f_sequence_count\"R\n" +
+	"\x0f_sequence_count\"\xb1\x02\n" +
 	"\rSequenceGroup\x12A\n" +
-	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\"\x96\x01\n" +
+	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\fR\x05table\x12\x16\n" +
+	"\x06arrays\x18\x03 \x01(\fR\x06arrays\x12\x10\n" +
+	"\x03ids\x18\x04 \x01(\fR\x03ids\x12\x16\n" +
+	"\x06states\x18\x05 \x01(\fR\x06states\x12\x1d\n" +
+	"\n" +
+	"state_tail\x18\x06 \x01(\fR\tstateTail\x122\n" +
+	"\astreams\x18\a \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x122\n" +
+	"\x05notes\x18\b \x03(\v2\x1c.batchprep.v1.MinibatchNotesR\x05notes\"Z\n" +
+	"\x0eMinibatchNotes\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x1a\n" +
+	"\bwarnings\x18\x02 \x03(\tR\bwarnings\x12\x18\n" +
+	"\askipped\x18\x03 \x03(\x03R\askipped\"\x96\x01\n" +
 	"\fGraphRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\x05R\x06worker\x12\x1f\n" +
@@ -1095,31 +1257,34 @@ func file_batchprep_proto_rawDescGZIP() []byte {
 }
 
 var file_batchprep_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_batchprep_proto_goTypes = []any{
 	(GraphRecord_Kind)(0),     // 0: batchprep.v1.GraphRecord.Kind
 	(*SequenceRequest)(nil),   // 1: batchprep.v1.SequenceRequest
 	(*StreamData)(nil),        // 2: batchprep.v1.StreamData
 	(*SequenceMinibatch)(nil), // 3: batchprep.v1.SequenceMinibatch
 	(*SequenceGroup)(nil),     // 4: batchprep.v1.SequenceGroup
-	(*GraphRequest)(nil),      // 5: batchprep.v1.GraphRequest
-	(*GraphRecord)(nil),       // 6: batchprep.v1.GraphRecord
+	(*MinibatchNotes)(nil),    // 5: batchprep.v1.MinibatchNotes
+	(*GraphRequest)(nil),      // 6: batchprep.v1.GraphRequest
+	(*GraphRecord)(nil),       // 7: batchprep.v1.GraphRecord
 }
 var file_batchprep_proto_depIdxs = []int32{
 	2, // 0: batchprep.v1.SequenceMinibatch.streams:type_name -> batchprep.v1.StreamData
 	3, // 1: batchprep.v1.SequenceGroup.minibatches:type_name -> batchprep.v1.SequenceMinibatch
-	0, // 2: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
-	1, // 3: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
-	1, // 4: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
-	5, // 5: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
-	3, // 6: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
-	4, // 7: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
-	6, // 8: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 2: batchprep.v1.SequenceGroup.streams:type_name -> batchprep.v1.StreamData
+	5, // 3: batchprep.v1.SequenceGroup.notes:type_name -> batchprep.v1.MinibatchNotes
+	0, // 4: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
+	1, // 5: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
+	1, // 6: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
+	6, // 7: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
+	3, // 8: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
+	4, // 9: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
+	7, // 10: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
+	8, // [8:11] is the sub-list for method output_type
+	5, // [5:8] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_batchprep_proto_init() }
@@ -1135,7 +1300,7 @@ func file_batchprep_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batchprep_proto_rawDesc), len(file_batchprep_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,170 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	pb "github.com/batchprep/batchprep/proto/batchpreppb"
+	"github.com/batchprep/batchprep/source"
+)
+
+// columnsFixed is the number of table entries of a minibatch before its
+// streams' (SequenceGroup.table).
+const columnsFixed = 9
+
+// columns builds the messages of a SequenceGroups call with
+// SequenceRequest.columns: each minibatch added becomes a row of the
+// group's table and a part of its arrays, ids and states. The buffers are
+// reused from message to message (grpc-go has encoded a message when Send
+// returns), so a message costs no allocation once the first ones have
+// grown them.
+type columns struct {
+	elide                      bool
+	table, arrays, ids, states []byte
+	notes                      []*pb.MinibatchNotes
+	streams                    []*pb.StreamData // the next message's stream descriptions
+	sentStreams                bool
+	tail, newTail              []byte // the state tail sent last; the next message's
+	elided                     []uint8
+	count, idCount             int
+}
+
+// fingerprintField starts the part of a state that is the same for every
+// minibatch of a call (the state tail of packed and columns messages).
+var fingerprintField = []byte(`,"fingerprint":`)
+
+// splitState returns the state's head and its tail (empty when the state
+// holds no fingerprint).
+func splitState(state []byte) (head, tail []byte) {
+	if i := bytes.Index(state, fingerprintField); i >= 0 {
+		return state[:i], state[i:]
+	}
+	return state, nil
+}
+
+// add appends mb, the state after it and the reader's diagnostics since
+// the previous minibatch; it returns the bytes added, the minibatch's
+// encoded size.
+func (c *columns) add(mb *source.Minibatch, state []byte, warnings []string) int {
+	c.elided = elision(mb, c.elide, c.elided)
+	if !c.sentStreams {
+		for i := range mb.Streams {
+			b := &mb.Streams[i]
+			c.streams = append(c.streams, &pb.StreamData{Name: b.Name, Dim: int32(b.Dim), Sparse: b.Sparse})
+		}
+		c.sentStreams = true
+	}
+	n := arraysBytes(mb, c.elided)
+	padded := (n + 7) &^ 7
+	at := len(c.arrays)
+	c.arrays = grow(c.arrays, padded)
+	writeArrays(arena(c.arrays[at:at+n]), mb, c.elided)
+	clear(c.arrays[at+n:])
+
+	// The tail is the call's fingerprint: sent once. A state that does not
+	// end with it goes whole (flag 4).
+	var flags uint64
+	head, tail := splitState(state)
+	switch {
+	case tail == nil:
+		flags |= 4
+	case c.tail == nil:
+		c.tail = append([]byte(nil), tail...)
+		c.newTail = c.tail
+	case !bytes.Equal(tail, c.tail):
+		head = state
+		flags |= 4
+	}
+	c.states = append(c.states, head...)
+
+	added := len(c.ids)
+	for _, id := range mb.IDs {
+		if c.idCount > 0 {
+			c.ids = append(c.ids, '\n')
+		}
+		c.ids = append(c.ids, id...)
+		c.idCount++
+	}
+	added = len(c.ids) - added
+
+	if mb.EndOfSweep {
+		flags |= 1
+	}
+	if mb.EndOfEpoch {
+		flags |= 2
+	}
+	t := c.table
+	for _, v := range [columnsFixed]uint64{mb.Step, uint64(mb.Epoch), mb.Sweep, mb.Start, mb.End, flags,
+		uint64(len(mb.Sequences)), uint64(padded), uint64(len(head))} {
+		t = binary.LittleEndian.AppendUint64(t, v)
+	}
+	for i := range mb.Streams {
+		b := &mb.Streams[i]
+		entries := 0
+		if b.Sparse {
+			entries = len(b.Indices)
+		}
+		t = binary.LittleEndian.AppendUint64(t, uint64(b.Samples()))
+		t = binary.LittleEndian.AppendUint64(t, uint64(entries))
+		t = binary.LittleEndian.AppendUint64(t, uint64(c.elided[i]))
+	}
+	c.table = t
+
+	if len(warnings) > 0 || len(mb.Skipped) > 0 {
+		note := &pb.MinibatchNotes{Step: mb.Step, Warnings: warnings}
+		for _, s := range mb.Skipped {
+			note.Skipped = append(note.Skipped, int64(s.Sequence))
+		}
+		c.notes = append(c.notes, note)
+	}
+	c.count++
+	return padded + len(head) + added + 8*(columnsFixed+3*len(mb.Streams))
+}
+
+// grow extends b by n bytes, keeping its contents.
+func grow(b []byte, n int) []byte {
+	if need := len(b) + n; need > cap(b) {
+		nb := make([]byte, len(b), need+need/2)
+		copy(nb, b)
+		b = nb
+	}
+	return b[:len(b)+n]
+}
+
+// message returns the group of the minibatches added since the last reset.
+// Its bytes are the builder's: send it before the next add or reset.
+func (c *columns) message() *pb.SequenceGroup {
+	return &pb.SequenceGroup{Table: c.table, Arrays: c.arrays, Ids: c.ids, States: c.states,
+		StateTail: c.newTail, Streams: c.streams, Notes: c.notes}
+}
+
+// reset empties the group once its message is sent.
+func (c *columns) reset() {
+	c.table, c.arrays, c.ids, c.states = c.table[:0], c.arrays[:0], c.ids[:0], c.states[:0]
+	c.notes, c.streams, c.newTail = nil, nil, nil
+	c.count, c.idCount = 0, 0
+}
+
+// writeArrays writes mb's arrays into a in SequenceMinibatch.arrays's
+// layout, leaving out what elided says (see elision).
+func writeArrays(a arena, mb *source.Minibatch, elided []uint8) {
+	a.ints(mb.Sequences)
+	for i := range mb.Streams {
+		b := &mb.Streams[i]
+		lengths := a.take(4 * len(mb.Sequences))
+		for j := range len(mb.Sequences) {
+			binary.LittleEndian.PutUint32(lengths[4*j:], uint32(b.SeqStart[j+1]-b.SeqStart[j]))
+		}
+		if b.Sparse {
+			if elided[i]&1 == 0 {
+				a.int32s(b.RowStart)
+			}
+			a.int32s(b.Indices)
+			if elided[i]&2 == 0 {
+				a.float32s(b.Values)
+			}
+		} else {
+			a.float32s(b.Dense)
+		}
+	}
+}
