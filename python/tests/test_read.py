@@ -205,6 +205,37 @@ class ReadTest(unittest.TestCase):
         self.assertTrue(any("warn.ctf:8:" in g for g in got), got)
         self.assertEqual(sum((mb.skipped for mb in mbs), []), [7])
 
+    def test_minibatches_of_a_message_share_one_buffer(self):
+        # The client asks for columns: a message's minibatches are rows of
+        # one table and their arrays views of one buffer, not a protobuf
+        # message each.
+        mbs = list(batchprep.read([self.corpus], streams=STREAMS, mb="5", seed=2))
+        self.assertGreater(len(mbs), 10)
+        bases = {id(mb.sequences.base) for mb in mbs}
+        self.assertLess(len(bases), len(mbs) // 2, "one buffer per minibatch: columns are not used")
+        for mb in mbs[:6]:
+            self.assertIs(mb["x"].base, mb.sequences.base)
+
+    def test_columns_message_checked(self):
+        from batchprep import batchprep_pb2 as pb
+        from batchprep.minibatch import from_columns
+        streams = [("x", 2, False)]
+        row = [0, 0, 0, 0, 1, 0, 1, 24, 2] + [1, 0, 0]  # one sequence of one sample: 8 + 4 + 8 bytes, padded
+        good = pb.SequenceGroup(table=np.array(row, dtype="<u8").tobytes(), arrays=bytes(24), ids=b"7", states=b"{}")
+        (mb,) = from_columns(good, streams, b"")
+        self.assertEqual((mb.ids, mb["x"].shape, mb.state_bytes), (["7"], (1, 2), b"{}"))
+        for bad in (pb.SequenceGroup(table=good.table, arrays=bytes(16), states=b"{}"),   # arrays short
+                    pb.SequenceGroup(table=good.table[:-8], arrays=bytes(24), states=b"{}"),  # a row cut
+                    pb.SequenceGroup(table=good.table, arrays=bytes(24), states=b"{"),  # states short
+                    pb.SequenceGroup(arrays=bytes(24))):  # no table
+            with self.assertRaises(ValueError):
+                from_columns(bad, streams, b"")
+        row[9] = 3  # three samples of x do not fit in 24 bytes
+        (mb,) = from_columns(pb.SequenceGroup(table=np.array(row, dtype="<u8").tobytes(), arrays=bytes(24),
+                                              ids=b"7", states=b"{}"), streams, b"")
+        with self.assertRaisesRegex(ValueError, "its counts"):
+            mb["x"]
+
     def test_no_binary_says_how_to_get_one(self):
         env = {k: v for k, v in os.environ.items() if k != "BATCHPREP_BIN"}
         env["PATH"] = self.dir
