@@ -40,11 +40,14 @@ class _Group:
     SequenceRequest.columns) share: the int32 view of its arrays, its ids,
     its states and the call's streams and state tail."""
 
-    __slots__ = ("words", "ids_bytes", "ids_list", "states", "tail", "streams")
+    __slots__ = ("words", "longs", "floats", "ids_bytes", "ids_list", "states", "tail", "streams")
 
     def __init__(self, words: np.ndarray, ids_bytes: bytes, states: bytes, tail: bytes,
                  streams: List[Tuple[str, int, bool]]) -> None:
-        self.words, self.ids_bytes = words, ids_bytes
+        # The same bytes as int32, int64 and float32: a minibatch's arrays
+        # start at a multiple of 8 bytes, so each array is one slice.
+        self.words, self.longs, self.floats = words, words.view(_I8), words.view(_F4)
+        self.ids_bytes = ids_bytes
         self.ids_list: Optional[List[str]] = None
         self.states, self.tail, self.streams = states, tail, streams
 
@@ -129,46 +132,49 @@ class Minibatch:
 
     def _unpack(self) -> None:
         """Every array: views of the message's arrays buffer, cut as
-        SequenceMinibatch.arrays documents (slices of one int32 view)."""
-        w, row = self._g.words, self._row
-        n, off = row[6], self._w0
-        self._sequences = w[off:off + 2 * n].view(_I8)
+        SequenceMinibatch.arrays documents (slices of the group's int32,
+        int64 and float32 views of it)."""
+        g, row = self._g, self._row
+        w, f = g.words, g.floats
+        n, off, end = row[6], self._w0, self._w1
+        self._sequences = g.longs[off >> 1:(off >> 1) + n]
         off += 2 * n
         lengths: Dict[str, np.ndarray] = {}
         data: Dict[str, StreamArrays] = {}
         col = _FIXED
-        try:
-            for name, dim, sparse in self._g.streams:
-                samples, entries, elided = row[col], row[col + 1], row[col + 2]
-                col += 3
-                lengths[name] = w[off:off + n]
-                off += n
-                if sparse:
-                    if elided:
+        for name, dim, sparse in g.streams:
+            samples, entries, elided = row[col], row[col + 1], row[col + 2]
+            col += 3
+            lengths[name] = w[off:off + n]
+            off += n
+            if sparse:
+                if elided:
+                    rows, ones = _unit["rows"], _unit["ones"]
+                    if len(ones) <= entries:
                         rows, ones = _units(entries)
-                    if elided & 1:
-                        indptr = rows
-                    else:
-                        indptr = w[off:off + samples + 1]
-                        off += samples + 1
-                    indices = w[off:off + entries]
-                    off += entries
-                    if elided & 2:
-                        values = ones
-                    else:
-                        values = w[off:off + entries].view(_F4)
-                        off += entries
-                    data[name] = (indptr, indices, values)
+                if elided & 1:
+                    indptr = rows[:entries + 1]
                 else:
-                    k = samples * dim
-                    data[name] = w[off:off + k].view(_F4).reshape(-1, dim)
-                    off += k
-        except ValueError:  # a dense stream's reshape: its counts pass the buffer
-            raise ValueError("batchprep: minibatch %d holds %d bytes of arrays, its counts ask for more" % (
-                self.step, 4 * (self._w1 - self._w0))) from None
-        if off > self._w1 or self._w1 - off > 1:
-            raise ValueError("batchprep: minibatch %d holds %d bytes of arrays, its counts say %d" % (
-                self.step, 4 * (self._w1 - self._w0), 4 * (off - self._w0)))
+                    indptr = w[off:off + samples + 1]
+                    off += samples + 1
+                indices = w[off:off + entries]
+                off += entries
+                if elided & 2:
+                    values = ones[:entries]
+                else:
+                    values = f[off:off + entries]
+                    off += entries
+                data[name] = (indptr, indices, values)
+            else:
+                k = samples * dim
+                if off + k > end:
+                    off = end + 2  # past the buffer: refused below
+                    break
+                data[name] = f[off:off + k].reshape(-1, dim)
+                off += k
+        if off > end or end - off > 1:
+            raise ValueError("batchprep: minibatch %d holds %d bytes of arrays, which its counts do not account for" % (
+                self.step, 4 * (end - self._w0)))
         self._lengths, self._streams = lengths, data
 
     @property
