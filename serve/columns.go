@@ -4,9 +4,95 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )
+
+// columnGroups is SequenceGroups with columns (and shared_memory): the
+// same minibatches in the same groups, each group one columns message.
+func (s *Server) columnGroups(stream pb.Batches_SequenceGroupsServer, req *pb.SequenceRequest, call string,
+	limit int, sent prometheus.Counter) (err error) {
+	ctx := stream.Context()
+	var rg *ring
+	if req.SharedMemory {
+		if p, ok := peer.FromContext(ctx); !ok || p.Addr == nil || p.Addr.Network() != "unix" {
+			return status.Error(codes.FailedPrecondition, "shared_memory: only for a client on this host over a Unix socket (serve --listen unix:PATH)")
+		}
+		if rg, err = newRing(ringBytes(limit)); err != nil {
+			return status.Errorf(codes.Internal, "shared_memory: %v", err)
+		}
+		defer func() {
+			// The reader opens the ring's path while the file is open here:
+			// close it once everything sent is copied out (or the call is
+			// gone).
+			if derr := rg.drain(ctx); derr != nil && err == nil && ctx.Err() == nil {
+				err = status.Errorf(codes.Internal, "shared_memory: %v", derr)
+			}
+			rg.close()
+		}()
+	}
+	cols := &columns{elide: req.ElideUnitSparse}
+	size, most, pathSent := 0, 1, false
+	flush := func() error {
+		if cols.count == 0 {
+			return nil
+		}
+		g := cols.message()
+		if rg != nil && uint64(len(g.Arrays)) <= rg.size/2 {
+			pos, buf, err := rg.reserve(ctx, len(g.Arrays))
+			if err != nil {
+				return status.FromContextError(err).Err()
+			}
+			copy(buf, g.Arrays)
+			g.Shared = &pb.SharedArrays{Size: rg.size, Position: pos, Length: uint64(len(g.Arrays))}
+			if !pathSent {
+				g.Shared.Path, pathSent = rg.path, true
+			}
+			g.Arrays = nil
+		}
+		wire := proto.Size(g)
+		if err := stream.Send(g); err != nil {
+			return err
+		}
+		cols.reset()
+		sent.Add(float64(wire))
+		size = 0
+		if most < 1<<20 {
+			most *= 2
+		}
+		return nil
+	}
+	err = s.sequences(ctx, req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
+		n := cols.add(mb, state, warnings)
+		if int64(n) > s.opts.MaxMinibatchBytes {
+			return s.tooBig(mb.Step, n)
+		}
+		if size += n; size >= limit || cols.count >= most || last {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		// Minibatches prepared before a data error are still delivered.
+		if ferr := flush(); ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	return flush()
+}
+
+// ringBytes is the data size of a call's ring for messages of about limit
+// bytes: room for eight, between 64 KiB and 256 MiB.
+func ringBytes(limit int) int {
+	return min(max(8*limit, 64<<10), 256<<20)
+}
 
 // columnsFixed is the number of table entries of a minibatch before its
 // streams' (SequenceGroup.table).

@@ -21,8 +21,8 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 		s.metrics.clients.WithLabelValues(call).Dec()
 		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
 	}()
-	if req.Columns {
-		return status.Error(codes.InvalidArgument, "columns: only SequenceGroups sends columns; Sequences sends one minibatch per message")
+	if req.Columns || req.SharedMemory {
+		return status.Error(codes.InvalidArgument, "columns, shared_memory: only SequenceGroups sends columns; Sequences sends one minibatch per message")
 	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
 	var bufs buffers
@@ -57,6 +57,12 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		return err
 	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
+	if req.Columns {
+		return s.columnGroups(stream, req, call, limit, bytes)
+	}
+	if req.SharedMemory {
+		return status.Error(codes.InvalidArgument, "shared_memory: only with columns")
+	}
 	g := &pb.SequenceGroup{}
 	size, wire, most := 0, 0, 1
 	var bufs buffers
@@ -76,51 +82,20 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		}
 		return nil
 	}
-	if req.Columns {
-		cols := &columns{elide: req.ElideUnitSparse}
-		flush = func() error {
-			if cols.count == 0 {
-				return nil
-			}
-			g := cols.message()
-			wire := proto.Size(g)
-			if err := stream.Send(g); err != nil {
-				return err
-			}
-			cols.reset()
-			bytes.Add(float64(wire))
-			size = 0
-			if most < 1<<20 {
-				most *= 2
-			}
-			return nil
+	err = s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
+		m := encodeMinibatch(mb, state, &bufs, req)
+		m.Warnings = warnings
+		n := proto.Size(m)
+		if int64(n) > s.opts.MaxMinibatchBytes {
+			return s.tooBig(mb.Step, n)
 		}
-		err = s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
-			n := cols.add(mb, state, warnings)
-			if int64(n) > s.opts.MaxMinibatchBytes {
-				return s.tooBig(mb.Step, n)
-			}
-			if size += n; size >= limit || cols.count >= most || last {
-				return flush()
-			}
-			return nil
-		})
-	} else {
-		err = s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
-			m := encodeMinibatch(mb, state, &bufs, req)
-			m.Warnings = warnings
-			n := proto.Size(m)
-			if int64(n) > s.opts.MaxMinibatchBytes {
-				return s.tooBig(mb.Step, n)
-			}
-			g.Minibatches = append(g.Minibatches, m)
-			wire += 1 + protowire.SizeVarint(uint64(n)) + n // field 1, length, message
-			if size += n; size >= limit || len(g.Minibatches) >= most || last {
-				return flush()
-			}
-			return nil
-		})
-	}
+		g.Minibatches = append(g.Minibatches, m)
+		wire += 1 + protowire.SizeVarint(uint64(n)) + n // field 1, length, message
+		if size += n; size >= limit || len(g.Minibatches) >= most || last {
+			return flush()
+		}
+		return nil
+	})
 	if err != nil {
 		// Minibatches prepared before a data error are still delivered.
 		if ferr := flush(); ferr != nil {

@@ -71,7 +71,7 @@ func (x GraphRecord_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GraphRecord_Kind.Descriptor instead.
 func (GraphRecord_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{6, 0}
+	return file_batchprep_proto_rawDescGZIP(), []int{7, 0}
 }
 
 // SequenceRequest holds the choices of `batchprep read`. Field names are the
@@ -122,7 +122,13 @@ type SequenceRequest struct {
 	// implied). The Python client sets it: a reader then handles a message's
 	// minibatches with a few operations per message instead of a dozen
 	// fields per minibatch.
-	Columns       bool `protobuf:"varint,25,opt,name=columns,proto3" json:"columns,omitempty"`
+	Columns bool `protobuf:"varint,25,opt,name=columns,proto3" json:"columns,omitempty"`
+	// shared_memory, with columns, is for a client on the same host over a
+	// Unix socket (the Python client and its private server): each message's
+	// arrays go through a ring in shared memory instead of the message
+	// (SequenceGroup.shared), which spares both sides the copies of the
+	// socket and of gRPC. The call is refused over other transports.
+	SharedMemory  bool `protobuf:"varint,26,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -328,6 +334,13 @@ func (x *SequenceRequest) GetPacked() bool {
 func (x *SequenceRequest) GetColumns() bool {
 	if x != nil {
 		return x.Columns
+	}
+	return false
+}
+
+func (x *SequenceRequest) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
 	}
 	return false
 }
@@ -687,7 +700,11 @@ type SequenceGroup struct {
 	// The streams (name, dim and sparse only), in the call's first message.
 	Streams []*StreamData `protobuf:"bytes,7,rep,name=streams,proto3" json:"streams,omitempty"`
 	// The warnings and skipped ordinals of the minibatches that have any.
-	Notes         []*MinibatchNotes `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
+	Notes []*MinibatchNotes `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
+	// With shared_memory: where this message's arrays are, instead of
+	// arrays (a message whose arrays take more than half the ring still
+	// carries them in arrays).
+	Shared        *SharedArrays `protobuf:"bytes,9,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -778,6 +795,90 @@ func (x *SequenceGroup) GetNotes() []*MinibatchNotes {
 	return nil
 }
 
+func (x *SequenceGroup) GetShared() *SharedArrays {
+	if x != nil {
+		return x.Shared
+	}
+	return nil
+}
+
+// SharedArrays places a message's arrays in the call's ring: a file of a
+// 4096-byte header and size bytes of data, which the reader maps read and
+// write. The arrays are the length bytes at data offset position % size
+// (never wrapping). The reader copies them out, then stores position +
+// length, a little-endian uint64, at the file's offset 0: the server writes
+// over data only once the reader has released it that way, and waits
+// otherwise.
+type SharedArrays struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ring's file (a /proc path of the server's memory file), in the
+	// call's first message that uses the ring.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Size          uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Position      uint64 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	Length        uint64 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedArrays) Reset() {
+	*x = SharedArrays{}
+	mi := &file_batchprep_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedArrays) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedArrays) ProtoMessage() {}
+
+func (x *SharedArrays) ProtoReflect() protoreflect.Message {
+	mi := &file_batchprep_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedArrays.ProtoReflect.Descriptor instead.
+func (*SharedArrays) Descriptor() ([]byte, []int) {
+	return file_batchprep_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SharedArrays) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SharedArrays) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *SharedArrays) GetPosition() uint64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *SharedArrays) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 // MinibatchNotes is what a minibatch of a columns message carries besides
 // its table row: SequenceMinibatch.warnings and skipped.
 type MinibatchNotes struct {
@@ -791,7 +892,7 @@ type MinibatchNotes struct {
 
 func (x *MinibatchNotes) Reset() {
 	*x = MinibatchNotes{}
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +904,7 @@ func (x *MinibatchNotes) String() string {
 func (*MinibatchNotes) ProtoMessage() {}
 
 func (x *MinibatchNotes) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +917,7 @@ func (x *MinibatchNotes) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MinibatchNotes.ProtoReflect.Descriptor instead.
 func (*MinibatchNotes) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{4}
+	return file_batchprep_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *MinibatchNotes) GetStep() uint64 {
@@ -856,7 +957,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -868,7 +969,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -881,7 +982,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{5}
+	return file_batchprep_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GraphRequest) GetConfig() string {
@@ -950,7 +1051,7 @@ type GraphRecord struct {
 
 func (x *GraphRecord) Reset() {
 	*x = GraphRecord{}
-	mi := &file_batchprep_proto_msgTypes[6]
+	mi := &file_batchprep_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1063,7 @@ func (x *GraphRecord) String() string {
 func (*GraphRecord) ProtoMessage() {}
 
 func (x *GraphRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[6]
+	mi := &file_batchprep_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1076,7 @@ func (x *GraphRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRecord.ProtoReflect.Descriptor instead.
 func (*GraphRecord) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{6}
+	return file_batchprep_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GraphRecord) GetKind() GraphRecord_Kind {
@@ -1115,7 +1216,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xee\x05\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\x93\x06\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -1147,7 +1248,8 @@ const file_batchprep_proto_rawDesc = "" +
 	"groupBytes\x12*\n" +
 	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparse\x12\x16\n" +
 	"\x06packed\x18\x18 \x01(\bR\x06packed\x12\x18\n" +
-	"\acolumns\x18\x19 \x01(\bR\acolumnsB\b\n" +
+	"\acolumns\x18\x19 \x01(\bR\acolumns\x12#\n" +
+	"\rshared_memory\x18\x1a \x01(\bR\fsharedMemoryB\b\n" +
 	"\x06_start\"\xb6\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
@@ -1188,7 +1290,7 @@ const file_batchprep_proto_rawDesc = "" +
 	"ids_joined\x18\x10 \x01(\fR\tidsJoined\x12\x1d\n" +
 	"\n" +
 	"state_tail\x18\x11 \x01(\fR\tstateTailB\x11\n" +
-	"\x0f_sequence_count\"\xb1\x02\n" +
+	"\x0f_sequence_count\"\xe5\x02\n" +
 	"\rSequenceGroup\x12A\n" +
 	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\x12\x14\n" +
 	"\x05table\x18\x02 \x01(\fR\x05table\x12\x16\n" +
@@ -1198,7 +1300,13 @@ const file_batchprep_proto_rawDesc = "" +
 	"\n" +
 	"state_tail\x18\x06 \x01(\fR\tstateTail\x122\n" +
 	"\astreams\x18\a \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x122\n" +
-	"\x05notes\x18\b \x03(\v2\x1c.batchprep.v1.MinibatchNotesR\x05notes\"Z\n" +
+	"\x05notes\x18\b \x03(\v2\x1c.batchprep.v1.MinibatchNotesR\x05notes\x122\n" +
+	"\x06shared\x18\t \x01(\v2\x1a.batchprep.v1.SharedArraysR\x06shared\"j\n" +
+	"\fSharedArrays\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\x04R\bposition\x12\x16\n" +
+	"\x06length\x18\x04 \x01(\x04R\x06length\"Z\n" +
 	"\x0eMinibatchNotes\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x1a\n" +
 	"\bwarnings\x18\x02 \x03(\tR\bwarnings\x12\x18\n" +
@@ -1257,34 +1365,36 @@ func file_batchprep_proto_rawDescGZIP() []byte {
 }
 
 var file_batchprep_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_batchprep_proto_goTypes = []any{
 	(GraphRecord_Kind)(0),     // 0: batchprep.v1.GraphRecord.Kind
 	(*SequenceRequest)(nil),   // 1: batchprep.v1.SequenceRequest
 	(*StreamData)(nil),        // 2: batchprep.v1.StreamData
 	(*SequenceMinibatch)(nil), // 3: batchprep.v1.SequenceMinibatch
 	(*SequenceGroup)(nil),     // 4: batchprep.v1.SequenceGroup
-	(*MinibatchNotes)(nil),    // 5: batchprep.v1.MinibatchNotes
-	(*GraphRequest)(nil),      // 6: batchprep.v1.GraphRequest
-	(*GraphRecord)(nil),       // 7: batchprep.v1.GraphRecord
+	(*SharedArrays)(nil),      // 5: batchprep.v1.SharedArrays
+	(*MinibatchNotes)(nil),    // 6: batchprep.v1.MinibatchNotes
+	(*GraphRequest)(nil),      // 7: batchprep.v1.GraphRequest
+	(*GraphRecord)(nil),       // 8: batchprep.v1.GraphRecord
 }
 var file_batchprep_proto_depIdxs = []int32{
 	2, // 0: batchprep.v1.SequenceMinibatch.streams:type_name -> batchprep.v1.StreamData
 	3, // 1: batchprep.v1.SequenceGroup.minibatches:type_name -> batchprep.v1.SequenceMinibatch
 	2, // 2: batchprep.v1.SequenceGroup.streams:type_name -> batchprep.v1.StreamData
-	5, // 3: batchprep.v1.SequenceGroup.notes:type_name -> batchprep.v1.MinibatchNotes
-	0, // 4: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
-	1, // 5: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
-	1, // 6: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
-	6, // 7: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
-	3, // 8: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
-	4, // 9: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
-	7, // 10: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
-	8, // [8:11] is the sub-list for method output_type
-	5, // [5:8] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6, // 3: batchprep.v1.SequenceGroup.notes:type_name -> batchprep.v1.MinibatchNotes
+	5, // 4: batchprep.v1.SequenceGroup.shared:type_name -> batchprep.v1.SharedArrays
+	0, // 5: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
+	1, // 6: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
+	1, // 7: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
+	7, // 8: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
+	3, // 9: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
+	4, // 10: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
+	8, // 11: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_batchprep_proto_init() }
@@ -1300,7 +1410,7 @@ func file_batchprep_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batchprep_proto_rawDesc), len(file_batchprep_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
