@@ -13,6 +13,7 @@ from .errors import BatchprepError, BatchprepWarning
 from .minibatch import Minibatch, from_columns
 from .request import UNLIMITED_EPOCHS, INT32_MAX, State, check_int, sequence_request
 from .server import Connection
+from .shared import Ring, usable as shared_memory_usable
 
 
 class _Closes:
@@ -64,6 +65,7 @@ class _Stream(_Closes):
         self._next = 0
         self._tail = b""  # the call's state tail (SequenceGroup.state_tail)
         self._streams: List[Tuple[str, int, bool]] = []
+        self._ring: Optional[Ring] = Ring() if req.shared_memory else None
 
     def __iter__(self) -> "_Stream":
         return self
@@ -78,7 +80,12 @@ class _Stream(_Closes):
                     self._streams = [(s.name, s.dim, s.sparse) for s in g.streams]
                 if g.state_tail:
                     self._tail = g.state_tail
-                self._group, self._next = from_columns(g, self._streams, self._tail), 0
+                arrays = g.arrays
+                if g.HasField("shared"):
+                    if self._ring is None:
+                        raise ValueError("batchprep: the server sent shared memory that was not asked for")
+                    arrays = self._ring.take(g.shared)
+                self._group, self._next = from_columns(g, self._streams, self._tail, arrays), 0
             except StopIteration:
                 self.close()
                 if self._delivered == 0:
@@ -102,6 +109,8 @@ class _Stream(_Closes):
         if self._call is not None:
             self._call.cancel()
             self._call = None
+        if self._ring is not None:
+            self._ring.close()
         if self._own and self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -128,6 +137,7 @@ def read(files: Union[str, Sequence[str]], streams: Sequence[str], mb: Union[str
     req = sequence_request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                            rank=rank, state=state, max_minibatches=max_minibatches, **kw)
     conn = Connection(address, token=token, root_certificates=root_certificates)
+    req.shared_memory = conn.server is not None and shared_memory_usable()
     return _Stream(conn, req, own_conn=True)
 
 
@@ -166,6 +176,7 @@ class MinibatchSource(_Closes):
             self._close_stream()
             req = sequence_request(self._files, self._streams, epochs=self._epochs, state=self._state,
                                    start=self._start if self._state is None else None, k=k, **self._kw)
+            req.shared_memory = self._conn.server is not None and shared_memory_usable()
             self._stream, self._k = _Stream(self._conn, req, own_conn=False), k
         try:
             mb = next(self._stream)

@@ -60,17 +60,19 @@ class _Group:
 _FIXED = 9  # table entries of a minibatch before its streams' (SequenceGroup.table)
 
 
-def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]],
-                 tail: bytes) -> List["Minibatch"]:
+def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], tail: bytes,
+                 arrays: Any = None) -> List["Minibatch"]:
     """The minibatches of a columns message, in order: the table read with
-    one numpy call, the arrays of all minibatches viewed from one buffer."""
+    one numpy call, the arrays of all minibatches viewed from one buffer
+    (arrays when given, as taken from shared memory, else msg.arrays)."""
     width = _FIXED + 3 * len(streams)
     table = np.frombuffer(msg.table, dtype=_U8)
     if len(table) % width or not len(table):
         raise ValueError("batchprep: a columns message holds a table of %d bytes, not rows of %d numbers" % (
             8 * len(table), width))
     table = table.reshape(-1, width)
-    arrays = msg.arrays
+    if arrays is None:
+        arrays = msg.arrays
     a_end = np.cumsum(table[:, 7]).tolist()
     s_end = np.cumsum(table[:, 8]).tolist()
     i_end = np.cumsum(table[:, 6]).tolist()

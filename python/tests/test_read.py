@@ -216,6 +216,28 @@ class ReadTest(unittest.TestCase):
         for mb in mbs[:6]:
             self.assertIs(mb["x"].base, mb.sequences.base)
 
+    @unittest.skipUnless(batchprep.shared.usable(), "shared memory is for Linux x86-64")
+    def test_private_server_shares_memory(self):
+        # With its private server the client takes the arrays from shared
+        # memory; the minibatches are those of the arrays sent inline.
+        def drain(shared):
+            with batchprep.read([self.corpus], streams=STREAMS, mb="5", seed=4, epochs=3, group_bytes=300) as it:
+                out = []
+                for mb in it:
+                    out.append(as_line(mb) | {"x": mb["x"].tolist(), "y": [a.tolist() for a in mb["y"]],
+                                              "state": mb.state})
+                    if len(out) == 1 and shared:
+                        self.assertIsNotNone(it._ring)
+                        self.assertTrue(it._ring._size)
+                        self.assertFalse(mb["x"].flags.writeable)
+                return out, it._ring
+        shared, _ = drain(True)
+        with mock.patch.dict(os.environ, {"BATCHPREP_SHARED_MEMORY": "0"}):
+            inline, ring = drain(False)
+        self.assertIsNone(ring)
+        self.assertGreater(len(shared), 20)
+        self.assertEqual(shared, inline)
+
     def test_columns_message_checked(self):
         from batchprep import batchprep_pb2 as pb
         from batchprep.minibatch import from_columns
