@@ -163,6 +163,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	if err != nil {
 		return status.Errorf(codes.Internal, "encoding the state: %v", err)
 	}
+	states.reuse = req.Columns // columns.add copies the state
+
 	sent, samples := s.metrics.batches.WithLabelValues(call), s.metrics.samples
 	wait := s.metrics.parseWait.WithLabelValues(call)
 	for n := int64(0); setup.maxMinibatches == 0 || n < setup.maxMinibatches; n++ {
