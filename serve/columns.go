@@ -47,7 +47,10 @@ func (s *Server) columnGroups(stream pb.Batches_SequenceGroupsServer, req *pb.Se
 		if rg != nil && uint64(len(g.Arrays)) <= rg.size/2 {
 			pos, buf, err := rg.reserve(ctx, len(g.Arrays))
 			if err != nil {
-				return status.FromContextError(err).Err()
+				if ctx.Err() != nil {
+					return status.FromContextError(ctx.Err()).Err()
+				}
+				return status.Errorf(codes.FailedPrecondition, "shared_memory: %v", err)
 			}
 			copy(buf, g.Arrays)
 			g.Shared = &pb.SharedArrays{Size: rg.size, Position: pos, Length: uint64(len(g.Arrays))}

@@ -56,6 +56,17 @@ func startUnixServer(t *testing.T) *grpc.ClientConn {
 // released would be caught by the comparison with inline arrays.
 func sharedReader(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest) (groups []*pb.SequenceGroup, wrapped int) {
 	t.Helper()
+	groups, wrapped, err := sharedRead(t, conn, req, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups, wrapped
+}
+
+// sharedRead is sharedReader returning the call's error; with bogus it
+// releases far past what was written.
+func sharedRead(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest, bogus bool) (groups []*pb.SequenceGroup, wrapped int, _ error) {
+	t.Helper()
 	st, err := pb.NewBatchesClient(conn).SequenceGroups(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +80,10 @@ func sharedReader(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest) 
 	for k := 0; ; k++ {
 		g, err := st.Recv()
 		if err == io.EOF {
-			return groups, wrapped
+			return groups, wrapped, nil
 		}
 		if err != nil {
-			t.Fatal(err)
+			return groups, wrapped, err
 		}
 		if sh := g.Shared; sh != nil {
 			if sh.Path != "" {
@@ -103,7 +114,11 @@ func sharedReader(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest) 
 				time.Sleep(5 * time.Millisecond)
 			}
 			g.Arrays = append([]byte(nil), mem[4096+off:4096+off+sh.Length]...)
-			atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), sh.Position+sh.Length)
+			release := sh.Position + sh.Length
+			if bogus {
+				release = 1 << 40
+			}
+			atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[0])), release)
 			g.Shared = nil
 		}
 		groups = append(groups, g)
@@ -113,8 +128,8 @@ func sharedReader(t *testing.T, conn *grpc.ClientConn, req *pb.SequenceRequest) 
 // TestSharedMemory: with shared_memory over a Unix socket, the messages
 // with their arrays copied out of the ring are the columns messages of the
 // same call, also when the ring wraps around and the reader is slow to
-// release; shared_memory is refused over TCP, without columns and by
-// Sequences.
+// release; a reader that releases more than was written ends the call;
+// shared_memory is refused over TCP, without columns and by Sequences.
 func TestSharedMemory(t *testing.T) {
 	conn := startUnixServer(t)
 	file := writeCorpus(t, 3000)
@@ -149,6 +164,11 @@ func TestSharedMemory(t *testing.T) {
 	}
 
 	req := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Columns: true, SharedMemory: true}
+	small := proto.Clone(req).(*pb.SequenceRequest)
+	small.Packed, small.GroupBytes, small.Epochs = true, 200, 2
+	if _, _, err := sharedRead(t, conn, small, true); status.Code(err) != codes.FailedPrecondition || !contains(err.Error(), "released position") {
+		t.Fatalf("a reader releasing past what was written: %v, want FailedPrecondition naming the release", err)
+	}
 	_, tcp, _ := startServer(t, serve.Options{})
 	if _, err := collectGroups(context.Background(), tcp, req); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("shared_memory over TCP: %v, want FailedPrecondition", err)

@@ -37,7 +37,12 @@ class Ring:
         memory (aligned, as numpy allocates), after which they are released."""
         if shared.path:
             self.close()
-            fd = os.open(shared.path, os.O_RDWR)
+            try:
+                fd = os.open(shared.path, os.O_RDWR)
+            except OSError as e:
+                raise OSError(e.errno, "batchprep: cannot open the server's shared memory %s (%s); "
+                              "BATCHPREP_SHARED_MEMORY=0 sends the arrays through the socket instead" % (
+                                  shared.path, e.strerror)) from None
             try:
                 self._mm = mmap.mmap(fd, _HEADER + shared.size)
             finally:
