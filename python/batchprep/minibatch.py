@@ -68,6 +68,9 @@ def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], ta
     width = _FIXED + 3 * len(streams)
     table = np.frombuffer(msg.table, dtype=_U8)
     if len(table) % width or not len(table):
+        if len(msg.minibatches):
+            raise ValueError("batchprep: the server sent minibatches without columns: it predates this client; "
+                             "use a batchprep serve of the same version")
         raise ValueError("batchprep: a columns message holds a table of %d bytes, not rows of %d numbers" % (
             8 * len(table), width))
     table = table.reshape(-1, width)

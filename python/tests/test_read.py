@@ -252,6 +252,8 @@ class ReadTest(unittest.TestCase):
                     pb.SequenceGroup(arrays=bytes(24))):  # no table
             with self.assertRaises(ValueError):
                 from_columns(bad, streams, b"")
+        with self.assertRaisesRegex(ValueError, "without columns: it predates this client"):
+            from_columns(pb.SequenceGroup(minibatches=[pb.SequenceMinibatch(step=1)]), streams, b"")
         row[9] = 3  # three samples of x do not fit in 24 bytes
         (mb,) = from_columns(pb.SequenceGroup(table=np.array(row, dtype="<u8").tobytes(), arrays=bytes(24),
                                               ids=b"7", states=b"{}"), streams, b"")
