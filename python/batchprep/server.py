@@ -8,6 +8,7 @@ import tempfile
 import threading
 
 import grpc
+import grpc.experimental
 
 from . import batchprep_pb2 as pb
 
@@ -107,7 +108,11 @@ class Connection:
         if address is None:
             self.server = LocalServer()
             address = self.server.address
-        opts = [("grpc.max_receive_message_length", -1)]
+        # Streams are read on the calling thread (grpcio's single-threaded
+        # unary-stream calls): no hand-off to the channel's polling thread
+        # per message, ~10 % of the client's CPU on ATIS.
+        opts = [("grpc.max_receive_message_length", -1),
+                (grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1)]
         if root_certificates is not None:
             self.channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates), options=opts)
         else:

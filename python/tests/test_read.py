@@ -3,6 +3,7 @@
 import ast
 import os
 import tempfile
+import threading
 import unittest
 import warnings
 from unittest import mock
@@ -237,6 +238,15 @@ class ReadTest(unittest.TestCase):
         self.assertIsNone(ring)
         self.assertGreater(len(shared), 20)
         self.assertEqual(shared, inline)
+
+    def test_stream_read_on_calling_thread(self):
+        # The client reads its stream on the iterating thread: no polling
+        # thread to hand each message over (a tenth of the client's CPU).
+        before = set(threading.enumerate())
+        with batchprep.read([self.corpus], streams=STREAMS, mb="3") as it:
+            next(it)
+            started = [t.name for t in set(threading.enumerate()) - before]
+        self.assertEqual(started, [])
 
     def test_columns_message_checked(self):
         from batchprep import batchprep_pb2 as pb
