@@ -239,9 +239,11 @@ class ReadTest(unittest.TestCase):
         self.assertGreater(len(shared), 20)
         self.assertEqual(shared, inline)
 
+    @unittest.skipUnless(batchprep.shared.usable(), "shared memory is for Linux x86-64")
     def test_stream_read_on_calling_thread(self):
-        # The client reads its stream on the iterating thread: no polling
-        # thread to hand each message over (a tenth of the client's CPU).
+        # With shared memory the client reads its stream on the iterating
+        # thread: no polling thread to hand each message over (a tenth of
+        # the client's CPU).
         before = set(threading.enumerate())
         with batchprep.read([self.corpus], streams=STREAMS, mb="3") as it:
             next(it)
