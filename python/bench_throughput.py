@@ -1,25 +1,28 @@
 """Throughput of the Python client against `batchprep read --format summary`
 on the same file and flags, in one run, interleaved (issue 23, section 3).
 
-    /usr/bin/python3 python/bench_throughput.py --copies 100 --rounds 5
-    /usr/bin/python3 python/bench_throughput.py --copies 300 --dir /tmp/bench   # keeps the file
+    /usr/bin/python3 python/bench_throughput.py                  # ATIS x100 and x300, 5 rounds each
+    /usr/bin/python3 python/bench_throughput.py --copies 100 --rounds 9 --dir /tmp/bench   # keeps the file
 
 Data: ATIS train (../shared/data/ctf/atis/atis.train.ctf) concatenated
---copies times; streams S0:943:sparse S1:26:sparse S2:129:sparse, --mb 256,
-read's defaults otherwise. The page cache is warmed first, and the server
-indexes the file before the timed rounds (a drain that is not counted). Each
-round runs `batchprep read --format summary` (wall clock and CPU of the child
-from wait4), then drains the same minibatches through batchprep.read into
-numpy, making every array (wall clock; the client's CPU from
-time.process_time, all its threads; the server's CPU from /proc/PID/stat).
-Prints one line per measurement and the medians of the per-round ratios:
-client wall / read wall (target <= 1.25) and (client + server CPU) / read
-CPU. Measure on a quiet machine: on a loaded one the wall-clock ratio means
-nothing. The binary is BATCHPREP_BIN, else built with go build.
+--copies times (each setup of a comma-separated list); streams S0:943:sparse
+S1:26:sparse S2:129:sparse, --mb 256, read's defaults otherwise. The page
+cache is warmed first, and the server indexes the file before the timed
+rounds (a drain that is not counted). Each round runs `batchprep read
+--format summary` (wall clock and CPU of the child from wait4), then drains
+the same minibatches through batchprep.read into numpy, making every array
+(wall clock; the client's CPU from time.process_time, all its threads; the
+server's CPU from /proc/PID/stat). Prints a line per round, then one line
+per setup with the medians: wall and CPU seconds of read, the client and the
+server, the wall ratio client / read (the target: at most 1.25) and the CPU
+ratio (client + server) / read. Measure on a quiet machine: on a loaded one
+the wall-clock ratio means little (the CPU ratio moves less). The binary is
+BATCHPREP_BIN, else built with go build.
 """
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,59 +77,81 @@ def drain(path, mb, address):
     return samples, n
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--copies", type=int, default=100, help="ATIS train concatenated this many times")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--mb", default="256")
-    ap.add_argument("--dir", default=None, help="where the file is made (kept); default a temp dir")
-    ap.add_argument("--atis", default=os.path.join(REPO, "..", "shared", "data", "ctf", "atis", "atis.train.ctf"))
-    a = ap.parse_args()
-    warnings.simplefilter("ignore", batchprep.BatchprepWarning)
-    d = a.dir or tempfile.mkdtemp(prefix="batchprep-bench-")
-    os.makedirs(d, exist_ok=True)
-    binary = os.environ.get("BATCHPREP_BIN")
-    if not binary:
-        binary = os.path.join(d, "batchprep")
-        subprocess.run(["go", "build", "-o", binary, "./cmd/batchprep"], cwd=REPO, check=True)
-        os.environ["BATCHPREP_BIN"] = binary
-    path = os.path.join(d, "atis-x%d.ctf" % a.copies)
+def make_file(d, atis, copies):
+    path = os.path.join(d, "atis-x%d.ctf" % copies)
     if not os.path.exists(path):
-        with open(a.atis, "rb") as f:
+        with open(atis, "rb") as f:
             data = f.read()
         with open(path + ".tmp", "wb") as f:
-            for _ in range(a.copies):
+            for _ in range(copies):
                 f.write(data)
         os.replace(path + ".tmp", path)
     with open(path, "rb") as f:  # page cache warm
         while f.read(1 << 24):
             pass
+    return path
+
+
+def loadavg():
     with open("/proc/loadavg") as f:
-        load = " ".join(f.read().split()[:3])
-    print("file %s: %d bytes; %d cores; load average %s" % (path, os.path.getsize(path), os.cpu_count(), load))
+        return " ".join(f.read().split()[:3])
+
+
+def setup(binary, path, copies, a):
+    """The rounds of one file; returns its summary line."""
+    print("ATIS x%d: %s, %d bytes; %d cores; load average %s" % (
+        copies, path, os.path.getsize(path), os.cpu_count(), loadavg()), flush=True)
     server = batchprep.LocalServer(binary)
+    rows = []
     try:
         pid = server._proc.pid
         drain(path, a.mb, server.address)  # the server indexes the file: not counted
-        walls, cpus = [], []
         for r in range(a.rounds):
-            with open("/proc/loadavg") as f:
-                load = " ".join(f.read().split()[:3])
+            load = loadavg()
             rw, rc, rs = run_read(binary, path, a.mb)
             s0, c0, t0 = proc_cpu(pid), time.process_time(), time.perf_counter()
             samples, n = drain(path, a.mb, server.address)
             cw, cc, sc = time.perf_counter() - t0, time.process_time() - c0, proc_cpu(pid) - s0
             if samples != rs:
                 raise SystemExit("the client drained %d samples, read %d" % (samples, rs))
-            print("round %d (load %s): read %.3f s wall, %.3f s cpu; client %.3f s wall, client cpu %.3f s, "
+            rows.append((rw, rc, cw, cc, sc, cw / rw, (cc + sc) / rc))
+            print("  round %d (load %s): read %.3f s wall, %.3f s cpu; client %.3f s wall, client cpu %.3f s, "
                   "server cpu %.3f s; %d minibatches, %d samples; wall ratio %.3f, cpu ratio %.3f" % (
-                      r, load, rw, rc, cw, cc, sc, n, samples, cw / rw, (cc + sc) / rc), flush=True)
-            walls.append(cw / rw)
-            cpus.append((cc + sc) / rc)
-        print("median client/read wall %.3f (target <= 1.25); median (client+server)/read cpu %.3f" % (
-            statistics.median(walls), statistics.median(cpus)))
+                      (r, load) + rows[-1][:5] + (n, samples) + rows[-1][5:]), flush=True)
     finally:
         server.close()
+    med = [statistics.median(col) for col in zip(*rows)]
+    return ("ATIS x%d (medians of %d rounds): read %.3f s wall, %.3f s cpu | client %.3f s wall, client cpu %.3f s, "
+            "server cpu %.3f s | wall ratio %.3f (target <= 1.25), cpu ratio (client+server)/read %.3f" % (
+                (copies, len(rows)) + tuple(med)))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--copies", default="100,300", help="ATIS train concatenated this many times; a comma-separated list")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--mb", default="256")
+    ap.add_argument("--dir", default=None, help="where the files are made (kept); default a temp dir, removed")
+    ap.add_argument("--atis", default=os.path.join(REPO, "..", "shared", "data", "ctf", "atis", "atis.train.ctf"))
+    a = ap.parse_args()
+    warnings.simplefilter("ignore", batchprep.BatchprepWarning)
+    d = a.dir or tempfile.mkdtemp(prefix="batchprep-bench-")
+    os.makedirs(d, exist_ok=True)
+    try:
+        binary = os.environ.get("BATCHPREP_BIN")
+        if not binary:
+            binary = os.path.join(d, "batchprep")
+            subprocess.run(["go", "build", "-o", binary, "./cmd/batchprep"], cwd=REPO, check=True)
+            os.environ["BATCHPREP_BIN"] = binary
+        lines = []
+        for copies in [int(c) for c in a.copies.split(",")]:
+            lines.append(setup(binary, make_file(d, a.atis, copies), copies, a))
+            if not a.dir:
+                os.remove(os.path.join(d, "atis-x%d.ctf" % copies))
+        print("\n".join(lines))
+    finally:
+        if not a.dir:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 if __name__ == "__main__":

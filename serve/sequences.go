@@ -21,9 +21,18 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 		s.metrics.clients.WithLabelValues(call).Dec()
 		s.metrics.calls.WithLabelValues(call, status.Code(err).String()).Inc()
 	}()
+	if req.Columns || req.SharedMemory {
+		return status.Error(codes.InvalidArgument, "columns, shared_memory: only SequenceGroups sends columns; Sequences sends one minibatch per message")
+	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
 	var bufs buffers
-	return s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, size int, _ bool) error {
+	return s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, _ bool) error {
+		m := encodeMinibatch(mb, state, &bufs, req)
+		m.Warnings = warnings
+		size := proto.Size(m)
+		if int64(size) > s.opts.MaxMinibatchBytes {
+			return s.tooBig(mb.Step, size)
+		}
 		if err := stream.Send(m); err != nil {
 			return err
 		}
@@ -48,6 +57,12 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		return err
 	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
+	if req.Columns {
+		return s.columnGroups(stream, req, call, limit, bytes)
+	}
+	if req.SharedMemory {
+		return status.Error(codes.InvalidArgument, "shared_memory: only with columns")
+	}
 	g := &pb.SequenceGroup{}
 	size, wire, most := 0, 0, 1
 	var bufs buffers
@@ -67,7 +82,13 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		}
 		return nil
 	}
-	err = s.sequences(stream.Context(), req, call, &bufs, func(m *pb.SequenceMinibatch, n int, last bool) error {
+	err = s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
+		m := encodeMinibatch(mb, state, &bufs, req)
+		m.Warnings = warnings
+		n := proto.Size(m)
+		if int64(n) > s.opts.MaxMinibatchBytes {
+			return s.tooBig(mb.Step, n)
+		}
 		g.Minibatches = append(g.Minibatches, m)
 		wire += 1 + protowire.SizeVarint(uint64(n)) + n // field 1, length, message
 		if size += n; size >= limit || len(g.Minibatches) >= most || last {
@@ -98,10 +119,11 @@ func groupBytes(v int32) (int, error) {
 	return int(v), nil
 }
 
-// sequences runs one call's source and hands each minibatch's message, its
-// encoded size and whether it is the last to emit.
-func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string, bufs *buffers,
-	emit func(m *pb.SequenceMinibatch, size int, last bool) error) error {
+// sequences runs one call's source and hands each minibatch to emit, with
+// the state after it, the reader's diagnostics since the previous one and
+// whether it is the last. mb and state are valid until emit returns.
+func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string,
+	emit func(mb *source.Minibatch, state []byte, warnings []string, last bool) error) error {
 	setup, err := checkSequenceRequest(req)
 	if err != nil {
 		return err
@@ -141,6 +163,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	if err != nil {
 		return status.Errorf(codes.Internal, "encoding the state: %v", err)
 	}
+	states.reuse = req.Columns // columns.add copies the state
+
 	sent, samples := s.metrics.batches.WithLabelValues(call), s.metrics.samples
 	wait := s.metrics.parseWait.WithLabelValues(call)
 	for n := int64(0); setup.maxMinibatches == 0 || n < setup.maxMinibatches; n++ {
@@ -164,14 +188,8 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		msg := encodeMinibatch(mb, states.encode(src, mb), bufs, req)
-		msg.Warnings = diag.take(nil)
-		size := proto.Size(msg)
-		if int64(size) > s.opts.MaxMinibatchBytes {
-			return s.tooBig(mb.Step, size)
-		}
 		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
-		if err := emit(msg, size, last); err != nil {
+		if err := emit(mb, states.encode(src, mb), diag.take(nil), last); err != nil {
 			return err
 		}
 		sent.Inc()

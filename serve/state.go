@@ -13,6 +13,10 @@ import (
 // encoding of it.
 type stateEncoder struct {
 	fingerprint []byte
+	// reuse makes encode write every state into buf, for a caller that
+	// copies what it keeps before the next one (columns messages).
+	reuse bool
+	buf   []byte
 }
 
 func newStateEncoder(src *source.Source) (*stateEncoder, error) {
@@ -23,10 +27,16 @@ func newStateEncoder(src *source.Source) (*stateEncoder, error) {
 	return &stateEncoder{fingerprint: fp}, nil
 }
 
-// encode returns the state after mb, src's last minibatch, in a new slice.
+// encode returns the state after mb, src's last minibatch, in a new slice
+// (with reuse, in the slice of the previous call).
 func (e *stateEncoder) encode(src *source.Source, mb *source.Minibatch) []byte {
 	pos, step := src.Position(), mb.Step+1
-	b := make([]byte, 0, 64+len(e.fingerprint))
+	var b []byte
+	if e.reuse {
+		b = e.buf[:0]
+	} else {
+		b = make([]byte, 0, 64+len(e.fingerprint))
+	}
 	b = append(b, `{"version":`...)
 	b = strconv.AppendInt(b, int64(source.StateVersion), 10)
 	b = append(b, `,"position":`...)
@@ -37,5 +47,9 @@ func (e *stateEncoder) encode(src *source.Source, mb *source.Minibatch) []byte {
 	b = strconv.AppendInt(b, int64(src.Epoch()), 10)
 	b = append(b, `,"fingerprint":`...)
 	b = append(b, e.fingerprint...)
-	return append(b, "}\n"...)
+	b = append(b, "}\n"...)
+	if e.reuse {
+		e.buf = b
+	}
+	return b
 }

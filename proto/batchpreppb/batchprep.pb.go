@@ -71,7 +71,7 @@ func (x GraphRecord_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GraphRecord_Kind.Descriptor instead.
 func (GraphRecord_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{5, 0}
+	return file_batchprep_proto_rawDescGZIP(), []int{7, 0}
 }
 
 // SequenceRequest holds the choices of `batchprep read`. Field names are the
@@ -115,7 +115,20 @@ type SequenceRequest struct {
 	// its state without the part that is the same for the whole call
 	// (state_tail, sent once). The Python client sets it: a reader then maps
 	// every array of a minibatch from one bytes value.
-	Packed        bool `protobuf:"varint,24,opt,name=packed,proto3" json:"packed,omitempty"`
+	Packed bool `protobuf:"varint,24,opt,name=packed,proto3" json:"packed,omitempty"`
+	// columns, for SequenceGroups only, sends each message's minibatches as
+	// the columns of one SequenceGroup (its table, arrays, ids and states)
+	// instead of one SequenceMinibatch each, in packed's layouts (packed is
+	// implied). The Python client sets it: a reader then handles a message's
+	// minibatches with a few operations per message instead of a dozen
+	// fields per minibatch.
+	Columns bool `protobuf:"varint,25,opt,name=columns,proto3" json:"columns,omitempty"`
+	// shared_memory, with columns, is for a client on the same host over a
+	// Unix socket (the Python client and its private server): each message's
+	// arrays go through a ring in shared memory instead of the message
+	// (SequenceGroup.shared), which spares both sides the copies of the
+	// socket and of gRPC. The call is refused over other transports.
+	SharedMemory  bool `protobuf:"varint,26,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +327,20 @@ func (x *SequenceRequest) GetElideUnitSparse() bool {
 func (x *SequenceRequest) GetPacked() bool {
 	if x != nil {
 		return x.Packed
+	}
+	return false
+}
+
+func (x *SequenceRequest) GetColumns() bool {
+	if x != nil {
+		return x.Columns
+	}
+	return false
+}
+
+func (x *SequenceRequest) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
 	}
 	return false
 }
@@ -648,8 +675,36 @@ func (x *SequenceMinibatch) GetStateTail() []byte {
 // SequenceGroup is consecutive minibatches of one SequenceGroups call, in
 // stream order.
 type SequenceGroup struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Minibatches   []*SequenceMinibatch   `protobuf:"bytes,1,rep,name=minibatches,proto3" json:"minibatches,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Minibatches []*SequenceMinibatch   `protobuf:"bytes,1,rep,name=minibatches,proto3" json:"minibatches,omitempty"`
+	// With columns, instead of minibatches: table holds, per minibatch in
+	// stream order, 9 + 3 x streams little-endian uint64s: step, epoch,
+	// sweep, start, end, flags (1 end_of_sweep, 2 end_of_epoch, 4 its state
+	// is whole: without state_tail), sequence_count, its bytes in arrays,
+	// its bytes in states; then for
+	// each stream in order its samples, its sparse entries (dense: 0) and
+	// its elision (1 unit_rows, 2 unit_values).
+	Table []byte `protobuf:"bytes,2,opt,name=table,proto3" json:"table,omitempty"`
+	// Each minibatch's arrays in SequenceMinibatch.arrays's layout, followed
+	// by zeros up to a multiple of 8 bytes, one minibatch after the other.
+	Arrays []byte `protobuf:"bytes,3,opt,name=arrays,proto3" json:"arrays,omitempty"`
+	// Every minibatch's ids, in order, joined by '\n'.
+	Ids []byte `protobuf:"bytes,4,opt,name=ids,proto3" json:"ids,omitempty"`
+	// Each minibatch's state as packed sends it (without the tail), one after
+	// the other.
+	States []byte `protobuf:"bytes,5,opt,name=states,proto3" json:"states,omitempty"`
+	// The end of every state of the call (its setup's fingerprint), in the
+	// call's first message: a minibatch's state is its part of states
+	// followed by it (unless flag 4).
+	StateTail []byte `protobuf:"bytes,6,opt,name=state_tail,json=stateTail,proto3" json:"state_tail,omitempty"`
+	// The streams (name, dim and sparse only), in the call's first message.
+	Streams []*StreamData `protobuf:"bytes,7,rep,name=streams,proto3" json:"streams,omitempty"`
+	// The warnings and skipped ordinals of the minibatches that have any.
+	Notes []*MinibatchNotes `protobuf:"bytes,8,rep,name=notes,proto3" json:"notes,omitempty"`
+	// With shared_memory: where this message's arrays are, instead of
+	// arrays (a message whose arrays take more than half the ring still
+	// carries them in arrays).
+	Shared        *SharedArrays `protobuf:"bytes,9,opt,name=shared,proto3" json:"shared,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -691,6 +746,201 @@ func (x *SequenceGroup) GetMinibatches() []*SequenceMinibatch {
 	return nil
 }
 
+func (x *SequenceGroup) GetTable() []byte {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetArrays() []byte {
+	if x != nil {
+		return x.Arrays
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetIds() []byte {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStates() []byte {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStateTail() []byte {
+	if x != nil {
+		return x.StateTail
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetStreams() []*StreamData {
+	if x != nil {
+		return x.Streams
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetNotes() []*MinibatchNotes {
+	if x != nil {
+		return x.Notes
+	}
+	return nil
+}
+
+func (x *SequenceGroup) GetShared() *SharedArrays {
+	if x != nil {
+		return x.Shared
+	}
+	return nil
+}
+
+// SharedArrays places a message's arrays in the call's ring: a file of a
+// 4096-byte header and size bytes of data, which the reader maps read and
+// write. The arrays are the length bytes at data offset position % size
+// (never wrapping). The reader copies them out, then stores position +
+// length, a little-endian uint64, at the file's offset 0: the server writes
+// over data only once the reader has released it that way, and waits
+// otherwise.
+type SharedArrays struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ring's file (a /proc path of the server's memory file), in the
+	// call's first message that uses the ring.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Size          uint64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
+	Position      uint64 `protobuf:"varint,3,opt,name=position,proto3" json:"position,omitempty"`
+	Length        uint64 `protobuf:"varint,4,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedArrays) Reset() {
+	*x = SharedArrays{}
+	mi := &file_batchprep_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedArrays) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedArrays) ProtoMessage() {}
+
+func (x *SharedArrays) ProtoReflect() protoreflect.Message {
+	mi := &file_batchprep_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedArrays.ProtoReflect.Descriptor instead.
+func (*SharedArrays) Descriptor() ([]byte, []int) {
+	return file_batchprep_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SharedArrays) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SharedArrays) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *SharedArrays) GetPosition() uint64 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *SharedArrays) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
+// MinibatchNotes is what a minibatch of a columns message carries besides
+// its table row: SequenceMinibatch.warnings and skipped.
+type MinibatchNotes struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          uint64                 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	Warnings      []string               `protobuf:"bytes,2,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Skipped       []int64                `protobuf:"varint,3,rep,packed,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MinibatchNotes) Reset() {
+	*x = MinibatchNotes{}
+	mi := &file_batchprep_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MinibatchNotes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MinibatchNotes) ProtoMessage() {}
+
+func (x *MinibatchNotes) ProtoReflect() protoreflect.Message {
+	mi := &file_batchprep_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MinibatchNotes.ProtoReflect.Descriptor instead.
+func (*MinibatchNotes) Descriptor() ([]byte, []int) {
+	return file_batchprep_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MinibatchNotes) GetStep() uint64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *MinibatchNotes) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
+}
+
+func (x *MinibatchNotes) GetSkipped() []int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return nil
+}
+
 // GraphRequest names a graph config (TOML or JSON, read by the server) and
 // the part of the plan to stream.
 type GraphRequest struct {
@@ -707,7 +957,7 @@ type GraphRequest struct {
 
 func (x *GraphRequest) Reset() {
 	*x = GraphRequest{}
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +969,7 @@ func (x *GraphRequest) String() string {
 func (*GraphRequest) ProtoMessage() {}
 
 func (x *GraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[4]
+	mi := &file_batchprep_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +982,7 @@ func (x *GraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRequest.ProtoReflect.Descriptor instead.
 func (*GraphRequest) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{4}
+	return file_batchprep_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GraphRequest) GetConfig() string {
@@ -801,7 +1051,7 @@ type GraphRecord struct {
 
 func (x *GraphRecord) Reset() {
 	*x = GraphRecord{}
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +1063,7 @@ func (x *GraphRecord) String() string {
 func (*GraphRecord) ProtoMessage() {}
 
 func (x *GraphRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_batchprep_proto_msgTypes[5]
+	mi := &file_batchprep_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +1076,7 @@ func (x *GraphRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphRecord.ProtoReflect.Descriptor instead.
 func (*GraphRecord) Descriptor() ([]byte, []int) {
-	return file_batchprep_proto_rawDescGZIP(), []int{5}
+	return file_batchprep_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GraphRecord) GetKind() GraphRecord_Kind {
@@ -966,7 +1216,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xd4\x05\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\x93\x06\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -997,7 +1247,9 @@ const file_batchprep_proto_rawDesc = "" +
 	"\vgroup_bytes\x18\x16 \x01(\x05R\n" +
 	"groupBytes\x12*\n" +
 	"\x11elide_unit_sparse\x18\x17 \x01(\bR\x0felideUnitSparse\x12\x16\n" +
-	"\x06packed\x18\x18 \x01(\bR\x06packedB\b\n" +
+	"\x06packed\x18\x18 \x01(\bR\x06packed\x12\x18\n" +
+	"\acolumns\x18\x19 \x01(\bR\acolumns\x12#\n" +
+	"\rshared_memory\x18\x1a \x01(\bR\fsharedMemoryB\b\n" +
 	"\x06_start\"\xb6\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +
@@ -1038,9 +1290,27 @@ const file_batchprep_proto_rawDesc = "" +
 	"ids_joined\x18\x10 \x01(\fR\tidsJoined\x12\x1d\n" +
 	"\n" +
 	"state_tail\x18\x11 \x01(\fR\tstateTailB\x11\n" +
-	"\x0f_sequence_count\"R\n" +
+	"\x0f_sequence_count\"\xe5\x02\n" +
 	"\rSequenceGroup\x12A\n" +
-	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\"\x96\x01\n" +
+	"\vminibatches\x18\x01 \x03(\v2\x1f.batchprep.v1.SequenceMinibatchR\vminibatches\x12\x14\n" +
+	"\x05table\x18\x02 \x01(\fR\x05table\x12\x16\n" +
+	"\x06arrays\x18\x03 \x01(\fR\x06arrays\x12\x10\n" +
+	"\x03ids\x18\x04 \x01(\fR\x03ids\x12\x16\n" +
+	"\x06states\x18\x05 \x01(\fR\x06states\x12\x1d\n" +
+	"\n" +
+	"state_tail\x18\x06 \x01(\fR\tstateTail\x122\n" +
+	"\astreams\x18\a \x03(\v2\x18.batchprep.v1.StreamDataR\astreams\x122\n" +
+	"\x05notes\x18\b \x03(\v2\x1c.batchprep.v1.MinibatchNotesR\x05notes\x122\n" +
+	"\x06shared\x18\t \x01(\v2\x1a.batchprep.v1.SharedArraysR\x06shared\"j\n" +
+	"\fSharedArrays\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\x02 \x01(\x04R\x04size\x12\x1a\n" +
+	"\bposition\x18\x03 \x01(\x04R\bposition\x12\x16\n" +
+	"\x06length\x18\x04 \x01(\x04R\x06length\"Z\n" +
+	"\x0eMinibatchNotes\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x1a\n" +
+	"\bwarnings\x18\x02 \x03(\tR\bwarnings\x12\x18\n" +
+	"\askipped\x18\x03 \x03(\x03R\askipped\"\x96\x01\n" +
 	"\fGraphRequest\x12\x16\n" +
 	"\x06config\x18\x01 \x01(\tR\x06config\x12\x16\n" +
 	"\x06worker\x18\x02 \x01(\x05R\x06worker\x12\x1f\n" +
@@ -1095,31 +1365,36 @@ func file_batchprep_proto_rawDescGZIP() []byte {
 }
 
 var file_batchprep_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_batchprep_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_batchprep_proto_goTypes = []any{
 	(GraphRecord_Kind)(0),     // 0: batchprep.v1.GraphRecord.Kind
 	(*SequenceRequest)(nil),   // 1: batchprep.v1.SequenceRequest
 	(*StreamData)(nil),        // 2: batchprep.v1.StreamData
 	(*SequenceMinibatch)(nil), // 3: batchprep.v1.SequenceMinibatch
 	(*SequenceGroup)(nil),     // 4: batchprep.v1.SequenceGroup
-	(*GraphRequest)(nil),      // 5: batchprep.v1.GraphRequest
-	(*GraphRecord)(nil),       // 6: batchprep.v1.GraphRecord
+	(*SharedArrays)(nil),      // 5: batchprep.v1.SharedArrays
+	(*MinibatchNotes)(nil),    // 6: batchprep.v1.MinibatchNotes
+	(*GraphRequest)(nil),      // 7: batchprep.v1.GraphRequest
+	(*GraphRecord)(nil),       // 8: batchprep.v1.GraphRecord
 }
 var file_batchprep_proto_depIdxs = []int32{
 	2, // 0: batchprep.v1.SequenceMinibatch.streams:type_name -> batchprep.v1.StreamData
 	3, // 1: batchprep.v1.SequenceGroup.minibatches:type_name -> batchprep.v1.SequenceMinibatch
-	0, // 2: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
-	1, // 3: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
-	1, // 4: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
-	5, // 5: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
-	3, // 6: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
-	4, // 7: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
-	6, // 8: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
-	6, // [6:9] is the sub-list for method output_type
-	3, // [3:6] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 2: batchprep.v1.SequenceGroup.streams:type_name -> batchprep.v1.StreamData
+	6, // 3: batchprep.v1.SequenceGroup.notes:type_name -> batchprep.v1.MinibatchNotes
+	5, // 4: batchprep.v1.SequenceGroup.shared:type_name -> batchprep.v1.SharedArrays
+	0, // 5: batchprep.v1.GraphRecord.kind:type_name -> batchprep.v1.GraphRecord.Kind
+	1, // 6: batchprep.v1.Batches.Sequences:input_type -> batchprep.v1.SequenceRequest
+	1, // 7: batchprep.v1.Batches.SequenceGroups:input_type -> batchprep.v1.SequenceRequest
+	7, // 8: batchprep.v1.Batches.Graph:input_type -> batchprep.v1.GraphRequest
+	3, // 9: batchprep.v1.Batches.Sequences:output_type -> batchprep.v1.SequenceMinibatch
+	4, // 10: batchprep.v1.Batches.SequenceGroups:output_type -> batchprep.v1.SequenceGroup
+	8, // 11: batchprep.v1.Batches.Graph:output_type -> batchprep.v1.GraphRecord
+	9, // [9:12] is the sub-list for method output_type
+	6, // [6:9] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_batchprep_proto_init() }
@@ -1135,7 +1410,7 @@ func file_batchprep_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_batchprep_proto_rawDesc), len(file_batchprep_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

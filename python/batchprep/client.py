@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 import grpc
 
 from . import batchprep_pb2 as pb
 from .errors import BatchprepError, BatchprepWarning
-from .minibatch import Minibatch
+from .minibatch import Minibatch, from_columns
 from .request import UNLIMITED_EPOCHS, INT32_MAX, State, check_int, sequence_request
 from .server import Connection
+from .shared import Ring, usable as shared_memory_usable
 
 
 class _Closes:
@@ -53,16 +54,18 @@ def _nothing_to_read(req: pb.SequenceRequest) -> Optional[str]:
 
 
 class _Stream(_Closes):
-    """An iterator over one SequenceGroups call (several minibatches per
-    message, in stream order); close() cancels it."""
+    """An iterator over one SequenceGroups call with columns (several
+    minibatches per message, in stream order); close() cancels it."""
 
     def __init__(self, conn: Connection, req: pb.SequenceRequest, own_conn: bool) -> None:
         self._conn: Optional[Connection] = conn
         self._own, self._req, self._delivered = own_conn, req, 0
         self._call: Any = conn.sequence_groups(req, metadata=conn.metadata)
-        self._group: Sequence[pb.SequenceMinibatch] = ()
+        self._group: List[Minibatch] = []
         self._next = 0
-        self._tail = b""  # the call's state tail (SequenceMinibatch.state_tail)
+        self._tail = b""  # the call's state tail (SequenceGroup.state_tail)
+        self._streams: List[Tuple[str, int, bool]] = []
+        self._ring: Optional[Ring] = Ring() if req.shared_memory else None
 
     def __iter__(self) -> "_Stream":
         return self
@@ -72,7 +75,17 @@ class _Stream(_Closes):
             if self._call is None:
                 raise StopIteration
             try:
-                self._group, self._next = next(self._call).minibatches, 0
+                g = next(self._call)
+                if len(g.streams):
+                    self._streams = [(s.name, s.dim, s.sparse) for s in g.streams]
+                if g.state_tail:
+                    self._tail = g.state_tail
+                arrays = g.arrays
+                if g.HasField("shared"):
+                    if self._ring is None:
+                        raise ValueError("batchprep: the server sent shared memory that was not asked for")
+                    arrays = self._ring.take(g.shared)
+                self._group, self._next = from_columns(g, self._streams, self._tail, arrays), 0
             except StopIteration:
                 self.close()
                 if self._delivered == 0:
@@ -83,22 +96,21 @@ class _Stream(_Closes):
             except grpc.RpcError as e:
                 self.close()
                 raise BatchprepError(e.code(), e.details()) from None
-        msg = self._group[self._next]
+        mb = self._group[self._next]
         self._next += 1
         self._delivered += 1
-        if len(msg.warnings):
-            for w in msg.warnings:
+        if mb._notes is not None:
+            for w in mb._notes[0]:
                 warnings.warn(w, BatchprepWarning, stacklevel=2)
-        tail = msg.state_tail
-        if tail:
-            self._tail = tail
-        return Minibatch(msg, self._tail)
+        return mb
 
     def close(self) -> None:
         """Cancel the call (and stop the local server the iterator started)."""
         if self._call is not None:
             self._call.cancel()
             self._call = None
+        if self._ring is not None:
+            self._ring.close()
         if self._own and self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -125,6 +137,7 @@ def read(files: Union[str, Sequence[str]], streams: Sequence[str], mb: Union[str
     req = sequence_request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                            rank=rank, state=state, max_minibatches=max_minibatches, **kw)
     conn = Connection(address, token=token, root_certificates=root_certificates)
+    req.shared_memory = conn.server is not None and shared_memory_usable()
     return _Stream(conn, req, own_conn=True)
 
 
@@ -163,6 +176,7 @@ class MinibatchSource(_Closes):
             self._close_stream()
             req = sequence_request(self._files, self._streams, epochs=self._epochs, state=self._state,
                                    start=self._start if self._state is None else None, k=k, **self._kw)
+            req.shared_memory = self._conn.server is not None and shared_memory_usable()
             self._stream, self._k = _Stream(self._conn, req, own_conn=False), k
         try:
             mb = next(self._stream)

@@ -4,13 +4,13 @@ streams as numpy arrays."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, KeysView, List, Tuple, Union
+from typing import Any, Dict, KeysView, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import batchprep_pb2 as pb
 
-_I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
+_I4, _I8, _F4, _U8 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4"), np.dtype("<u8")
 
 Sparse = Tuple[np.ndarray, np.ndarray, np.ndarray]
 StreamArrays = Union[np.ndarray, Sparse]
@@ -35,6 +35,70 @@ def _units(n: int) -> Tuple[np.ndarray, np.ndarray]:
     return rows[:n + 1], ones[:n]
 
 
+class _Group:
+    """What the minibatches of one columns message (SequenceGroup with
+    SequenceRequest.columns) share: the int32 view of its arrays, its ids,
+    its states and the call's streams and state tail."""
+
+    __slots__ = ("words", "longs", "floats", "ids_bytes", "ids_list", "states", "tail", "streams")
+
+    def __init__(self, words: np.ndarray, ids_bytes: bytes, states: bytes, tail: bytes,
+                 streams: List[Tuple[str, int, bool]]) -> None:
+        # The same bytes as int32, int64 and float32: a minibatch's arrays
+        # start at a multiple of 8 bytes, so each array is one slice.
+        self.words, self.longs, self.floats = words, words.view(_I8), words.view(_F4)
+        self.ids_bytes = ids_bytes
+        self.ids_list: Optional[List[str]] = None
+        self.states, self.tail, self.streams = states, tail, streams
+
+    def ids(self) -> List[str]:
+        if self.ids_list is None:
+            self.ids_list = self.ids_bytes.decode().split("\n")
+        return self.ids_list
+
+
+_FIXED = 9  # table entries of a minibatch before its streams' (SequenceGroup.table)
+
+
+def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], tail: bytes,
+                 arrays: Any = None) -> List["Minibatch"]:
+    """The minibatches of a columns message, in order: the table read with
+    one numpy call, the arrays of all minibatches viewed from one buffer
+    (arrays when given, as taken from shared memory, else msg.arrays)."""
+    width = _FIXED + 3 * len(streams)
+    table = np.frombuffer(msg.table, dtype=_U8)
+    if len(table) % width or not len(table):
+        if len(msg.minibatches):
+            raise ValueError("batchprep: the server sent minibatches without columns: it predates this client; "
+                             "use a batchprep serve of the same version")
+        raise ValueError("batchprep: a columns message holds a table of %d bytes, not rows of %d numbers" % (
+            8 * len(table), width))
+    table = table.reshape(-1, width)
+    if arrays is None:
+        arrays = msg.arrays
+    a_end = np.cumsum(table[:, 7]).tolist()
+    s_end = np.cumsum(table[:, 8]).tolist()
+    i_end = np.cumsum(table[:, 6]).tolist()
+    if a_end[-1] != len(arrays) or s_end[-1] != len(msg.states) or any(x % 8 for x in a_end):
+        raise ValueError("batchprep: a columns message's table accounts for %d bytes of arrays and %d of states, "
+                         "it holds %d and %d" % (a_end[-1], s_end[-1], len(arrays), len(msg.states)))
+    notes: Dict[int, pb.MinibatchNotes] = {}
+    for note in msg.notes:
+        notes[note.step] = note
+    g = _Group(np.frombuffer(arrays, dtype=_I4), msg.ids if i_end[-1] else b"", msg.states, tail, streams)
+    out = []
+    a0 = s0 = i0 = 0
+    for row, a1, s1, i1 in zip(table.tolist(), a_end, s_end, i_end):
+        mb = Minibatch(g, row, a0 >> 2, a1 >> 2, i0, s0, s1)
+        if notes:
+            note = notes.get(row[0])
+            if note is not None:
+                mb._notes = (list(note.warnings), list(note.skipped))
+        out.append(mb)
+        a0, s0, i0 = a1, s1, i1
+    return out
+
+
 class Minibatch:
     """One minibatch: the metadata of a `batchprep read --format jsonl` line
     (step, epoch, sweep, start, end, end_of_sweep, end_of_epoch, sequences,
@@ -48,7 +112,8 @@ class Minibatch:
     workers send minibatches to the training process)."""
 
     __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
-                 "_msg", "_tail", "_sequences", "_ids", "_lengths", "_streams")
+                 "_g", "_row", "_w0", "_w1", "_i0", "_s0", "_s1", "_notes",
+                 "_sequences", "_ids", "_lengths", "_streams")
 
     step: int
     epoch: int
@@ -58,114 +123,98 @@ class Minibatch:
     end_of_sweep: bool
     end_of_epoch: bool
 
-    def __init__(self, msg: pb.SequenceMinibatch, state_tail: bytes = b"") -> None:
-        self.step, self.epoch, self.sweep = msg.step, msg.epoch, msg.sweep
-        self.start, self.end = msg.start, msg.end
-        self.end_of_sweep, self.end_of_epoch = msg.end_of_sweep, msg.end_of_epoch
-        self._msg, self._tail = msg, state_tail
+    def __init__(self, g: _Group, row: List[int], w0: int, w1: int, i0: int, s0: int, s1: int) -> None:
+        self.step, self.epoch, self.sweep, self.start, self.end, flags = row[:6]
+        self.end_of_sweep, self.end_of_epoch = flags & 1 != 0, flags & 2 != 0
+        self._g, self._row, self._w0, self._w1, self._i0, self._s0, self._s1 = g, row, w0, w1, i0, s0, s1
+        self._notes: Optional[Tuple[List[str], List[int]]] = None
         self._sequences = self._ids = self._lengths = self._streams = None
 
-    def __reduce__(self) -> Tuple[Any, Tuple[bytes, bytes]]:
-        return (_from_wire, (self._msg.SerializeToString(), self._tail))
+    def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
+        g = self._g
+        return (_rebuild, (self._row, g.words[self._w0:self._w1].tobytes(), "\n".join(self.ids).encode(),
+                           self.state_bytes, g.streams, self._notes))
 
     def _unpack(self) -> None:
-        """Every array of a packed message: views of its one arrays buffer,
-        cut as SequenceMinibatch.arrays documents (one frombuffer, then
-        slices, which cost less)."""
-        m = self._msg
-        buf, n = m.arrays, m.sequence_count
-        if len(buf) % 4:
-            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, not whole int32s" % len(buf))
-        w = np.frombuffer(buf, dtype=_I4)  # the buffer in 4-byte words
-        self._sequences = w[:2 * n].view(_I8)
-        off = 2 * n
+        """Every array: views of the message's arrays buffer, cut as
+        SequenceMinibatch.arrays documents (slices of the group's int32,
+        int64 and float32 views of it)."""
+        g, row = self._g, self._row
+        w, f = g.words, g.floats
+        n, off, end = row[6], self._w0, self._w1
+        self._sequences = g.longs[off >> 1:(off >> 1) + n]
+        off += 2 * n
         lengths: Dict[str, np.ndarray] = {}
         data: Dict[str, StreamArrays] = {}
-        for s in m.streams:
-            name = s.name
+        col = _FIXED
+        for name, dim, sparse in g.streams:
+            samples, entries, elided = row[col], row[col + 1], row[col + 2]
+            col += 3
             lengths[name] = w[off:off + n]
             off += n
-            if s.sparse:
-                entries = s.entries
-                unit_rows, unit_values = s.unit_rows, s.unit_values
-                if unit_rows or unit_values:
-                    rows, ones = _units(entries)
-                if unit_rows:
-                    indptr = rows
+            if sparse:
+                if elided:
+                    rows, ones = _unit["rows"], _unit["ones"]
+                    if len(ones) <= entries:
+                        rows, ones = _units(entries)
+                if elided & 1:
+                    indptr = rows[:entries + 1]
                 else:
-                    k = s.samples + 1
-                    indptr = w[off:off + k]
-                    off += k
+                    indptr = w[off:off + samples + 1]
+                    off += samples + 1
                 indices = w[off:off + entries]
                 off += entries
-                if unit_values:
-                    values = ones
+                if elided & 2:
+                    values = ones[:entries]
                 else:
-                    values = w[off:off + entries].view(_F4)
+                    values = f[off:off + entries]
                     off += entries
                 data[name] = (indptr, indices, values)
             else:
-                k = s.samples * s.dim
-                data[name] = w[off:off + k].view(_F4).reshape(-1, s.dim)
+                k = samples * dim
+                if off + k > end:
+                    off = end + 2  # past the buffer: refused below
+                    break
+                data[name] = f[off:off + k].reshape(-1, dim)
                 off += k
-        if off != len(w):
-            raise ValueError("batchprep: a packed minibatch holds %d bytes of arrays, its counts say %d" % (
-                len(buf), 4 * off))
+        if off > end or end - off > 1:
+            raise ValueError("batchprep: minibatch %d holds %d bytes of arrays, which its counts do not account for" % (
+                self.step, 4 * (end - self._w0)))
         self._lengths, self._streams = lengths, data
 
     @property
     def sequences(self) -> np.ndarray:
         """numpy int64: the sequences' ordinals in file order."""
         if self._sequences is None:
-            if self._msg.HasField("sequence_count"):
-                self._unpack()
-            else:
-                self._sequences = np.frombuffer(self._msg.sequences, dtype=_I8)
+            self._unpack()
         return self._sequences
 
     @property
     def ids(self) -> List[str]:
         """The sequences' ids as written in the file."""
         if self._ids is None:
-            m = self._msg
-            if m.HasField("sequence_count"):
-                self._ids = m.ids_joined.decode().split("\n") if m.sequence_count else []
-            else:
-                self._ids = list(m.ids)
+            n = self._row[6]
+            self._ids = self._g.ids()[self._i0:self._i0 + n] if n else []
+            if len(self._ids) != n:
+                raise ValueError("batchprep: minibatch %d has %d sequences and %d ids" % (self.step, n, len(self._ids)))
         return self._ids
 
     @property
     def skipped(self) -> List[int]:
         """Ordinals of sequences whose data could not be parsed (within
         max_errors); a BatchprepWarning says why."""
-        return list(self._msg.skipped)
+        return list(self._notes[1]) if self._notes else []
 
     @property
     def lengths(self) -> Dict[str, np.ndarray]:
         """{stream: numpy int32 samples per sequence}."""
         if self._lengths is None:
-            if self._msg.HasField("sequence_count"):
-                self._unpack()
-            else:
-                self._lengths = {s.name: np.frombuffer(s.lengths, dtype=_I4) for s in self._msg.streams}
+            self._unpack()
         return self._lengths
 
     def _data(self) -> Dict[str, StreamArrays]:
-        if self._streams is None and self._msg.HasField("sequence_count"):
-            self._unpack()
         if self._streams is None:
-            d: Dict[str, StreamArrays] = {}
-            for s in self._msg.streams:
-                if s.sparse:
-                    indices = np.frombuffer(s.indices, dtype=_I4)
-                    if s.unit_rows or s.unit_values:
-                        rows, ones = _units(len(indices))
-                    indptr = rows if s.unit_rows else np.frombuffer(s.indptr, dtype=_I4)
-                    values = ones if s.unit_values else np.frombuffer(s.values, dtype=_F4)
-                    d[s.name] = (indptr, indices, values)
-                else:
-                    d[s.name] = np.frombuffer(s.dense, dtype=_F4).reshape(-1, s.dim)
-            self._streams = d
+            self._unpack()
         return self._streams
 
     def __getitem__(self, name: str) -> StreamArrays:
@@ -186,7 +235,9 @@ class Minibatch:
     @property
     def state_bytes(self) -> bytes:
         """state as the JSON bytes `batchprep read --state-out` writes."""
-        return self._msg.state + self._tail
+        g = self._g
+        head = g.states[self._s0:self._s1]
+        return head if self._row[5] & 4 else head + g.tail
 
     @property
     def samples(self) -> Dict[str, int]:
@@ -210,6 +261,12 @@ class Minibatch:
             self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
 
 
-def _from_wire(data: bytes, state_tail: bytes = b"") -> Minibatch:
-    """A Minibatch from its serialized message (unpickling)."""
-    return Minibatch(pb.SequenceMinibatch.FromString(data), state_tail)
+def _rebuild(row: List[int], arrays: bytes, ids: bytes, state: bytes, streams: List[Tuple[str, int, bool]],
+             notes: Optional[Tuple[List[str], List[int]]]) -> Minibatch:
+    """A Minibatch from what __reduce__ keeps of it (unpickling)."""
+    row = list(row)
+    row[5] |= 4  # the state is whole
+    g = _Group(np.frombuffer(arrays, dtype=_I4), ids, state, b"", streams)
+    mb = Minibatch(g, row, 0, len(arrays) >> 2, 0, 0, len(state))
+    mb._notes = notes
+    return mb

@@ -61,7 +61,7 @@ def sequence_request(files: Union[str, Sequence[str]], streams: Iterable[str], m
         seed=check_int("seed", seed, 0, UINT64_MAX), epochs=check_int("epochs", epochs, 1, INT32_MAX),
         workers=workers, rank=check_int("rank", rank, 0, workers - 1), epoch_size=str(epoch_size),
         cut_at_sweep=bool(cut_at_sweep), max_errors=check_int("max_errors", max_errors, 0, INT32_MAX),
-        k=check_int("k", k, 0, INT32_MAX), elide_unit_sparse=True, packed=True)
+        k=check_int("k", k, 0, INT32_MAX), elide_unit_sparse=True, packed=True, columns=True)
     optional = (("max_minibatches", max_minibatches, INT64_MAX), ("window_chunks", window_chunks, INT32_MAX),
                 ("window_samples", window_samples, UINT64_MAX), ("chunk_bytes", chunk_bytes, INT64_MAX),
                 ("chunk_sequences", chunk_sequences, INT32_MAX), ("group_bytes", group_bytes, GROUP_BYTES_MAX))

@@ -8,8 +8,10 @@ import tempfile
 import threading
 
 import grpc
+import grpc.experimental
 
 from . import batchprep_pb2 as pb
+from . import shared
 
 _SERVICE = "/batchprep.v1.Batches/"
 _live = set()
@@ -108,6 +110,14 @@ class Connection:
             self.server = LocalServer()
             address = self.server.address
         opts = [("grpc.max_receive_message_length", -1)]
+        if self.server is not None and shared.usable():
+            # With shared memory the messages are small: the stream is read
+            # on the calling thread (grpcio's single-threaded unary-stream
+            # calls), without a hand-off to the channel's polling thread per
+            # message (~10 % of the client's CPU on ATIS). With the arrays in
+            # the messages that thread is kept: it receives the next message
+            # while the caller works on the last one.
+            opts.append((grpc.experimental.ChannelOptions.SingleThreadedUnaryStream, 1))
         if root_certificates is not None:
             self.channel = grpc.secure_channel(address, grpc.ssl_channel_credentials(root_certificates), options=opts)
         else:

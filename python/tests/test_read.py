@@ -3,6 +3,7 @@
 import ast
 import os
 import tempfile
+import threading
 import unittest
 import warnings
 from unittest import mock
@@ -204,6 +205,72 @@ class ReadTest(unittest.TestCase):
         self.assertTrue(any('stream "extra" is not configured' in g and "warn.ctf:1:" in g for g in got), got)
         self.assertTrue(any("warn.ctf:8:" in g for g in got), got)
         self.assertEqual(sum((mb.skipped for mb in mbs), []), [7])
+
+    def test_minibatches_of_a_message_share_one_buffer(self):
+        # The client asks for columns: a message's minibatches are rows of
+        # one table and their arrays views of one buffer, not a protobuf
+        # message each.
+        mbs = list(batchprep.read([self.corpus], streams=STREAMS, mb="5", seed=2))
+        self.assertGreater(len(mbs), 10)
+        bases = {id(mb.sequences.base) for mb in mbs}
+        self.assertLess(len(bases), len(mbs) // 2, "one buffer per minibatch: columns are not used")
+        for mb in mbs[:6]:
+            self.assertIs(mb["x"].base, mb.sequences.base)
+
+    @unittest.skipUnless(batchprep.shared.usable(), "shared memory is for Linux x86-64")
+    def test_private_server_shares_memory(self):
+        # With its private server the client takes the arrays from shared
+        # memory; the minibatches are those of the arrays sent inline.
+        def drain(shared):
+            with batchprep.read([self.corpus], streams=STREAMS, mb="5", seed=4, epochs=3, group_bytes=300) as it:
+                out = []
+                for mb in it:
+                    out.append(as_line(mb) | {"x": mb["x"].tolist(), "y": [a.tolist() for a in mb["y"]],
+                                              "state": mb.state})
+                    if len(out) == 1 and shared:
+                        self.assertIsNotNone(it._ring)
+                        self.assertTrue(it._ring._size)
+                        self.assertFalse(mb["x"].flags.writeable)
+                return out, it._ring
+        shared, _ = drain(True)
+        with mock.patch.dict(os.environ, {"BATCHPREP_SHARED_MEMORY": "0"}):
+            inline, ring = drain(False)
+        self.assertIsNone(ring)
+        self.assertGreater(len(shared), 20)
+        self.assertEqual(shared, inline)
+
+    @unittest.skipUnless(batchprep.shared.usable(), "shared memory is for Linux x86-64")
+    def test_stream_read_on_calling_thread(self):
+        # With shared memory the client reads its stream on the iterating
+        # thread: no polling thread to hand each message over (a tenth of
+        # the client's CPU).
+        before = set(threading.enumerate())
+        with batchprep.read([self.corpus], streams=STREAMS, mb="3") as it:
+            next(it)
+            started = [t.name for t in set(threading.enumerate()) - before]
+        self.assertEqual(started, [])
+
+    def test_columns_message_checked(self):
+        from batchprep import batchprep_pb2 as pb
+        from batchprep.minibatch import from_columns
+        streams = [("x", 2, False)]
+        row = [0, 0, 0, 0, 1, 0, 1, 24, 2] + [1, 0, 0]  # one sequence of one sample: 8 + 4 + 8 bytes, padded
+        good = pb.SequenceGroup(table=np.array(row, dtype="<u8").tobytes(), arrays=bytes(24), ids=b"7", states=b"{}")
+        (mb,) = from_columns(good, streams, b"")
+        self.assertEqual((mb.ids, mb["x"].shape, mb.state_bytes), (["7"], (1, 2), b"{}"))
+        for bad in (pb.SequenceGroup(table=good.table, arrays=bytes(16), states=b"{}"),   # arrays short
+                    pb.SequenceGroup(table=good.table[:-8], arrays=bytes(24), states=b"{}"),  # a row cut
+                    pb.SequenceGroup(table=good.table, arrays=bytes(24), states=b"{"),  # states short
+                    pb.SequenceGroup(arrays=bytes(24))):  # no table
+            with self.assertRaises(ValueError):
+                from_columns(bad, streams, b"")
+        with self.assertRaisesRegex(ValueError, "without columns: it predates this client"):
+            from_columns(pb.SequenceGroup(minibatches=[pb.SequenceMinibatch(step=1)]), streams, b"")
+        row[9] = 3  # three samples of x do not fit in 24 bytes
+        (mb,) = from_columns(pb.SequenceGroup(table=np.array(row, dtype="<u8").tobytes(), arrays=bytes(24),
+                                              ids=b"7", states=b"{}"), streams, b"")
+        with self.assertRaisesRegex(ValueError, "its counts"):
+            mb["x"]
 
     def test_no_binary_says_how_to_get_one(self):
         env = {k: v for k, v in os.environ.items() if k != "BATCHPREP_BIN"}

@@ -151,6 +151,9 @@ class DatasetTest(unittest.TestCase):
             self.assertEqual(back["x"].tolist(), mb["x"].tolist())
             self.assertEqual([a.tolist() for a in back["y"]], [a.tolist() for a in mb["y"]])
             self.assertEqual(back.state, mb.state)
+            self.assertEqual(back.ids, mb.ids)
+            self.assertEqual({k: v.tolist() for k, v in back.lengths.items()},
+                             {k: v.tolist() for k, v in mb.lengths.items()})
 
 
 class GraphTest(unittest.TestCase):
