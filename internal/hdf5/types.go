@@ -27,12 +27,12 @@ type Class int
 
 // The element classes this package reads and writes.
 const (
-	Int    Class = iota // signed little-endian integer
-	Uint                // unsigned little-endian integer
-	Float               // IEEE little-endian float
-	String              // fixed-length string
-	Opaque              // fixed-length bytes (numpy "V" types)
-	VarString           // variable-length string (h5py's str); attributes only
+	Int       Class = iota // signed little-endian integer
+	Uint                   // unsigned little-endian integer
+	Float                  // IEEE little-endian float
+	String                 // fixed-length string
+	Opaque                 // fixed-length bytes (numpy "V" types)
+	VarString              // variable-length string (h5py's str); attributes only
 )
 
 // Type is the element type of a dataset or attribute.
