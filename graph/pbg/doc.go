@@ -1,0 +1,21 @@
+// Package pbg converts between batchprep and PyTorch-BigGraph's files:
+// it writes a trained checkpoint in PBG's checkpoint layout (HDF5 files
+// through internal/hdf5), with PBG's entity files beside it.
+// docs/formats-pbg.md has the mapping of files and datasets.
+//
+// Invariants (tests cite them by number):
+//
+//  1. WriteCheckpoint writes, for every entity type t and partition p of
+//     the config, embeddings_{t}_{p}.v{N}.h5 with a float32 dataset
+//     "embeddings" of shape (entities, dimension) holding the checkpoint's
+//     rows in dictionary order, and the root attribute format_version = 1.
+//  2. model.v{N}.h5 holds each relation's operator parameters under PBG's
+//     public names ("model/relations/{id}/operator/{side}/{param}") with
+//     PBG's shapes, and each global embedding under
+//     "model/entities/{type}/global_embedding", each with the attribute
+//     state_dict_key (PBG's private name); scoring with them gives
+//     batchprep's scores.
+//  3. checkpoint_version.txt is written last, after every other file is
+//     complete and synced: a directory without it holds no checkpoint.
+//  4. config.json holds only keys of PBG's config schema.
+package pbg
