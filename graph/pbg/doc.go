@@ -1,6 +1,9 @@
 // Package pbg converts between batchprep and PyTorch-BigGraph's files:
 // it writes a trained checkpoint in PBG's checkpoint layout (HDF5 files
-// through internal/hdf5), with PBG's entity files beside it.
+// through internal/hdf5), with PBG's entity files beside it, and converts
+// PBG's imported data (entity files and edges_{lhs}_{rhs}.h5 buckets) into
+// a batchprep edge store once, so that training and planning keep one
+// read path (the checksummed store).
 // docs/formats-pbg.md has the mapping of files and datasets.
 //
 // Invariants (tests cite them by number):
@@ -18,4 +21,11 @@
 //  3. checkpoint_version.txt is written last, after every other file is
 //     complete and synced: a directory without it holds no checkpoint.
 //  4. config.json holds only keys of PBG's config schema.
+//  5. Import keeps PBG's entity partitions, offsets, names and relation
+//     ids: every edge of bucket (l, r) of PBG's data is in bucket (l, r)
+//     of the store with the same lhs, rhs and rel, in file order, its
+//     weight as float32 (1 without a weight column). A missing bucket file
+//     is an empty bucket; offsets outside their partition, relation ids
+//     outside the config, featurized entities and counts that disagree
+//     with the names are errors naming the file.
 package pbg
