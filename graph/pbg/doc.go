@@ -3,7 +3,8 @@
 // through internal/hdf5), with PBG's entity files beside it, and converts
 // PBG's imported data (entity files and edges_{lhs}_{rhs}.h5 buckets) into
 // a batchprep edge store once, so that training and planning keep one
-// read path (the checksummed store).
+// read path (the checksummed store); and it reads a PBG checkpoint as the
+// initial values of a run (init_path).
 // docs/formats-pbg.md has the mapping of files and datasets.
 //
 // Invariants (tests cite them by number):
@@ -28,4 +29,9 @@
 //     is an empty bucket; offsets outside their partition, relation ids
 //     outside the config, featurized entities and counts that disagree
 //     with the names are errors naming the file.
+//  6. A PBG checkpoint as init_path (Init) gives a fresh run its
+//     embeddings (matched by partition and offset; names compared when the
+//     directory has PBG's names files) and its model parameters (every
+//     parameter of the config's model, under PBG's names and shapes, and
+//     nothing else); a partition without a file is drawn at random.
 package pbg

@@ -3,6 +3,7 @@ package pbg
 import (
 	"fmt"
 
+	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/train/model"
 )
 
@@ -101,4 +102,35 @@ func modelParams(m *model.Model, types []string, d int) (public, private []strin
 			param{"global_embedding", []uint64{uint64(d)}, g.P})
 	}
 	return public, private, ps, nil
+}
+
+// setParams copies PBG's parameters, by public name, into m: the inverse
+// of modelParams (staticParams's slices alias m's vectors).
+func setParams(m *model.Model, cfg *config.Config, read map[string][]float32) error {
+	d := cfg.Dimension
+	sides := []string{"rhs", "lhs"}
+	for i, r := range m.Rels {
+		for side := range m.Params[i] {
+			if m.Params[i][side] == nil {
+				continue
+			}
+			st, err := staticParams(r.Op.Name(), m.Params[i][side].P, d)
+			if err != nil {
+				return err
+			}
+			for _, p := range st {
+				if m.S.Dynamic {
+					src := read[fmt.Sprintf("relations/0/operator/%s/%s", sides[side], dynamicName[p.name])]
+					copy(p.data, src[i*len(p.data):(i+1)*len(p.data)])
+				} else {
+					copy(p.data, read[fmt.Sprintf("relations/%d/operator/rhs/%s", i, p.name)])
+				}
+			}
+		}
+	}
+	types := cfg.EntityTypes()
+	for t, g := range m.Global {
+		copy(g.P, read[fmt.Sprintf("entities/%s/global_embedding", types[t])])
+	}
+	return nil
 }

@@ -26,6 +26,9 @@ type Options struct {
 	Bucket func(Event)
 	// Log, when set, receives one JSON object per line per trained bucket.
 	Log io.Writer
+	// Init, when set, gives initial values (init_path): unlike the hooks
+	// above it changes what is trained.
+	Init Init
 }
 
 // Event describes a trained and checkpointed bucket.
@@ -99,6 +102,11 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 		return nil, err
 	}
 	t.man = &Manifest{Version: ManifestVersion, Fingerprint: Fingerprint(cfg, store.Fingerprint())}
+	if opts.Init != nil {
+		if err := opts.Init.Model(m); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
 }
 
