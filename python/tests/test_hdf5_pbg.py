@@ -6,8 +6,9 @@ PBG's loader reads (torchbiggraph/checkpoint_storage.py): the version
 file, format_version attributes, the "embeddings" dataset's dtype and
 shape, the model parameters' public names, shapes and state_dict_key
 attributes, and config.json's keys; and that python/tools/score_pbg.py
-ranks from those files exactly as `batchprep eval` does. Skipped, with the
-apt line, when h5py is absent.
+ranks from those files exactly as `batchprep eval` does. The other way,
+h5py writes PBG's data directory and `batchprep import --from pbg` reads it
+with the same reader. Skipped, with the apt line, when h5py is absent.
 """
 
 import json
@@ -181,6 +182,89 @@ class ExportPBGTest(unittest.TestCase):
         self.assertGreater(got["count"], 0)
         for k in ("mrr", "hits@1", "hits@10", "mean_rank"):  # means: summed in another order
             self.assertAlmostEqual(got[k], self.eval[k], places=12, msg=k)
+
+
+IMPORT_CONFIG = """entity_path = "{d}/store/ent"
+edge_paths = ["{d}/store/train"]
+checkpoint_path = "{d}/store/ckpt"
+dimension = 4
+num_epochs = 1
+batch_size = 5
+num_batch_negs = 5
+num_uniform_negs = 5
+eval_fraction = 0
+workers = 1
+
+[entities.node]
+num_partitions = 3
+
+[[relations]]
+name = "links"
+lhs = "node"
+rhs = "node"
+operator = "translation"
+
+[[relations]]
+name = "cites"
+lhs = "node"
+rhs = "node"
+"""
+
+
+@unittest.skipUnless(h5py, "python3-h5py is absent (apt-get install python3-h5py): PBG data import not checked")
+class ImportPBGTest(unittest.TestCase):
+    """h5py writes PBG's data directory as PBG's importer does (resizable
+    chunked int64 datasets, an int64 weight column, no file for an empty
+    bucket); batchprep imports it with --from pbg and trains on it; the
+    export lists PBG's entities in PBG's partition and offset order."""
+
+    def test_import_train_export(self):
+        with tempfile.TemporaryDirectory() as d:
+            pbg = os.path.join(d, "pbg")
+            os.makedirs(os.path.join(pbg, "edges"))
+            rng = np.random.default_rng(7)
+            names = [["n%d_%d" % (p, i) for i in range(4 + p)] for p in range(3)]
+            for p, ns in enumerate(names):
+                with open(os.path.join(pbg, "entity_count_node_%d.txt" % p), "w") as f:
+                    f.write("%d\n" % len(ns))
+                with open(os.path.join(pbg, "entity_names_node_%d.json" % p), "w") as f:
+                    json.dump(ns, f, indent=4)
+            want = {}
+            for l in range(3):
+                for r in range(3):
+                    if (l, r) == (2, 0):
+                        continue  # empty bucket: no file
+                    n = int(rng.integers(1, 9))
+                    cols = {"lhs": rng.integers(0, len(names[l]), n), "rhs": rng.integers(0, len(names[r]), n),
+                            "rel": rng.integers(0, 2, n), "weight": rng.integers(1, 4, n)}
+                    with h5py.File(os.path.join(pbg, "edges", "edges_%d_%d.h5" % (l, r)), "w") as hf:
+                        hf.attrs["format_version"] = 1
+                        for k, v in cols.items():
+                            ds = hf.create_dataset(k, shape=(0,), maxshape=(None,), chunks=(3,), dtype=np.int64)
+                            ds.resize((n,))
+                            ds[:] = v
+                    want[(l, r)] = cols
+            cfg = os.path.join(d, "c.toml")
+            with open(cfg, "w") as f:
+                f.write(IMPORT_CONFIG.format(d=d))
+            run = lambda *a: subprocess.run([binary()] + list(a), check=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            out = run("import", "--config", cfg, "--from", "pbg", pbg, os.path.join(pbg, "edges")).stderr.decode()
+            total = sum(len(c["rel"]) for c in want.values())
+            self.assertIn("import: %d edges in 1 edge sets from PBG's files, entities: node 15" % total, out)
+            self.assertIn("(8 of 9 bucket files present, weights true)", out)
+            run("train", "--quiet", "--config", cfg)
+            tsv = run("export", "--config", cfg).stdout.decode().splitlines()
+            exported = [l.split("\t")[1] for l in tsv if l.startswith("node\t")]
+            self.assertEqual(exported, [n for ns in names for n in ns])
+            # Every edge, by name, is known to eval (offsets were kept).
+            edges = os.path.join(d, "edges.txt")
+            rels = ["links", "cites"]
+            with open(edges, "w") as f:
+                for (l, r), c in want.items():
+                    for a, b, rel in zip(c["lhs"], c["rhs"], c["rel"]):
+                        f.write("%s\t%s\t%s\n" % (names[l][a], rels[rel], names[r][b]))
+            rep = json.loads(run("eval", "--config", cfg, "--edges", edges, "--rel-col", "1", "--format", "json").stdout)
+            self.assertEqual((rep["count"], rep["unknown"]), (2 * total, 0))
 
 
 if __name__ == "__main__":
