@@ -166,7 +166,9 @@ func WriteCheckpoint(dir string, cfg *config.Config, store Store) (*Summary, err
 func newTree(cfgJSON []byte) *hdf5.Tree {
 	t := hdf5.NewTree()
 	t.Root().SetAttr("format_version", int64(1))
-	t.Root().SetAttr("config/json", string(cfgJSON))
+	if len(cfgJSON) < hdf5.MaxAttr-64 { // metadata only: PBG never reads it back
+		t.Root().SetAttr("config/json", string(cfgJSON))
+	}
 	return t
 }
 

@@ -212,7 +212,11 @@ func (t *Tree) WriteTo(w io.Writer) (int64, error) {
 	for _, o := range objs {
 		// Sizes do not depend on addresses (all are 8 bytes), so encode
 		// once with zeros to measure.
-		o.size = uint64(len(encodeObject(o, index)))
+		h, tooLarge := encodeObject(o, index)
+		if tooLarge {
+			return 0, fmt.Errorf("hdf5: an attribute is larger than %d bytes, which this writer cannot store", MaxAttr)
+		}
+		o.size = uint64(len(h))
 		o.addr = at
 		at += o.size
 	}
@@ -237,7 +241,8 @@ func (t *Tree) WriteTo(w io.Writer) (int64, error) {
 	sb = binary.LittleEndian.AppendUint32(sb, lookup3(sb))
 	cw.Write(sb)
 	for _, o := range objs {
-		cw.Write(encodeObject(o, index))
+		h, _ := encodeObject(o, index)
+		cw.Write(h)
 	}
 	for _, o := range objs {
 		if o.d == nil || o.data == undef {
@@ -273,10 +278,18 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// encodeObject returns a version 2 object header.
-func encodeObject(o *object, index map[any]*object) []byte {
+// MaxAttr is the largest attribute (name, type and value) the writer
+// stores: one header message (dense attribute storage is not written).
+const MaxAttr = math.MaxUint16 - 64
+
+// encodeObject returns a version 2 object header; tooLarge reports a
+// message (an attribute) past 64 KiB, which it cannot hold.
+func encodeObject(o *object, index map[any]*object) (h []byte, tooLarge bool) {
 	var msgs []byte
 	add := func(typ byte, flags byte, body []byte) {
+		if len(body) > math.MaxUint16 {
+			tooLarge = true
+		}
 		msgs = append(msgs, typ)
 		msgs = binary.LittleEndian.AppendUint16(msgs, uint16(len(body)))
 		msgs = append(msgs, flags)
@@ -311,11 +324,11 @@ func encodeObject(o *object, index map[any]*object) []byte {
 	for _, a := range attrs {
 		add(msgAttribute, 0, encodeAttr(a))
 	}
-	h := []byte("OHDR")
+	h = []byte("OHDR")
 	h = append(h, 2, 2)
 	h = binary.LittleEndian.AppendUint32(h, uint32(len(msgs)))
 	h = append(h, msgs...)
-	return binary.LittleEndian.AppendUint32(h, lookup3(h))
+	return binary.LittleEndian.AppendUint32(h, lookup3(h)), tooLarge
 }
 
 func encodeLink(name string, addr uint64) []byte {

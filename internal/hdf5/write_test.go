@@ -75,6 +75,28 @@ func TestWriteShortSource(t *testing.T) {
 	}
 }
 
+// An attribute too large for one header message is an error, not a
+// damaged file.
+func TestWriteAttrTooLarge(t *testing.T) {
+	tr := NewTree()
+	tr.Root().SetAttr("big", strings.Repeat("x", MaxAttr+100))
+	if _, err := tr.WriteTo(io.Discard); err == nil || !strings.Contains(err.Error(), "cannot store") {
+		t.Fatalf("err = %v", err)
+	}
+	tr = NewTree()
+	tr.Root().SetAttr("big", strings.Repeat("x", MaxAttr-100))
+	var buf bytes.Buffer
+	if _, err := tr.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ := f.Root()
+	wantAttr(t, root, "big", strings.Repeat("x", MaxAttr-100))
+}
+
 // Invariant 4: any damaged byte of a written file is an error or a
 // different value, never a panic.
 func TestWriteDamaged(t *testing.T) {
