@@ -71,6 +71,9 @@ func Import(ctx context.Context, cfg *config.Config, entityDir string, edgeDirs 
 	}
 	L, R := cfg.BucketShape()
 	for s, dir := range edgeDirs {
+		if err := checkShape(dir, L, R); err != nil {
+			return nil, err
+		}
 		c := &converter{cfg: cfg, counts: counts, numRels: len(relNames)}
 		// Buckets are read twice: once to see whether any has weights
 		// (the edge set's layout), once to convert.
@@ -130,6 +133,23 @@ func Import(ctx context.Context, cfg *config.Config, entityDir string, edgeDirs 
 	}
 	rep.Removed = w.Removed()
 	return rep, nil
+}
+
+// checkShape refuses an edge directory with a bucket file outside the
+// config's L×R buckets (PBG's data has more partitions than the config).
+func checkShape(dir string, L, R int) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("pbg: edge directory: %w", err)
+	}
+	for _, e := range ents {
+		var l, r int
+		var rest string
+		if n, _ := fmt.Sscanf(e.Name(), "edges_%d_%d%s", &l, &r, &rest); n == 3 && rest == ".h5" && (l >= L || r >= R) {
+			return fmt.Errorf("pbg: %s is outside the config's %dx%d buckets: set num_partitions as in PBG's config", filepath.Join(dir, e.Name()), L, R)
+		}
+	}
+	return nil
 }
 
 // readEntities reads partition p of typ: PBG's count file, and its names

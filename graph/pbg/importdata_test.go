@@ -125,6 +125,14 @@ func TestImportPBGErrors(t *testing.T) {
 	// A copy whose user partition 1 lost a name.
 	bad := filepath.Join(t.TempDir(), "pbg")
 	copyDir(t, src, bad)
+	// A bucket file beyond the config's buckets.
+	extra := filepath.Join(bad, "train", "edges_2_0.h5")
+	os.WriteFile(extra, nil, 0o644)
+	_, err = Import(context.Background(), importCfg(t, t.TempDir(), 2), bad, []string{filepath.Join(bad, "train")})
+	if err == nil || !strings.Contains(err.Error(), "edges_2_0.h5 is outside the config's 2x2 buckets") {
+		t.Fatalf("extra bucket: %v", err)
+	}
+	os.Remove(extra)
 	os.WriteFile(filepath.Join(bad, "entity_names_user_1.json"), []byte(`["dee"]`), 0o644)
 	_, err = Import(context.Background(), importCfg(t, t.TempDir(), 2), bad, []string{filepath.Join(bad, "train")})
 	if err == nil || !strings.Contains(err.Error(), "entity_names_user_1.json holds 1 names") {
