@@ -15,6 +15,13 @@ func (f *File) readChunks(name string, tree uint64, shape, chunk []uint64, size 
 			return formatErr("%s: chunks larger than the file", name)
 		}
 	}
+	// A chunk per position of the chunk grid at most: a damaged tree
+	// cannot make the copy loop run longer than the data is large.
+	grid := uint64(1)
+	for d := range shape {
+		grid *= (shape[d] + chunk[d] - 1) / chunk[d]
+	}
+	placed := uint64(0)
 	visited := map[uint64]bool{}
 	var walk func(addr uint64, depth int) error
 	walk = func(addr uint64, depth int) error {
@@ -53,6 +60,9 @@ func (f *File) readChunks(name string, tree uint64, shape, chunk []uint64, size 
 					return err
 				}
 				continue
+			}
+			if placed++; placed > grid {
+				return formatErr("%s: more chunks than the dataset holds", name)
 			}
 			if mask != 0 || stored != chunkBytes {
 				return unsupported("%s: filtered chunks", name)

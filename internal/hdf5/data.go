@@ -23,8 +23,23 @@ func (o *Object) Attrs() ([]*Attribute, error) {
 			if p.u8()&1 != 0 {
 				p.skip(2)
 			}
-			if heap := p.u64(); p.err == nil && heap != undef {
-				return nil, unsupported("%s keeps attributes in dense storage", o.Name)
+			heap, tree := p.u64(), p.u64()
+			if p.err != nil {
+				return nil, formatErr("%s: attribute info message too short", o.Name)
+			}
+			if heap == undef {
+				continue
+			}
+			objs, err := o.f.denseObjects(heap, tree, 0)
+			if err != nil {
+				return nil, fmt.Errorf("%s: attributes: %w", o.Name, err)
+			}
+			for _, b := range objs {
+				a, err := parseAttr(b)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", o.Name, err)
+				}
+				out = append(out, a)
 			}
 		}
 	}

@@ -5,12 +5,14 @@
 //
 // Reading accepts what h5py writes with its default settings: superblock
 // version 0 or 1, version 1 object headers, groups held in a symbol table
-// (a version 1 B-tree, symbol nodes and a local heap) or in compact link
-// messages, and version 2 object headers and superblocks 2 and 3 as files
-// made with libver="latest" (and this package's writer) have. Dense link
-// storage (fractal heaps), filters (compression), variable-length data,
-// external links and virtual datasets are refused with an error naming
-// what is missing, never read wrongly.
+// (a version 1 B-tree, symbol nodes and a local heap), in compact link
+// messages or in dense storage (a fractal heap indexed by a version 2
+// B-tree, as a creation-order group past 8 links has), and version 2
+// object headers and superblocks 2 and 3 as files made with libver="latest"
+// (and this package's writer) have. Filters (compression), huge heap
+// objects, variable-length data other than string attributes, external
+// links and virtual datasets are refused with an error naming what is
+// missing, never read wrongly.
 //
 // Writing produces superblock version 2, version 2 object headers, groups
 // as compact link messages and contiguous datasets; HDF5 1.8 and later

@@ -3,6 +3,7 @@ package hdf5
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -13,7 +14,7 @@ type Member struct {
 }
 
 // Members returns the links of group o: in creation order for link
-// messages, in name order for a symbol table (as HDF5 keeps them).
+// messages, in name order for a symbol table and for dense storage.
 func (o *Object) Members() ([]Member, error) {
 	if !o.IsGroup() {
 		return nil, fmt.Errorf("hdf5: %s is a dataset, not a group", o.Name)
@@ -33,8 +34,27 @@ func (o *Object) Members() ([]Member, error) {
 		if fl&1 != 0 {
 			p.skip(8)
 		}
-		if heap := p.u64(); p.err == nil && heap != undef {
-			return nil, unsupported("group %s keeps its links in dense storage (a fractal heap)", o.Name)
+		heap, tree := p.u64(), p.u64()
+		if p.err != nil {
+			return nil, p.err
+		}
+		if heap != undef {
+			objs, err := o.f.denseObjects(heap, tree, 4)
+			if err != nil {
+				return nil, fmt.Errorf("group %s: %w", o.Name, err)
+			}
+			var out []Member
+			for _, b := range objs {
+				mb, err := parseLink(b)
+				if err != nil {
+					return nil, err
+				}
+				if mb != nil {
+					out = append(out, *mb)
+				}
+			}
+			sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+			return out, nil
 		}
 	}
 	var out []Member

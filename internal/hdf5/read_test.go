@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -183,9 +184,35 @@ func TestReadH5pyMany(t *testing.T) {
 	wantAttr(t, root, "a29", int64(29))
 }
 
+// Invariant 2: dense storage (fractal heap and version 2 B-tree) for a
+// group's 1500 links, a creation-order group's 20 attributes and an
+// attribute past 64 KiB.
+func TestReadH5pyDense(t *testing.T) {
+	f := open(t, "dense.h5")
+	ms, err := get(t, f, "model/relations").Members()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		seen[m.Name] = true
+	}
+	if len(ms) != 1500 || !seen["0"] || !seen["1499"] || !seen["777"] {
+		t.Fatalf("%d links", len(ms))
+	}
+	wantInts(t, f, "model/relations/1234/x", []int64{7})
+	as, err := get(t, f, "attrs").Attrs()
+	if err != nil || len(as) != 20 {
+		t.Fatalf("%d attributes, %v", len(as), err)
+	}
+	wantAttr(t, get(t, f, "attrs"), "a13", int64(13))
+	root, _ := f.Root()
+	wantAttr(t, root, "big", strings.Repeat("x", 70000))
+}
+
 // Invariant 4: every truncation of a real file is an error, not a panic.
 func TestReadTruncated(t *testing.T) {
-	for _, name := range []string{"default.h5", "latest.h5"} {
+	for _, name := range []string{"default.h5", "latest.h5", "dense.h5"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -206,11 +233,13 @@ func walkAll(f *File) {
 	if err != nil {
 		return
 	}
+	seen := map[uint64]bool{} // hard links may form cycles
 	var walk func(o *Object, depth int)
 	walk = func(o *Object, depth int) {
-		if depth > 8 {
+		if depth > 8 || seen[o.addr] {
 			return
 		}
+		seen[o.addr] = true
 		if as, err := o.Attrs(); err == nil {
 			for _, a := range as {
 				a.Value()

@@ -67,8 +67,25 @@ def many():
             hf.attrs[f"a{i:02d}"] = i
 
 
-default()
-tracked()
-chunked()
-latest()
-many()
+def dense():
+    # Dense storage (fractal heap + version 2 B-tree): a creation-order
+    # group with 1500 links (PBG's model/relations with many relations;
+    # a B-tree of depth 2), 20 attributes on a creation-order group, and an
+    # attribute past 64 KiB.
+    with h5py.File("dense.h5", "w") as hf:
+        g = hf.create_group("model", track_order=True)
+        target = hf.create_group("target")
+        target["x"] = np.array([7], dtype=np.int64)
+        rel = g.create_group("relations", track_order=True)
+        for i in range(1500):
+            rel["%d" % i] = target  # hard links to one group: small file
+        a = hf.create_group("attrs", track_order=True)
+        for i in range(20):
+            a.attrs["a%02d" % i] = i
+        hf.attrs["big"] = "x" * 70000
+
+
+import sys
+
+for name in sys.argv[1:] or ["default", "dense", "tracked", "chunked", "latest", "many"]:
+    globals()[name]()
