@@ -128,5 +128,8 @@ func exportPBG(env *Env, dir string, cfg *config.Config, store *edgestore.Store)
 	}
 	fmt.Fprintf(env.Stderr, "export: %d entities of dimension %d to %s as PBG checkpoint version %d (%d files, %s)\n",
 		sum.Entities, cfg.Dimension, dir, sum.Version, sum.Files, humanBytes(sum.Bytes))
+	if !sum.Finished {
+		fmt.Fprintf(env.Stderr, "export: the run has not finished: PBG would resume it at iteration %d\n", sum.Version)
+	}
 	return nil
 }

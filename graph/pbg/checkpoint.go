@@ -32,6 +32,7 @@ type Summary struct {
 	Entities int // rows written, all types
 	Files    int
 	Bytes    int64
+	Finished bool // the run trained every epoch (else Version is where PBG resumes)
 }
 
 // File names of PBG's layout.
@@ -74,7 +75,7 @@ func WriteCheckpoint(dir string, cfg *config.Config, store Store) (*Summary, err
 	if err := os.Remove(filepath.Join(dir, VersionFile)); err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	sum := &Summary{Version: version}
+	sum := &Summary{Version: version, Finished: man.Next.Epoch >= cfg.NumEpochs}
 	put := func(name string, data []byte) error {
 		if err := atomicfile.Write(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fmt.Errorf("pbg: writing %s: %w", filepath.Join(dir, name), err)

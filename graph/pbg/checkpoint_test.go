@@ -249,3 +249,22 @@ func TestWriteCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// The version counts the iterations trained: raising num_epochs after a
+// finished run leaves it at the epochs trained, and the run unfinished.
+func TestWriteCheckpointVersion(t *testing.T) {
+	dir := t.TempDir()
+	cfg, st := trained(t, dir, "global_emb = false\n", 2, [2]string{"diagonal", "none"})
+	c2 := *cfg
+	c2.NumEpochs = 5
+	sum, err := WriteCheckpoint(filepath.Join(dir, "pbg"), &c2, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Version != 2 || sum.Finished {
+		t.Fatalf("summary %+v, want version 2, unfinished", sum)
+	}
+	if sum, _ := WriteCheckpoint(filepath.Join(dir, "pbg"), cfg, st); sum.Version != 2 || !sum.Finished {
+		t.Fatalf("summary %+v, want version 2, finished", sum)
+	}
+}

@@ -12,7 +12,8 @@ import (
 
 // pbgVersion is the checkpoint version PBG would have reached: the
 // number of (epoch, edge path, edge chunk) iterations finished. PBG
-// resumes at that iteration.
+// resumes at that iteration (retraining the buckets of a partly trained
+// one, whose updates the embeddings already hold).
 func pbgVersion(cfg *config.Config, man *train.Manifest, store Store) (int, error) {
 	sets := cfg.TrainingEdgeSets()
 	chunks := 1
@@ -35,9 +36,8 @@ func pbgVersion(cfg *config.Config, man *train.Manifest, store Store) (int, erro
 		}
 		chunks = max(1, int((int64(most)+per-1)/per))
 	}
-	if man.Done {
-		return cfg.NumEpochs * len(sets) * chunks, nil
-	}
+	// A finished run's next position is (num_epochs, 0, 0): all of them.
+	// Raising num_epochs after it keeps the count of those trained.
 	return (man.Next.Epoch*len(sets)+man.Next.EdgeSet)*chunks + man.Next.Chunk, nil
 }
 
