@@ -72,7 +72,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 	_, wantEval, _ := run(t, "eval", "--config", cfg, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1")
 	var files []string
 	for _, e := range must(os.ReadDir(pristine)) {
-		if n := e.Name(); n != "training_log.jsonl" && n != "training.svg" {
+		if n := e.Name(); n != "training_log.jsonl" && n != "training.svg" && n != "train.lock" {
 			files = append(files, n)
 		}
 	}
@@ -99,6 +99,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 				{"export", "--config", cfg},
 			} {
 				code, out, e := run(t, c...)
+				checkMessages(t, e)
 				named := strings.Contains(e, name) || (name == "checkpoint.json" && d.name == "delete" && strings.Contains(e, "training_log.jsonl"))
 				if code != 1 || !named {
 					t.Errorf("%s %s: %s exit %d (want 1 naming the file), stderr %q", name, d.name, c[0], code, e)
@@ -108,6 +109,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 				}
 			}
 			code, out, _ := run(t, "verify", "--config", cfg)
+			checkMessages(t, out)
 			if code != 1 || !strings.Contains(out, "problem") || !strings.Contains(out, name) {
 				t.Errorf("%s %s: verify exit %d, did not name the file:\n%s", name, d.name, code, out)
 			}
@@ -124,6 +126,7 @@ func TestCorruptCheckpointDetected(t *testing.T) {
 		}
 		tried++
 		code, out, _ := run(t, "verify", "--export", bin)
+		checkMessages(t, out)
 		if code != 1 || !strings.Contains(out, "problem  ") || !strings.Contains(out, "emb.bin") {
 			t.Errorf("export file %s: verify exit %d:\n%s", d.name, code, out)
 		}
@@ -170,6 +173,7 @@ func TestTrainingLogChecked(t *testing.T) {
 			case c.msg != "" && (code != 1 || !strings.Contains(e, logPath) || !strings.Contains(e, c.msg)):
 				t.Errorf("exit %d, stderr %q, want %q naming %s", code, e, c.msg, logPath)
 			}
+			checkMessages(t, e)
 			if c.msg != "" {
 				code, out, _ := run(t, "verify", "--checkpoint", ckpt)
 				if code != 1 || !strings.Contains(out, "training_log.jsonl") {

@@ -169,7 +169,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 				}
 				return nil, err
 			}
-			return nil, &UsageError{err.Error()}
+			return nil, &UsageError{flagError(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

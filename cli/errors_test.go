@@ -18,7 +18,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
 // badInputFixture writes the files the table test feeds to every command.
 type badInputFixture struct {
-	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo string
+	dir, ok, empty, notCTF, badNum, cfg, noCkpt, dupTOML, twoCol, readState, planState, fifo, cached, badState string
 }
 
 func newBadInputFixture(t *testing.T) badInputFixture {
@@ -66,6 +66,11 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 	if code, _, errOut := run(t, "plan", "--config", f.cfg, "--quiet", "--max-batches", "2", "--state-out", f.planState); code != 0 {
 		t.Fatalf("fixture plan state: %s", errOut)
 	}
+	f.cached = write("cached.ctf", "1 |x 1 2\n2 |x 3 4\n")
+	if code, _, errOut := run(t, "read", f.cached, "--stream", "x:2", "--cache-index", "--format", "summary"); code != 0 {
+		t.Fatalf("fixture read --cache-index: %s", errOut)
+	}
+	f.badState = write("bad-state.json", "{\"version\": \"1\"}\n")
 	f.fifo = filepath.Join(d, "fifo")
 	if err := syscall.Mkfifo(f.fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -76,6 +81,22 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 // linePrefix is the one prefix every stderr line carries; after it no
 // package or command name may follow (issue 10 item 9).
 var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|source|config|edgestore|importer|plan|inspect|read|import|corpus|randomize|train|eval|export|serve|coord|coordinator|verify): `)
+
+// badMessage matches what no message may show (issue 22, 5): Go struct
+// syntax, a library's own text, a count of one with a plural noun.
+var badMessage = regexp.MustCompile(`\{[A-Z][A-Za-z]*:|json: (unsupported|cannot|invalid)|context deadline exceeded|context canceled|` +
+	`: parse error|flag provided but not defined|for flag -|` +
+	`\b1 (problems|fields|buckets|edges|entities|errors|sequences|lines|chunks|relations|edge sets|arguments|elements|epochs|tables|types|batches|partition loads|workers)\b`)
+
+// checkMessages fails t for each line of out that badMessage matches.
+func checkMessages(t *testing.T, out string) {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if m := badMessage.FindString(line); m != "" {
+			t.Errorf("a message shows %q: %q", m, line)
+		}
+	}
+}
 
 // TestBadInputsTable pins, for every command, the exit code and the message
 // of bad inputs: 1 for bad data or a runtime failure, 2 for a usage
@@ -109,12 +130,18 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "missing file", args: []string{"inspect", filepath.Join(f.dir, "missing.ctf")}, code: 1, msg: "batchprep inspect: open " + filepath.Join(f.dir, "missing.ctf") + ": no such file or directory"},
 		{name: "read state to plan", args: []string{"plan", "--config", f.cfg, "--state-in", f.readState}, code: 1, msg: "this is a state of 'batchprep read', not of 'batchprep plan'"},
 		{name: "plan state to read", args: []string{"read", f.ok, "--stream", "x:2", "--state-in", f.planState}, code: 1, msg: "this is a state of 'batchprep plan', not of 'batchprep read'"},
+		{name: "read a state of the wrong type", args: []string{"read", f.ok, "--stream", "x:2", "--state-in", f.badState}, code: 1,
+			msg: f.badState + `: bad state: line 1, column 13: field "version" holds a string, want an integer`},
+		{name: "plan a state of the wrong type", args: []string{"plan", "--config", f.cfg, "--state-in", f.badState}, code: 1,
+			msg: f.badState + `: bad state: line 1, column 13: field "version" holds a string, want an integer`},
 		{name: "fatal bad sequence", args: []string{"read", f.badNum, "--stream", "x:2", "--format", "summary", "--randomize", "none"}, code: 1,
 			msg: "bad sequences found: 1 (number=1); the last one is more than --max-errors 0 and stopped reading; 0 skipped", out: "skipped sequences: 0"},
 		{name: "empty corpus", args: []string{"read", f.empty, "--stream", "x:2"}, code: 1, msg: f.empty + ": corpus has no sequences"},
 		{name: "toml duplicate key", args: []string{"plan", "--config", f.dupTOML}, code: 1, msg: "line 4, column 1: Key 'num_epochs' has already been defined"},
 		// 2: a state target that is not a regular file is refused and kept.
 		{name: "state-out a fifo", args: []string{"read", f.ok, "--stream", "x:2", "--state-out", f.fifo}, code: 1, msg: f.fifo + " is a named pipe (FIFO), not a regular file"},
+		// counts in the right number in plan's text (issue 22, 5)
+		{name: "plan text of one batch", args: []string{"plan", "--config", f.cfg, "--quiet", "--format", "text", "--max-batches", "1"}, code: 0, out: "total: 1 bucket, 1 batch, "},
 		// 11, 12: no checkpoint_path, config in another directory.
 		{name: "plan without checkpoint_path", args: []string{"plan", "--config", f.noCkpt, "--format", "summary", "--quiet"}, code: 0, out: "batches:"},
 		// 13: a two-column edge list with an explicit relation column.
@@ -132,8 +159,24 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "verify a sound store", args: []string{"verify", "--config", f.cfg, "--plan-state", f.planState}, code: 0, out: "a plan state that fits the config and the store"},
 		{name: "verify a read state as plan state", args: []string{"verify", "--plan-state", f.readState}, code: 1, out: "this is a state of 'batchprep read'"},
 		{name: "version with an argument", args: []string{"version", "extra"}, code: 2, msg: "unexpected argument \"extra\""},
-		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "flag provided but not defined: -nope"},
-		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: "want a byte count such as 1048576 or 32MiB"},
+		// flag mistakes in batchprep's words, not the flag package's (issue 22, 5)
+		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "batchprep demo: unknown flag --nope\n"},
+		{name: "read bad integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "abc"}, code: 2, msg: `batchprep read: --epochs "abc": want an integer` + "\n"},
+		{name: "read negative seed", args: []string{"read", f.ok, "--stream", "x:2", "--seed", "-1"}, code: 2, msg: `--seed "-1": want an integer >= 0`},
+		{name: "read huge integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "99999999999999999999"}, code: 2, msg: `--epochs "99999999999999999999": out of range; want an integer`},
+		{name: "read bad boolean", args: []string{"read", f.ok, "--stream", "x:2", "--quiet=maybe"}, code: 2, msg: `--quiet "maybe": want true or false`},
+		{name: "read flag without value", args: []string{"read", f.ok, "--stream"}, code: 2, msg: "batchprep read: --stream needs a value\n"},
+		// verify takes --set; a --checkpoint that is not there is a problem (issue 22, 5)
+		{name: "verify a missing checkpoint", args: []string{"verify", "--checkpoint", filepath.Join(f.dir, "no-model")}, code: 1,
+			msg: "batchprep verify: 1 problem found", out: "problem  --checkpoint " + filepath.Join(f.dir, "no-model") + ": no such directory"},
+		{name: "verify a file as checkpoint", args: []string{"verify", "--checkpoint", f.ok}, code: 1, out: "problem  --checkpoint " + f.ok + ": not a directory"},
+		{name: "verify with --set", args: []string{"verify", "--config", f.cfg, "--set", "entity_path=" + filepath.Join(f.dir, "nowhere")}, code: 1,
+			out: "problem  " + filepath.Join(f.dir, "nowhere")},
+		{name: "verify --set without =", args: []string{"verify", "--config", f.cfg, "--set", "entity_path"}, code: 2, msg: "--set entity_path: override must be key=value"},
+		{name: "verify --set without --config", args: []string{"verify", "--read-state", f.readState, "--set", "seed=1"}, code: 2, msg: "--set needs --config"},
+		// verify --index-cache defaults to read's chunking
+		{name: "verify read's index cache", args: []string{"verify", "--index-cache", f.cached, "--stream", "x:2"}, code: 0, out: "index cache matches"},
+		{name: "plan bad chunk size", args: []string{"read", f.ok, "--stream", "x:2", "--chunk-bytes", "12XB"}, code: 2, msg: `--chunk-bytes "12XB": want a byte count such as 1048576 or 32MiB`},
 	}
 	// A plan state at the end of the plan, for the "nothing to plan" case.
 	if code, _, errOut := run(t, "plan", "--config", f.cfg, "--quiet", "--state-out", f.planState+".end"); code != 0 {
@@ -155,6 +198,8 @@ func TestBadInputsTable(t *testing.T) {
 					t.Errorf("repeated prefix: %q", line)
 				}
 			}
+			checkMessages(t, e.String())
+			checkMessages(t, o.String())
 		})
 	}
 	if fi, err := os.Lstat(f.fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {

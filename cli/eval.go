@@ -215,8 +215,12 @@ func nothingKnown(n int, x eval.Edges, c eval.Columns) string {
 	if n == 0 {
 		return "holds no edge line"
 	}
-	return fmt.Sprintf("none of its %d edges names only entities and relations of the imported files (names: %s; first edge: %q); check the columns (in use: --lhs-col %d --rel-col %d --rhs-col %d --delimiter %s)",
-		n, strings.Join(x.UnknownNames, ", "), x.UnknownExamples[0], c.Lhs, c.Rel, c.Rhs, c.Delimiter)
+	what := fmt.Sprintf("none of its %d edges names only entities and relations of the imported files", n)
+	if n == 1 {
+		what = "its one edge names an entity or relation that is in no imported file"
+	}
+	return fmt.Sprintf("%s (names: %s; first edge: %q); check the columns (in use: --lhs-col %d --rel-col %d --rhs-col %d --delimiter %s)",
+		what, strings.Join(x.UnknownNames, ", "), x.UnknownExamples[0], c.Lhs, c.Rel, c.Rhs, c.Delimiter)
 }
 
 // trainingSets lists the edge sets a checkpoint of cfg was trained on (the

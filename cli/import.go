@@ -10,6 +10,7 @@ import (
 
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/importer"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const importDescription = `
@@ -132,7 +133,7 @@ func runImport(env *Env, args []string) error {
 		printImportSummary(env, rep)
 	}
 	if n := len(rep.RemovedLeftovers); n > 0 {
-		fmt.Fprintf(env.Stderr, "batchprep import: removed %d directories left by an interrupted import: %s\n", n, strings.Join(rep.RemovedLeftovers, ", "))
+		fmt.Fprintf(env.Stderr, "batchprep import: removed %s left by an interrupted import: %s\n", plural.Count(n, "directory", "directories"), strings.Join(rep.RemovedLeftovers, ", "))
 	}
 	return nil
 }
@@ -181,11 +182,13 @@ func printImportSummary(env *Env, rep importer.Report) {
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		rate = float64(edges) / s
 	}
-	fmt.Fprintf(w, "import: %d edges in %d edge sets, %d entities, %d relations, %dx%d buckets per edge set, %d bad lines skipped, %.2fs (%.0f edges/s)\n",
-		edges, len(rep.EdgeSets), ents, len(rep.Relations), rep.Partitions[0], rep.Partitions[1], rep.Skipped, rep.Elapsed.Seconds(), rate)
+	fmt.Fprintf(w, "import: %s in %s, %s, %s, %dx%d buckets per edge set, %s skipped, %.2fs (%.0f edges/s)\n",
+		plural.Count(edges, "edge"), plural.Count(len(rep.EdgeSets), "edge set"), plural.Count(ents, "entity", "entities"),
+		plural.Count(len(rep.Relations), "relation"), rep.Partitions[0], rep.Partitions[1], plural.Count(rep.Skipped, "bad line"), rep.Elapsed.Seconds(), rate)
 	for i, s := range rep.EdgeSets {
-		fmt.Fprintf(w, "  edge set %d %s: %d edges from %s (%d lines: %d edge lines, %d comment or empty; %d skipped), %d empty buckets, largest bucket %d\n",
-			i, s.Path, s.Edges, s.File, s.Lines, s.EdgeLines, s.CommentLines, s.Skipped, s.EmptyBuckets, s.LargestBucket)
+		fmt.Fprintf(w, "  edge set %d %s: %s from %s (%s: %s, %d comment or empty; %d skipped), %s, largest bucket %d\n",
+			i, s.Path, plural.Count(s.Edges, "edge"), s.File, plural.Count(s.Lines, "line"), plural.Count(s.EdgeLines, "edge line"),
+			s.CommentLines, s.Skipped, plural.Count(s.EmptyBuckets, "empty bucket"), s.LargestBucket)
 	}
 	types := make([]string, 0, len(rep.Entities))
 	for t := range rep.Entities {

@@ -64,7 +64,7 @@ func TestImportContractInvocation(t *testing.T) {
 	if out != "" {
 		t.Errorf("import wrote to stdout: %q", out)
 	}
-	for _, want := range []string{"import: 500 edges in 1 edge sets", "78 entities", "2 relations", "2x2 buckets", "0 bad lines skipped", "1 comment or empty", "entities: node 78"} {
+	for _, want := range []string{"import: 500 edges in 1 edge set,", "78 entities", "2 relations", "2x2 buckets", "0 bad lines skipped", "1 comment or empty", "entities: node 78"} {
 		if !strings.Contains(errOut, want) {
 			t.Errorf("summary lacks %q:\n%s", want, errOut)
 		}

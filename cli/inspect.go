@@ -14,6 +14,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const inspectDescription = `
@@ -98,7 +99,7 @@ func runInspect(env *Env, args []string) error {
 	label := fs.String("label", "", "the `NAME` of the stream whose lines epoch sizes count (default: the minibatch-size count)")
 	chunkBytesV := byteSize(defaultReadChunkBytes)
 	chunkBytes := (*int64)(&chunkBytesV)
-	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (read's default)")
+	fs.Var(&chunkBytesV, "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (default: 1MiB, read's; read --randomize cntk uses 32MiB)")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "sequences per chunk (instead of --chunk-bytes)")
 	maxErrors := fs.Int("max-errors", 0, "bad sequences tolerated before failing")
 	format := fs.String("format", "text", "output format: text or json")
@@ -373,7 +374,7 @@ func (rep *inspectReport) text(w io.Writer) {
 	fmt.Fprintf(w, "sequences  %d\n", rep.Sequences)
 	fmt.Fprintf(w, "samples    %d (labels %d)\n", rep.TotalSamples, rep.TotalLabels)
 	for _, st := range rep.Streams {
-		fmt.Fprintf(w, "  %-12s %d lines\n", st.Name, rep.Samples[st.Name])
+		fmt.Fprintf(w, "  %-12s %s\n", st.Name, plural.Count(rep.Samples[st.Name], "line"))
 	}
 	fmt.Fprintf(w, "chunks     %d (%d-%d sequences each)\n", rep.Chunks, rep.ChunkSequences[0], rep.ChunkSequences[1])
 	fmt.Fprintf(w, "sequence lengths (samples):\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const planDescription = `
@@ -177,9 +178,12 @@ func runPlan(env *Env, args []string) error {
 		}
 	}
 	if stopErr == nil && tally.batches == 0 {
-		why := fmt.Sprintf("the config's %d epochs hold no batch", cfg.NumEpochs)
+		why := fmt.Sprintf("the config's %s hold no batch", plural.Count(cfg.NumEpochs, "epoch"))
+		if cfg.NumEpochs == 1 {
+			why = "the config's 1 epoch holds no batch"
+		}
 		if *stateIn != "" {
-			why = fmt.Sprintf("the state in %s is at the end of the config's %d epochs", *stateIn, cfg.NumEpochs)
+			why = fmt.Sprintf("the state in %s is at the end of the config's %s", *stateIn, plural.Count(cfg.NumEpochs, "epoch"))
 		}
 		fmt.Fprintf(env.Stderr, "batchprep plan: nothing to plan: %s\n", why)
 	}
@@ -358,8 +362,9 @@ func (s *textSink) flush() error {
 	l, rr := s.p.Shape()
 	o := s.p.Options()
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "epoch %d, edge set %d, chunk %d: %s order, %d of %d buckets, %d batches, %d edges\n",
-		s.pass[0], s.pass[1], s.pass[2], o.BucketOrder, len(s.order), l*rr, s.batches, s.edges)
+	fmt.Fprintf(&sb, "epoch %d, edge set %d, chunk %d: %s order, %d of %s, %s, %s\n",
+		s.pass[0], s.pass[1], s.pass[2], o.BucketOrder, len(s.order), plural.Count(l*rr, "bucket"),
+		plural.Count(s.batches, "batch", "batches"), plural.Count(s.edges, "edge"))
 	width := len(strconv.Itoa(l*rr - 1))
 	fmt.Fprintf(&sb, "%*s", width+6, "")
 	for j := 0; j < rr; j++ {
@@ -390,6 +395,7 @@ func (s *textSink) end(t *planTally) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(s.w, "total: %d buckets, %d batches, %d edges, %d partition loads\n", t.buckets, t.batches, t.edges, t.loads)
+	_, err := fmt.Fprintf(s.w, "total: %s, %s, %s, %s\n", plural.Count(t.buckets, "bucket"), plural.Count(t.batches, "batch", "batches"),
+		plural.Count(t.edges, "edge"), plural.Count(t.loads, "partition load"))
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/coord"
@@ -74,18 +75,30 @@ func (d *planDist) run(env *Env, p *plan.Plan, r graph.Reader, format string) er
 	defer c.Close()
 	o := coord.PlanOptions(p)
 	o.Run, o.Rank, o.World, o.LeaseTTL = run, *e.rank, *e.world, *e.leaseTTL
-	jctx, cancel := context.WithTimeout(env.Ctx, *e.dialTimeout)
-	tr, err := coord.Join(jctx, c, o)
-	cancel()
-	if err != nil {
-		return e.wrap(err)
-	}
 	out := bufio.NewWriterSize(env.Stdout, 1<<20)
-	err = walkDistributed(env.Ctx, tr, p, out)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(env.Ctx), *e.dialTimeout)
-	defer cancel()
-	if cerr := tr.Close(cctx); err == nil && cerr != nil {
-		err = e.wrap(cerr)
+	err = e.sessions(env, c, fmt.Sprintf("plan rank %d", *e.rank), func(ctx context.Context) error {
+		jctx, cancel := context.WithTimeout(ctx, *e.dialTimeout)
+		tr, err := coord.Join(jctx, c, o)
+		cancel()
+		if err != nil {
+			return e.wrap(err)
+		}
+		err = walkDistributed(ctx, tr, p, out)
+		// Signing off at the end gets time; after a failure (etcd gone,
+		// perhaps) the lease expires anyway.
+		wait := *e.dialTimeout
+		if err != nil {
+			wait = 2 * time.Second
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+		defer cancel()
+		if cerr := tr.Close(cctx); err == nil && cerr != nil {
+			err = e.wrap(cerr)
+		}
+		return err
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = e.unreachable(err)
 	}
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = fmt.Errorf("writing output: %w", ferr)

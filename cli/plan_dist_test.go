@@ -245,7 +245,7 @@ func TestPlanDistributedUsage(t *testing.T) {
 func TestPlanDistributedUnreachable(t *testing.T) {
 	cfg := distFixture(t, "random")
 	code, _, errOut := run(t, "plan", "--config", cfg, "--etcd", "127.0.0.1:1", "--world", "1", "--etcd-timeout", "500ms")
-	if code != 1 || !strings.Contains(errOut, "--etcd 127.0.0.1:1") {
+	if code != 1 || !strings.Contains(errOut, "etcd at 127.0.0.1:1 unreachable for 0.5 s; restart it and rerun the same command") {
 		t.Fatalf("exit %d, stderr %q: want 1 and an error naming the endpoint", code, errOut)
 	}
 }

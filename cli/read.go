@@ -106,7 +106,7 @@ func runRead(env *Env, args []string) error {
 	fs.Uint64Var(&f.windowSamples, "window-samples", 0, "randomization window in samples (instead of chunks)")
 	fs.Uint64Var(&f.seed, "seed", 0, "random seed")
 	f.chunkBytes = defaultReadChunkBytes
-	fs.Var((*byteSize)(&f.chunkBytes), "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (the CNTK default is 32MiB)")
+	fs.Var((*byteSize)(&f.chunkBytes), "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (default: 1MiB; 32MiB, CNTK's, with --randomize cntk, so that the order is CNTK's)")
 	fs.IntVar(&f.chunkSequences, "chunk-sequences", 0, "chunk size in sequences (instead of bytes)")
 	fs.IntVar(&f.prefetchChunks, "prefetch-chunks", defaultPrefetchChunks, "with --randomize window and one worker: chunks of the next window parsed while the current one is read (0: none)")
 	fs.IntVar(&f.workers, "workers", 1, "number of data-parallel ranks")

@@ -82,6 +82,16 @@ func runServe(env *Env, args []string) error {
 			return usagef("--data-dir %s: not a directory", d)
 		}
 	}
+	if !strings.HasPrefix(*listen, "unix:") {
+		if err := checkListen("--listen", *listen); err != nil {
+			return err
+		}
+	}
+	if *metricsAddr != "off" {
+		if err := checkListen("--metrics-listen", *metricsAddr); err != nil {
+			return err
+		}
+	}
 	token, err := readToken(env, *tokenFile)
 	if err != nil {
 		return err

@@ -58,6 +58,7 @@ func TestCorruptStatesDetected(t *testing.T) {
 			check := func(what string, accepted func() bool) {
 				t.Helper()
 				code, _, errOut := run(t, append(c.args, "--state-in", st)...)
+				checkMessages(t, errOut)
 				if code == 0 {
 					if accepted == nil || !accepted() {
 						t.Errorf("%s: %s --state-in accepted the damaged state", what, c.name)
@@ -73,6 +74,7 @@ func TestCorruptStatesDetected(t *testing.T) {
 					return
 				}
 				code, out, _ := run(t, "verify", "--"+c.kind+"-state", st, "--config", cfg)
+				checkMessages(t, out)
 				if code != 1 || !strings.Contains(out, "problem") {
 					t.Errorf("%s: verify exit %d: %s", what, code, out)
 				}

@@ -7,9 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const trainDescription = `
@@ -20,7 +24,9 @@ is committed in checkpoint_path after every bucket.
 
 Run the same command again after a crash, kill or Ctrl-C: training
 continues from the last checkpoint with exactly the batches an
-uninterrupted run would have trained. A checkpoint made with a different
+uninterrupted run would have trained. One train at a time per
+checkpoint_path: a second is refused, naming the first one's pid and
+host; eval, export and verify may run meanwhile. A checkpoint made with a different
 config is refused, naming the differing keys; raising num_epochs continues
 a finished run.
 
@@ -35,7 +41,11 @@ Distributed mode (docs/distributed.md): W processes, anywhere that sees
 checkpoint_path and reaches etcd, share the buckets; start each with
 --etcd HOST:PORT --rank R --world W (batchprep coordinator runs an etcd).
 A killed rank's bucket returns to the pool after --lease-ttl; the same
-command restarted rejoins the run.
+command restarted rejoins the run. When etcd stops answering, ranks wait
+up to --etcd-timeout for it and rejoin, else exit 1; rerun them once etcd
+is back. --etcd-cacert, --etcd-cert, --etcd-key, --etcd-user and
+--etcd-password-file reach an etcd with TLS and authentication;
+"batchprep coordinator runs" lists and deletes runs.
 
 Examples:
   batchprep train --config fb15k.toml
@@ -43,13 +53,24 @@ Examples:
   batchprep train --config fb15k.toml --set dimension=200 --set workers=2
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
-// loadConfig loads --config and applies --set overrides.
+// loadConfig loads --config and applies --set overrides. A --set that is
+// not key=value or names no config key is a usage mistake (exit 2); a bad
+// value is a config error naming the key (exit 1).
 func loadConfig(path string, sets []string) (*config.Config, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	return config.WithOverrides(cfg, sets)
+	return applySets(cfg, sets)
+}
+
+// applySets applies --set overrides to cfg (see loadConfig).
+func applySets(cfg *config.Config, sets []string) (*config.Config, error) {
+	out, err := config.WithOverrides(cfg, sets)
+	if errors.Is(err, config.ErrBadOverride) {
+		return nil, usagef("--set %s", oneprefix("", err.Error()))
+	}
+	return out, err
 }
 
 func runTrain(env *Env, args []string) error {
@@ -82,6 +103,9 @@ func runTrain(env *Env, args []string) error {
 		return err
 	}
 	defer store.Close()
+	if err := nothingToTrain(cfg, store); err != nil {
+		return err
+	}
 	if dist.on() {
 		if cfg.InitPath != nil {
 			return fmt.Errorf("init_path is not supported by distributed training")
@@ -91,7 +115,8 @@ func runTrain(env *Env, args []string) error {
 	var prog *progress
 	var tr *train.Trainer
 	logw := &logWriter{}
-	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) }}
+	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
+		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) }}
 	if opts.Init, err = initFrom(cfg, store); err != nil {
 		return err
 	}
@@ -107,6 +132,7 @@ func runTrain(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer tr.Close() // the directory's lock, when Run is not reached
 	// The log is appended to: a damaged one, or one of another run, is
 	// refused rather than extended (after New has checked the manifest and
 	// the model file, which name a damage more precisely).
@@ -141,8 +167,30 @@ func runTrain(env *Env, args []string) error {
 	if runErr != nil {
 		return runErr
 	}
-	fmt.Fprintf(env.Stdout, "trained %d buckets, %d edges; checkpoint in %s\n", man.Buckets, man.Edges, cfg.CheckpointPath)
+	fmt.Fprintf(env.Stdout, "trained %s, %s; checkpoint in %s\n", plural.Count(man.Buckets, "bucket"), plural.Count(man.Edges, "edge"), cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
+	return nil
+}
+
+// nothingToTrain refuses, before anything is written, a run that would
+// train no edge: num_epochs 0, or edge sets that hold no edge.
+func nothingToTrain(cfg *config.Config, store *edgestore.Store) error {
+	if cfg.NumEpochs == 0 {
+		return errors.New("nothing to train: num_epochs is 0 (set it to 1 or more, e.g. --set num_epochs=10)")
+	}
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return err
+	}
+	if p.EdgesPerEpoch() == 0 {
+		sets := cfg.EdgeSets()
+		var names []string
+		for _, i := range cfg.TrainingEdgeSets() {
+			names = append(names, sets[i].String())
+		}
+		return fmt.Errorf("nothing to train: the training edge sets hold no edge: %s; import edges first (batchprep import --config CFG FILE)",
+			strings.Join(names, ", "))
+	}
 	return nil
 }
 
@@ -190,9 +238,9 @@ func printHistory(w io.Writer, man *train.Manifest) {
 	for _, h := range man.History {
 		line := fmt.Sprintf("epoch %d: loss %.4f", h.Epoch+1, h.Loss)
 		if h.Holdout > 0 {
-			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%d edges)", h.MRRBefore, h.MRRAfter, h.Holdout)
+			line += fmt.Sprintf(", holdout MRR %.4f -> %.4f (%s)", h.MRRBefore, h.MRRAfter, plural.Count(h.Holdout, "edge"))
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "partitions: %d loads (%s), %d saves (%s)\n", man.IO.Loads, humanBytes(man.IO.LoadBytes), man.IO.Saves, humanBytes(man.IO.SaveBytes))
+	fmt.Fprintf(w, "partitions: %s (%s), %s (%s)\n", plural.Count(man.IO.Loads, "load"), humanBytes(man.IO.LoadBytes), plural.Count(man.IO.Saves, "save"), humanBytes(man.IO.SaveBytes))
 }

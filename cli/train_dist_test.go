@@ -404,7 +404,7 @@ func TestTrainDistributedUsage(t *testing.T) {
 		}
 	}
 	code, _, errOut := run(t, "train", "--config", cfg, "--quiet", "--etcd", "127.0.0.1:1", "--world", "1", "--etcd-timeout", "500ms")
-	if code != 1 || !strings.Contains(errOut, "--etcd 127.0.0.1:1") {
+	if code != 1 || !strings.Contains(errOut, "etcd at 127.0.0.1:1 unreachable for 0.5 s; restart it and rerun the same command") {
 		t.Errorf("unreachable etcd: exit %d, %q", code, errOut)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/internal/plural"
 	"github.com/batchprep/batchprep/source"
 )
 
@@ -19,19 +21,21 @@ and every problem is listed, one per line, naming the file and what is
 wrong. Checks that pass are listed as "ok".
 
 What is checked:
-  store        --config CFG: entity manifest and files, every edge set's
-               manifest and bucket files; directories left by killed
-               imports are noted (the next import removes them)
+  store        --config CFG (and --set key=value as given to train):
+               entity manifest and files, every edge set's manifest and
+               bucket files; directories left by killed imports are noted
+               (the next import removes them)
   plan state   --plan-state FILE (with --config: also that it fits the
                config and the store)
   read state   --read-state FILE: its format (the fingerprint is checked
                against the corpus when read resumes from it)
   index cache  --index-cache CORPUS: the cache for the --stream (and
                chunking) flags that read and inspect would use
-  checkpoint   --checkpoint DIR, or with --config its checkpoint_path when
-               that directory exists: the manifest and every file it
-               names (sizes, SHA-256, layouts), the training log, and with
-               --config that the checkpoint was made with that config
+  checkpoint   --checkpoint DIR (a problem when DIR is missing), or with
+               --config its checkpoint_path when that directory exists:
+               the manifest and every file it names (sizes, SHA-256,
+               layouts), the training log, and with --config that the
+               checkpoint was made with that config
   export       --export FILE: a binary embeddings export (checksum, layout)
 
 Exit codes: 0 no problem, 1 at least one problem, 2 usage.
@@ -39,6 +43,7 @@ Exit codes: 0 no problem, 1 at least one problem, 2 usage.
 Examples:
   batchprep verify --config fb15k.toml
   batchprep verify --config fb15k.toml --plan-state plan.json
+  batchprep verify --config fb15k.toml --set checkpoint_path=model/run2
   batchprep verify --read-state st.json
   batchprep verify --checkpoint model/fb15k
   batchprep verify --export embeddings.bin
@@ -47,6 +52,8 @@ Examples:
 func runVerify(env *Env, args []string) error {
 	fs := newFlagSet(env, "verify", "", verifyDescription)
 	cfgPath := fs.String("config", "", "graph config `file` whose store to check")
+	var sets stringList
+	fs.Var(&sets, "set", "with --config: override a config key, key=value (repeatable), as given to train")
 	planState := fs.String("plan-state", "", "plan state `file` to check")
 	readState := fs.String("read-state", "", "read state `file` to check")
 	cache := fs.String("index-cache", "", "the `CORPUS` whose index cache to check")
@@ -56,8 +63,8 @@ func runVerify(env *Env, args []string) error {
 	fs.Var(&streams, "stream", "with --index-cache: stream `NAME:DIM[:sparse]` (repeatable)")
 	mb := fs.String("defines-mb-size", "", "with --index-cache: the `NAME` of the stream whose lines count as samples (default: every line is a sample)")
 	label := fs.String("label", "", "with --index-cache: the `NAME` of the label stream (default: the minibatch-size count)")
-	chunkBytesV := byteSize(ctf.DefaultChunkBytes)
-	fs.Var(&chunkBytesV, "chunk-bytes", "with --index-cache: chunk `size` in bytes, e.g. 32MiB")
+	chunkBytesV := byteSize(defaultReadChunkBytes)
+	fs.Var(&chunkBytesV, "chunk-bytes", "with --index-cache: chunk `size` in bytes, as given to read (default: 1MiB, read's; give 32MiB for a cache that read --randomize cntk wrote without a chunk flag)")
 	chunkSeqs := fs.Int("chunk-sequences", 0, "with --index-cache: sequences per chunk (instead of --chunk-bytes)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,6 +74,8 @@ func runVerify(env *Env, args []string) error {
 		return usagef("nothing to verify: give --config, --plan-state, --read-state, --index-cache, --checkpoint or --export")
 	case *cache != "" && len(streams) == 0:
 		return usagef("--index-cache needs the --stream flags the cache was built for")
+	case len(sets) > 0 && *cfgPath == "":
+		return usagef("--set needs --config")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
@@ -74,7 +83,10 @@ func runVerify(env *Env, args []string) error {
 	var cfg *config.Config
 	var store *edgestore.Store
 	if *cfgPath != "" {
-		cfg, store = verifyStore(rep, *cfgPath)
+		var err error
+		if cfg, store, err = verifyStore(rep, *cfgPath, sets); err != nil {
+			return err
+		}
 		if store != nil {
 			defer store.Close()
 		}
@@ -87,6 +99,18 @@ func runVerify(env *Env, args []string) error {
 		if _, err := os.Stat(cfg.CheckpointPath); err == nil {
 			dir = cfg.CheckpointPath
 		}
+	}
+	switch fi, err := os.Stat(*ckpt); {
+	case *ckpt == "":
+	case os.IsNotExist(err):
+		rep.problem(fmt.Errorf("--checkpoint %s: no such directory", *ckpt))
+		dir = ""
+	case err != nil:
+		rep.problem(fmt.Errorf("--checkpoint %s: %w", *ckpt, err))
+		dir = ""
+	case !fi.IsDir():
+		rep.problem(fmt.Errorf("--checkpoint %s: not a directory (give the checkpoint_path directory)", *ckpt))
+		dir = ""
 	}
 	if dir != "" {
 		verifyCheckpoint(rep, dir, cfg, store)
@@ -126,7 +150,7 @@ func runVerify(env *Env, args []string) error {
 		}
 	}
 	if rep.problems > 0 {
-		return fmt.Errorf("%d problems found", rep.problems)
+		return fmt.Errorf("%s found", plural.Count(rep.problems, "problem"))
 	}
 	return nil
 }
@@ -150,13 +174,21 @@ func (r *verifyReport) problem(err error) {
 	fmt.Fprintf(r.env.Stdout, "problem  %s\n", oneprefix("verify", err.Error()))
 }
 
-// verifyStore checks the store of the config at path; it returns the
-// config and the open store when both could be opened.
-func verifyStore(rep *verifyReport, path string) (*config.Config, *edgestore.Store) {
+// verifyStore checks the store of the config at path, with the --set
+// overrides; it returns the config and the open store when both could be
+// opened, and an error only for a --set that is a usage mistake.
+func verifyStore(rep *verifyReport, path string, sets []string) (*config.Config, *edgestore.Store, error) {
 	cfg, err := config.Load(path)
+	if err == nil {
+		cfg, err = applySets(cfg, sets)
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return nil, nil, err
+	}
 	if err != nil {
 		rep.problem(err)
-		return nil, nil
+		return nil, nil, nil
 	}
 	left, err := edgestore.Leftovers(cfg)
 	if err != nil {
@@ -168,7 +200,7 @@ func verifyStore(rep *verifyReport, path string) (*config.Config, *edgestore.Sto
 	st, err := edgestore.Open(cfg)
 	if err != nil {
 		rep.problem(err)
-		return cfg, nil
+		return cfg, nil, nil
 	}
 	probs := st.Problems()
 	for _, p := range probs {
@@ -180,10 +212,10 @@ func verifyStore(rep *verifyReport, path string) (*config.Config, *edgestore.Sto
 			edges += st.TotalEdges(i)
 		}
 		L, R := st.Partitions()
-		rep.ok("%s: store sound: entity_path %s, %d edge sets, %dx%d buckets each, %d edges, every checksum matches",
-			path, cfg.EntityPath, st.NumEdgeSets(), L, R, edges)
+		rep.ok("%s: store sound: entity_path %s, %s, %dx%d buckets each, %s, every checksum matches",
+			path, cfg.EntityPath, plural.Count(st.NumEdgeSets(), "edge set"), L, R, plural.Count(edges, "edge"))
 	}
-	return cfg, st
+	return cfg, st, nil
 }
 
 // verifyPlanState checks a plan state file, and with a config and store

@@ -10,6 +10,7 @@ import (
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/export"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // verifyCheckpoint checks the checkpoint in dir (every file against the
@@ -23,10 +24,12 @@ func verifyCheckpoint(rep *verifyReport, dir string, cfg *config.Config, store *
 	for _, n := range c.Notes {
 		rep.note("%s", n)
 	}
-	if err := train.CheckLog(filepath.Join(dir, train.LogName), c.Manifest); err != nil {
-		rep.problem(err)
-	}
 	if c.Manifest == nil {
+		// No manifest: the log must have no line (VerifyCheckpoint checks
+		// it against the manifest otherwise).
+		if err := train.CheckLog(filepath.Join(dir, train.LogName), nil); err != nil {
+			rep.problem(err)
+		}
 		return
 	}
 	if cfg != nil && store != nil {
@@ -45,8 +48,8 @@ func verifyCheckpoint(rep *verifyReport, dir string, cfg *config.Config, store *
 		if cfg != nil && store != nil {
 			fit = ", made with this config and store"
 		}
-		rep.ok("%s: checkpoint sound: %d tables and the model match the manifest (checkpoint number %d), %d buckets trained, %s%s",
-			dir, len(m.Tables), m.Seq, m.Buckets, state, fit)
+		rep.ok("%s: checkpoint sound: %s and the model match the manifest (checkpoint number %d), %s trained, %s%s",
+			dir, plural.Count(len(m.Tables), "table"), m.Seq, plural.Count(m.Buckets, "bucket"), state, fit)
 	}
 }
 
@@ -67,5 +70,6 @@ func verifyExport(rep *verifyReport, path string) {
 	for _, t := range m.Types {
 		n += len(t.Names)
 	}
-	rep.ok("%s: a sound embeddings export: %d types, %d entities, %d relation parameter sets", path, len(m.Types), n, len(m.Relations))
+	rep.ok("%s: a sound embeddings export: %s, %s, %s", path, plural.Count(len(m.Types), "type"), plural.Count(n, "entity", "entities"),
+		plural.Count(len(m.Relations), "relation parameter set"))
 }

@@ -387,4 +387,19 @@ func TestSkippedLinesNamed(t *testing.T) {
 			t.Fatalf("pass %d: %d warnings, last two %v", pass, len(warns), warns[len(warns)-2:])
 		}
 	}
+	// One line past the named ones: its count in the singular.
+	b.Reset()
+	for i := 0; i < maxSkippedNamed+1; i++ {
+		b.WriteString("|a 1 |b 1\n|a 2\n")
+	}
+	warns = nil
+	cfg.CacheIndex = false
+	r, err := Open(writeTemp(t, b.String()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if last := warns[len(warns)-1].Msg; !strings.HasPrefix(last, `1 more line without stream "b" after this one was skipped`) {
+		t.Errorf("last warning %q", last)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // Reader is an indexed CTF file. It implements corpus.Source; LoadChunk is
@@ -83,7 +84,8 @@ func openFile(ps *pass, f *os.File, path string, cfg Config) (*Reader, error) {
 		if more := r.x.skippedLines - int64(len(r.x.skipped)); more > 0 {
 			last := r.x.skipped[len(r.x.skipped)-1]
 			r.opened.note(Error{File: path, Line: last.line + 1, Col: 1, Offset: last.off,
-				Msg: fmt.Sprintf("%d more lines without stream %q after this one were skipped (line mode, defines_mb_size); only the first %d are named", more, cfg.DefinesMBSize, len(r.x.skipped)), Err: ErrSkippedLine}, 0)
+				Msg: fmt.Sprintf("%s without stream %q after this one %s skipped (line mode, defines_mb_size); only the first %d are named",
+					plural.Count(more, "more line"), cfg.DefinesMBSize, plural.Noun(more, "was", "were"), len(r.x.skipped)), Err: ErrSkippedLine}, 0)
 		}
 	}
 	if r.x.lastLine > 0 {

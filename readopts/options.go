@@ -44,8 +44,13 @@ type Options struct {
 // chunk's worth of fresh memory per step. --chunk-bytes 32MiB gives SPEC's
 // chunking back; the minibatches do not depend on it except through the
 // window, which is counted in chunks.
+//
+// CNTKChunkBytes is the chunk size when the randomizer is cntk and no chunk
+// size is given: CNTK's own, since CNTK's order (chunks shuffled, then
+// sequences within a window of chunks) depends on where the chunks end.
 const (
 	DefaultChunkBytes     = 1 << 20
+	CNTKChunkBytes        = ctf.DefaultChunkBytes
 	DefaultPrefetchChunks = 64
 )
 
@@ -87,6 +92,8 @@ func (o *Options) Build() (Built, error) {
 			return b, fieldErrorf("chunk-sequences", fmt.Sprintf("{chunk-sequences} %d: must be >= 1", o.ChunkSequences))
 		}
 		cc.ChunkSequences = o.ChunkSequences
+	case o.Randomize == "cntk" && !o.Given["chunk-bytes"]:
+		cc.ChunkBytes = CNTKChunkBytes
 	default:
 		if o.ChunkBytes < 1 {
 			return b, fieldErrorf("chunk-bytes", fmt.Sprintf("{chunk-bytes} %d: must be >= 1", o.ChunkBytes))

@@ -70,3 +70,32 @@ func TestRenderUnbalanced(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// TestCNTKChunkDefault: invariant 1. The cntk randomizer without a chunk size
+// gets CNTK's 32 MiB chunks; a size given, or another randomizer, keeps its
+// own.
+func TestCNTKChunkDefault(t *testing.T) {
+	cases := []struct {
+		randomize string
+		given     map[string]bool
+		bytes     int64
+		seqs      int
+	}{
+		{"cntk", nil, 32 << 20, 0},
+		{"window", nil, 1 << 20, 0},
+		{"none", nil, 1 << 20, 0},
+		{"cntk", map[string]bool{"chunk-bytes": true}, 1 << 20, 0},
+		{"cntk", map[string]bool{"chunk-sequences": true}, 0, 5},
+	}
+	for _, c := range cases {
+		o := Defaults()
+		o.Streams, o.Randomize, o.Given, o.ChunkSequences = []string{"x:2"}, c.randomize, c.given, 5
+		b, err := o.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.CTF.ChunkBytes != c.bytes || b.CTF.ChunkSequences != c.seqs {
+			t.Errorf("%s %v: chunk bytes %d, sequences %d; want %d, %d", c.randomize, c.given, b.CTF.ChunkBytes, b.CTF.ChunkSequences, c.bytes, c.seqs)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/internal/atomicfile"
+	"github.com/batchprep/batchprep/internal/jsonmsg"
 )
 
 // StateVersion is the state format this package writes and reads.
@@ -144,7 +145,7 @@ func DecodeState(data []byte) (State, error) {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return State{}, fmt.Errorf("%w: truncated or empty JSON", ErrState)
 		}
-		return State{}, fmt.Errorf("%w: %v", ErrState, err)
+		return State{}, fmt.Errorf("%w: %s", ErrState, jsonmsg.Describe(data, err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return State{}, fmt.Errorf("%w: unexpected data after the JSON object", ErrState)

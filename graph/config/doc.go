@@ -38,6 +38,12 @@
 //     and plan walk the train edge sets only (TrainingEdgeSets); import
 //     writes all of them with one entity dictionary. An unset edge_roles is
 //     left out of Canonical, so older configs keep their fingerprints.
+//  10. A key given twice in one JSON object is an error naming the key, its
+//     line and column and those of the first one, as TOML's decoder refuses
+//     it; a PBG config written in Python (.py, or defining
+//     get_torchbiggraph_config) is an error that gives the command dumping
+//     it to JSON. An override (WithOverrides) that is not key=value, names
+//     no key of the schema or leads nowhere unwraps to ErrBadOverride.
 //
 // Validate checks what import and plan need; ValidateTraining adds what
 // only training needs (dimension, batch_size a multiple of num_batch_negs).

@@ -23,6 +23,9 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error(), Err: err}
 	}
+	if strings.EqualFold(filepath.Ext(path), ".py") || bytes.Contains(data, []byte("def get_torchbiggraph_config(")) {
+		return nil, &Error{File: path, Msg: pythonConfigMsg(path)}
+	}
 	format := ""
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".toml":
@@ -40,6 +43,16 @@ func Load(path string) (*Config, error) {
 	}
 	c.ResolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// pythonConfigMsg explains what to do with a PBG config written in Python
+// (a module whose get_torchbiggraph_config() returns the dict), with the
+// command that turns the one at path into JSON.
+func pythonConfigMsg(path string) string {
+	out := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
+	return fmt.Sprintf("a Python config is not read here. PBG Python configs: dump the dict with json.dumps and pass the JSON, e.g.\n"+
+		"  python3 -c \"import json, runpy; print(json.dumps(runpy.run_path('%s')['get_torchbiggraph_config']()))\" > %s\n"+
+		"then --config %s (the keys keep their PBG names)", path, out, out)
 }
 
 // ResolvePaths makes the relative paths of c (entity_path, edge_paths,
@@ -86,6 +99,9 @@ func Parse(data []byte, format string) (*Config, error) {
 		}
 		if m == nil {
 			return nil, &Error{Msg: "json: the top level must be an object"}
+		}
+		if err := jsonDuplicateKey(data); err != nil {
+			return nil, err
 		}
 	case "toml":
 		if _, err := toml.Decode(string(data), &m); err != nil {
@@ -165,6 +181,63 @@ func jsonError(data []byte, err error) error {
 		return &Error{Msg: fmt.Sprintf("json: line %d, column %d: unexpected end of file (an object, array or string is not closed)", line, col), Err: err}
 	}
 	return &Error{Msg: "json: " + err.Error(), Err: err}
+}
+
+// jsonDuplicateKey refuses a key given twice in one JSON object, as TOML
+// does (encoding/json would keep the last value silently). The error names
+// the key's path and the line and column of its second occurrence. data is
+// known to be valid JSON.
+func jsonDuplicateKey(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	errStop := errors.New("stop")
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return errStop
+		}
+		switch tok {
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+		case json.Delim('{'):
+			first := map[string]int64{}
+			for dec.More() {
+				before := dec.InputOffset()
+				tok, err := dec.Token()
+				k, ok := tok.(string)
+				if err != nil || !ok {
+					return errStop
+				}
+				// The key's quote follows the previous token's end, after
+				// blanks and a comma.
+				off := before + int64(bytes.IndexByte(data[before:], '"'))
+				if f, dup := first[k]; dup {
+					line, col := lineCol(data, off+1)
+					fl, fc := lineCol(data, f+1)
+					return &Error{Key: join(path, k), Msg: fmt.Sprintf("json: line %d, column %d: key %q is given twice in one object (first at line %d, column %d)", line, col, k, fl, fc)}
+				}
+				first[k] = off
+				if err := walk(join(path, k)); err != nil {
+					return err
+				}
+			}
+		default:
+			return nil // a scalar
+		}
+		if _, err := dec.Token(); err != nil { // the closing ] or }
+			return errStop
+		}
+		return nil
+	}
+	if err := walk(""); err != nil && err != errStop {
+		return err
+	}
+	return nil
 }
 
 func lineCol(data []byte, off int64) (line, col int) {

@@ -151,6 +151,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"max_norm = 0.0\n", "max_norm", "> 0"},
 		{"init_scale = 0.0\n", "init_scale", "> 0"},
 		{"eval_num_batch_negs = -1\n", "eval_num_batch_negs", ">= 0"},
+		{"margin = 0.0\n", "margin", `must be > 0 with loss_fn = "ranking"`},
+		{"margin = -0.5\nloss_fn = \"ranking\"\n", "margin", "got -0.5"},
+		{"eval_fraction = 0.1\neval_num_batch_negs = 0\neval_num_uniform_negs = 0\n", "eval_num_uniform_negs", "0, and eval_num_batch_negs 0, with eval_fraction = 0.1 would rank each held-out edge against no negative: set one of them >= 1"},
 		{"[[relations]]\nname = \"s\"\nlhs = \"node\"\nrhs = \"node\"\nweight = 0.0\n", "relations[1].weight", "> 0"},
 		{"dynamic_relations = true\n|[[relations]]\nname = \"s\"\nlhs = \"node\"\nrhs = \"node\"\n", "dynamic_relations", "exactly one relation"},
 		{"[[relations]]\nname = \"s\"\nlhs = \"foo\"\nrhs = \"node\"\n", "relations[1].lhs", `unknown entity type "foo" (known: node, user)`},
@@ -187,6 +190,21 @@ func TestErrorsNameTheKey(t *testing.T) {
 		if ce.Key != tc.key || !strings.Contains(err.Error(), tc.msg) || !strings.HasPrefix(err.Error(), "config: "+tc.key+": ") {
 			t.Errorf("%q: got %q (key %q), want key %q and %q", tc.edit, err, ce.Key, tc.key, tc.msg)
 		}
+	}
+}
+
+// Evaluation negatives matter only with a holdout; unset ones are those of
+// training (so 0 there counts).
+func TestEvalNegativesNeedAHoldout(t *testing.T) {
+	ok := "eval_fraction = 0.0\neval_num_batch_negs = 0\neval_num_uniform_negs = 0\n" + minimal
+	if _, err := Parse([]byte(ok), "toml"); err != nil {
+		t.Errorf("no holdout, no evaluation negatives: %v", err)
+	}
+	inherit := `{"entity_path": "e", "edge_paths": ["x"], "eval_fraction": 0.05, "num_batch_negs": 0, "num_uniform_negs": 0,
+		"eval_num_batch_negs": null, "eval_num_uniform_negs": null, "entities": {"n": {"num_partitions": 1}},
+		"relations": [{"name": "r", "lhs": "n", "rhs": "n"}]}`
+	if _, err := Parse([]byte(inherit), "json"); err == nil || !strings.Contains(err.Error(), "eval_num_uniform_negs: 0, and eval_num_batch_negs 0") {
+		t.Errorf("training's 0 negatives inherited by evaluation: %v", err)
 	}
 }
 
@@ -314,5 +332,50 @@ func TestValidateTraining(t *testing.T) {
 	c.BatchSize = 100
 	if err := c.ValidateTraining(); err != nil {
 		t.Error(err)
+	}
+}
+
+// Invariant 10: a key given twice in one JSON object is refused, as TOML refuses it,
+// naming the key's path, line and column; the same key in two objects is
+// fine.
+func TestJSONDuplicateKeys(t *testing.T) {
+	ents := `"entities": {"n": {"num_partitions": 1}}`
+	rels := `"relations": [{"name": "r", "lhs": "n", "rhs": "n"}, {"name": "s", "lhs": "n", "rhs": "n"}]`
+	cases := []struct{ doc, key, msg string }{
+		{"{\"entity_path\": \"e\", \"edge_paths\": [\"x\"],\n \"num_epochs\": 1,\n  \"num_epochs\": 2, " + ents + ", " + rels + "}",
+			"num_epochs", `json: line 3, column 3: key "num_epochs" is given twice in one object (first at line 2, column 2)`},
+		{`{"entity_path": "e", "edge_paths": ["x"], "entities": {"n": {"num_partitions": 1, "num_partitions": 2}}, ` + rels + "}",
+			"entities.n.num_partitions", `key "num_partitions" is given twice`},
+		{`{"entity_path": "e", "edge_paths": ["x"], ` + ents + `, "relations": [{"name": "r", "lhs": "n", "rhs": "n"}, {"name": "s", "lhs": "n", "lhs": "n", "rhs": "n"}]}`,
+			"relations[1].lhs", "line 1, column 164: key \"lhs\" is given twice in one object (first at line 1, column 152)"},
+		{`{"entity_path": "e", "edge_paths": ["x"], ` + ents + `, ` + rels + `, "entities": {}}`, "entities", `key "entities" is given twice`},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.doc), "json")
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Key != c.key || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s:\ngot %v\nwant key %q and %q", c.doc, err, c.key, c.msg)
+		}
+	}
+	if _, err := Parse([]byte(`{"entity_path": "e", "edge_paths": ["x"], `+ents+`, `+rels+`}`), "json"); err != nil {
+		t.Errorf("the same keys in two relations: %v", err)
+	}
+}
+
+// Invariant 10: a PBG config written in Python is refused with the way to turn it into
+// JSON, whether the file ends in .py or only defines PBG's function.
+func TestPythonConfig(t *testing.T) {
+	dir := t.TempDir()
+	py := "def get_torchbiggraph_config():\n    return dict(entity_path=\"e\")\n"
+	for _, name := range []string{"pbg.py", "pbg.cfg"} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(py), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(p)
+		if err == nil || !strings.Contains(err.Error(), p+": a Python config is not read here. PBG Python configs: dump the dict with json.dumps and pass the JSON") ||
+			!strings.Contains(err.Error(), "runpy.run_path('"+p+"')['get_torchbiggraph_config']()") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

@@ -2,9 +2,22 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/batchprep/batchprep/internal/plural"
 )
+
+// unknownKey starts the message of a key the schema does not have.
+const unknownKey = "unknown key"
+
+// ErrBadOverride is what an override that cannot be applied unwraps to: one
+// without "=", one naming a key the schema does not have, or a path that
+// leads nowhere. On the command line these are usage mistakes; a value out
+// of range is not (it is a config error naming the key).
+var ErrBadOverride = errors.New("config: bad override")
 
 // WithOverrides returns a copy of c with each "key=value" of sets applied,
 // as PBG's -p key=value does: key is a top-level key or a dotted path
@@ -23,21 +36,27 @@ func WithOverrides(c *Config, sets []string) (*Config, error) {
 		key, raw, ok := strings.Cut(s, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return nil, &Error{Key: s, Msg: "override must be key=value"}
+			return nil, &Error{Key: s, Msg: "override must be key=value", Err: ErrBadOverride}
 		}
 		var v any
 		if err := json.Unmarshal([]byte(raw), &v); err != nil {
 			v = raw
 		}
 		if err := setPath(m, strings.Split(key, "."), v); err != nil {
-			return nil, &Error{Key: key, Msg: err.Error()}
+			return nil, &Error{Key: key, Msg: err.Error(), Err: ErrBadOverride}
 		}
 	}
 	data, err := json.Marshal(m)
 	if err != nil {
-		return nil, err
+		return nil, &Error{Msg: "internal: " + err.Error(), Err: err}
 	}
-	return Parse(data, "json")
+	out, err := Parse(data, "json")
+	var ce *Error
+	if errors.As(err, &ce) && ce.Err == nil && strings.HasPrefix(ce.Msg, unknownKey) {
+		// c itself has only known keys: an unknown one is an override's.
+		ce.Err = ErrBadOverride
+	}
+	return out, err
 }
 
 // setPath sets the value at path inside m (maps by key, lists by index).
@@ -60,7 +79,7 @@ func setPath(m map[string]any, path []string, v any) error {
 		case []any:
 			idx, err := strconv.Atoi(p)
 			if err != nil || idx < 0 || idx >= len(node) {
-				return &json.UnsupportedValueError{Str: "no element " + p + " (list of " + strconv.Itoa(len(node)) + ")"}
+				return fmt.Errorf("no element %s (the list has %s)", p, plural.Count(len(node), "element"))
 			}
 			if last {
 				node[idx] = v
@@ -68,7 +87,7 @@ func setPath(m map[string]any, path []string, v any) error {
 			}
 			cur = node[idx]
 		default:
-			return &json.UnsupportedValueError{Str: "cannot set inside a " + strings.Join(path[:i], ".") + " that is not a table"}
+			return fmt.Errorf("cannot set inside %s, which is not a table", strings.Join(path[:i], "."))
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,19 @@ rhs = "node"
 		key, _, _ = strings.Cut(key, ".")
 		if !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: error does not name the key: %v", bad, err)
+		}
+	}
+	// Invariant 10: an override that names no key, or is not key=value, unwraps to
+	// ErrBadOverride (a usage mistake); a bad value does not. No message
+	// carries the json package's text.
+	for bad, want := range map[string]bool{"nokey": true, "=1": true, "dimensions=8": true, "relations.5.operator=x": true,
+		"entities.node.colour=1": true, "dimension.x=1": true, "batch_size=-3": false, "bucket_order=sideways": false, "dimension=abc": false} {
+		_, err := WithOverrides(c, []string{bad})
+		if got := errors.Is(err, ErrBadOverride); got != want {
+			t.Errorf("%s: errors.Is(ErrBadOverride) = %v, want %v (%v)", bad, got, want, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "json:") {
+			t.Errorf("%s: library text in %q", bad, err)
 		}
 	}
 }

@@ -21,7 +21,9 @@ func Reference() []byte {
 
 A graph config is a TOML or JSON file with PyTorch-BigGraph's key names: a PBG config dict
 dumped with ` + "`json.dumps`" + ` loads unchanged. Unknown keys, and values of the wrong type or out of
-range, are errors naming the key (and the file, line and column for a syntax error).
+range, are errors naming the key (and the file, line and column for a syntax error); so is a
+key given twice, in JSON as in TOML. A PBG config written in Python is not read: dump its dict
+with ` + "`json.dumps`" + ` and pass the JSON (the error prints the one-line command).
 Relative paths (` + "`entity_path`, `edge_paths`, `checkpoint_path`, `init_path`" + `) are relative
 to the directory of the config file, so a command works from any directory.
 

@@ -160,6 +160,21 @@ func (c *Config) validateTrainingRanges() error {
 	if !(c.InitScale > 0) {
 		return keyErr("init_scale", "must be > 0, got %v", c.InitScale)
 	}
+	if c.LossFn == "ranking" && !(c.Margin > 0) {
+		return keyErr("margin", "must be > 0 with loss_fn = \"ranking\" (a margin of 0 or less never asks a positive to score above a negative), got %v", c.Margin)
+	}
+	if c.EvalFraction > 0 {
+		batchNegs, uniform := c.NumBatchNegs, c.NumUniformNegs
+		if c.EvalNumBatchNegs != nil {
+			batchNegs = *c.EvalNumBatchNegs
+		}
+		if c.EvalNumUniformNegs != nil {
+			uniform = *c.EvalNumUniformNegs
+		}
+		if batchNegs == 0 && uniform == 0 {
+			return keyErr("eval_num_uniform_negs", "0, and eval_num_batch_negs 0, with eval_fraction = %v would rank each held-out edge against no negative: set one of them >= 1 (or eval_fraction = 0)", c.EvalFraction)
+		}
+	}
 	if c.RelationLr != nil && !(*c.RelationLr >= 0) {
 		return keyErr("relation_lr", "must be >= 0 when set, got %v", *c.RelationLr)
 	}

@@ -46,4 +46,10 @@
 //  7. Fenced writes: the keys a trainer publishes with CommitWith are
 //     written in the transaction that marks the bucket done, only while
 //     its claim is held; a trainer whose claim was lost writes nothing.
+//  8. Lost leases are seen: when etcd answers that the lease is gone, the
+//     keep-alive marks it lost (Lost), and the next Next takes a new one.
+//  9. etcd away: a Watchdog probes etcd about once a second, says when it
+//     stops and starts answering, and cancels its context with an
+//     *UnreachableError once no probe succeeded for its timeout, so that
+//     no rank waits for ever on a vanished server.
 package coord

@@ -2,9 +2,11 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -58,10 +60,12 @@ func (l *lease) keepAlive(every time.Duration) {
 			if !l.lost {
 				l.safeUntil = t0.Add(time.Duration(resp.TTL) * time.Second)
 			}
-		case err != nil && ctx.Err() != nil:
-			// A slow round trip: keep the old bound and try again.
-		default:
+		case err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound):
+			// etcd says the lease is gone (it expired, or was revoked).
 			l.lost = true
+		default:
+			// A slow round trip, or etcd not answering: keep the old
+			// bound and try again (valid turns false when it passes).
 		}
 		lost := l.lost
 		l.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -27,6 +28,11 @@ type ServerOptions struct {
 	// claims and commits. A crash of the process alone loses nothing (the
 	// data are in the page cache). See docs/distributed.md.
 	NoFsync bool
+	// CertFile and KeyFile (PEM), when set, make etcd serve its clients
+	// over TLS with this certificate. ClientCAFile (PEM), when set, also
+	// requires every client to present a certificate signed by one of its
+	// CAs (etcd's --client-cert-auth).
+	CertFile, KeyFile, ClientCAFile string
 }
 
 // Server is a single-node etcd running in this process.
@@ -53,6 +59,16 @@ func Serve(o ServerOptions) (*Server, error) {
 	cfg.Name = "batchprep"
 	cfg.Dir = o.Dir
 	cu := url.URL{Scheme: "http", Host: client}
+	switch {
+	case (o.CertFile == "") != (o.KeyFile == ""):
+		return nil, fmt.Errorf("coord: server: a TLS certificate needs both its file and its key")
+	case o.ClientCAFile != "" && o.CertFile == "":
+		return nil, fmt.Errorf("coord: server: client certificates need TLS: give the server's certificate and key too")
+	case o.CertFile != "":
+		cu.Scheme = "https"
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: o.CertFile, KeyFile: o.KeyFile, TrustedCAFile: o.ClientCAFile,
+			ClientCertAuth: o.ClientCAFile != ""}
+	}
 	pu := url.URL{Scheme: "http", Host: peer}
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
 	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}

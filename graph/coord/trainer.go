@@ -127,6 +127,12 @@ func (t *Trainer) Ahead() *Claim { return t.ahead }
 // cannot undo; Commit is the final check.
 func (t *Trainer) Valid() bool { return t.lease.valid() }
 
+// Lost reports whether a keep-alive found the trainer's lease gone: the
+// claims it holds are no longer its own (their buckets went back to the
+// pool), and committing them would fail. A trainer checks it before
+// writing a bucket's results, so as not to write what cannot count.
+func (t *Trainer) Lost() bool { return t.lease.expired() }
+
 // Next blocks until the trainer is given a bucket, and returns it. It
 // returns ErrDone when every pass is done. A trainer holds at most one
 // bucket besides the one Commit may have claimed ahead, which Next returns

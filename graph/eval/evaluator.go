@@ -40,20 +40,13 @@ type Evaluator struct {
 // Open loads the checkpoint at the config's checkpoint_path, refusing one
 // made with a different config.
 func Open(cfg *config.Config, store Store) (*Evaluator, error) {
-	man, err := train.ReadManifest(cfg.CheckpointPath)
+	// One commit's files, even while a run trains in the directory.
+	man, m, parts, err := train.LoadCheckpoint(cfg, store.NumRelations(), store.Fingerprint(), cfg.CheckpointPath)
 	if err != nil {
 		return nil, err
 	}
 	if man == nil {
 		return nil, fmt.Errorf("eval: %s holds no checkpoint: no %s (run batchprep train first)", cfg.CheckpointPath, train.ManifestName)
-	}
-	m, err := train.LoadModel(cfg, store.NumRelations(), store.Fingerprint(), cfg.CheckpointPath, man)
-	if err != nil {
-		return nil, err
-	}
-	parts, err := train.LoadTables(cfg.CheckpointPath, man)
-	if err != nil {
-		return nil, err
 	}
 	e, err := newEvaluator(cfg, m, parts, store)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // Triple is one edge by names.
@@ -51,7 +53,7 @@ func ReadTriples(file string, r io.Reader, c Columns) ([]Triple, error) {
 		}
 		fields, cols := split(text, c.Delimiter)
 		if len(fields) <= need {
-			return nil, &ParseError{file, line, len(text) + 1, fmt.Sprintf("%d fields, need at least %d", len(fields), need+1)}
+			return nil, &ParseError{file, line, len(text) + 1, fmt.Sprintf("%s, need at least %d", plural.Count(len(fields), "field"), need+1)}
 		}
 		t := Triple{Lhs: string(fields[c.Lhs]), Rhs: string(fields[c.Rhs])}
 		if c.Rel >= 0 {

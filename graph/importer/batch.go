@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // Lines are handled in two passes over blocks of lines. scan (pass A, on
@@ -89,7 +91,7 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 		return true
 	}
 	if nf < p.needed {
-		return fail(stageFields, 0, ReasonColumns, "%d fields, the chosen columns need at least %d", nf, p.needed)
+		return fail(stageFields, 0, ReasonColumns, "%s, the chosen columns need at least %d", plural.Count(nf, "field"), p.needed)
 	}
 	o := p.opts
 	for _, c := range []int{o.LhsCol, o.RhsCol, o.RelCol, o.WeightCol} {
@@ -172,7 +174,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		return bad(e.fault.col, e.fault.why, e.fault.msg)
 	}
 	if *expected != 0 && int(e.nf) != *expected {
-		return bad(0, ReasonColumns, fmt.Sprintf("%d fields, the file's first edge line has %d", e.nf, *expected))
+		return bad(0, ReasonColumns, fmt.Sprintf("%s, the file's first edge line has %d", plural.Count(e.nf, "field"), *expected))
 	}
 	if stage == stageField || stage == stageRelation {
 		return bad(e.fault.col, e.fault.why, e.fault.msg)

@@ -46,9 +46,9 @@ type EdgeSetReport struct {
 // the entity dictionaries, partitions the entities and writes the store
 // atomically (see the package documentation). On error nothing is changed
 // on disk, and the returned Report counts what was read.
-func Import(ctx context.Context, cfg *config.Config, opts Options, files []string) (Report, error) {
+func Import(ctx context.Context, cfg *config.Config, opts Options, files []string) (rep Report, err error) {
 	start := time.Now()
-	rep := Report{Entities: map[string]int{}}
+	rep = Report{Entities: map[string]int{}}
 	if err := cfg.Validate(); err != nil {
 		return rep, err
 	}
@@ -58,11 +58,18 @@ func Import(ctx context.Context, cfg *config.Config, opts Options, files []strin
 	if len(files) != len(cfg.EdgePaths) {
 		return rep, fmt.Errorf("importer: %d input files for %d edge_paths in the config (the i-th file becomes edge set edge_paths[i])", len(files), len(cfg.EdgePaths))
 	}
+	made := missingDirs(cfg)
 	w, err := edgestore.Create(cfg, edgestore.WriteOptions{Hook: opts.hook, NoSync: opts.noSync})
 	if err != nil {
+		removeMade(made)
 		return rep, err
 	}
-	defer w.Abort()
+	defer func() {
+		w.Abort()
+		if err != nil {
+			removeMade(made)
+		}
+	}()
 
 	p := newParser(cfg, &opts)
 	edges := make([]*fileEdges, len(files))

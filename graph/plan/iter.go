@@ -6,6 +6,7 @@ import (
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/internal/mix"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // Kind tells a bucket record from a batch record.
@@ -84,8 +85,8 @@ func (p *Plan) Iter(st State) (*Iter, error) {
 	}
 	pos := st.Position
 	if pos.EdgeSet >= p.sets || pos.Chunk >= p.chunks || pos.Index >= p.l*p.rr || pos.Worker >= p.opts.Workers {
-		return nil, fmt.Errorf("%w: position %+v outside the plan (%d edge sets, %d chunks, %d buckets, %d workers)",
-			ErrState, pos, p.sets, p.chunks, p.l*p.rr, p.opts.Workers)
+		return nil, fmt.Errorf("%w: position %v outside the plan (%s, %s, %s, %s)", ErrState, pos,
+			plural.Count(p.sets, "edge set"), plural.Count(p.chunks, "chunk"), plural.Count(p.l*p.rr, "bucket"), plural.Count(p.opts.Workers, "worker"))
 	}
 	it := &Iter{p: p, pos: pos, orderFor: [3]int{-1, -1, -1}, workers: make([]workerState, p.opts.Workers)}
 	return it, nil
@@ -193,7 +194,7 @@ func (it *Iter) enter() error {
 	resumed := pos.Worker != 0 || pos.Batch != 0
 	if resumed {
 		if w := it.workers[pos.Worker]; pos.Batch >= len(w.batches) {
-			return fmt.Errorf("%w: position %+v: worker %d has only %d batches in this bucket", ErrState, pos, pos.Worker, len(w.batches))
+			return fmt.Errorf("%w: position %v: worker %d has only %s in this bucket", ErrState, pos, pos.Worker, plural.Count(len(w.batches), "batch", "batches"))
 		}
 	}
 	it.in = true

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/internal/atomicfile"
+	"github.com/batchprep/batchprep/internal/jsonmsg"
 )
 
 // StateVersion is the format version written in every State.
@@ -137,7 +138,7 @@ func DecodeState(data []byte) (*State, error) {
 	dec.DisallowUnknownFields()
 	var r rawState
 	if err := dec.Decode(&r); err != nil {
-		return nil, bad("%v", err)
+		return nil, bad("%s", jsonmsg.Describe(data, err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, bad("data after the state object")

@@ -1,11 +1,12 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
+	"sort"
 )
 
 // checkpoint commits the state after a bucket (invariant 4): the
@@ -54,12 +55,49 @@ func (t *Trainer) checkpoint(next Position) (err error) {
 		return err
 	}
 	nm.Model = ref
+	nm.Superseded = nil
+	keep := named(&nm)
+	for f := range named(t.man) {
+		if !keep[f] {
+			nm.Superseded = append(nm.Superseded, f)
+		}
+	}
+	sort.Strings(nm.Superseded)
 	if err := writeManifest(t.dir, &nm); err != nil {
 		return err
 	}
+	old := t.man
 	t.man = &nm
 	clear(t.dirty)
-	return t.removeStray()
+	return removeSuperseded(t.dir, old, &nm)
+}
+
+// removeSuperseded deletes the files manifest old names and new does not:
+// a checkpoint of this directory wrote them, and the new one replaced
+// them.
+func removeSuperseded(dir string, old, new *Manifest) error {
+	keep := named(new)
+	for f := range named(old) {
+		if keep[f] {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// named is the set of files manifest m names.
+func named(m *Manifest) map[string]bool {
+	keep := map[string]bool{}
+	if m.Model.File != "" {
+		keep[m.Model.File] = true
+	}
+	for _, r := range m.Tables {
+		keep[r.File] = true
+	}
+	return keep
 }
 
 // dataFile matches the names of the files checkpoints write.
@@ -69,25 +107,38 @@ var dataFile = regexp.MustCompile(`^(emb_\d+_\d+|model)\.v\d+\.bin$`)
 // (superseded ones, and those of a checkpoint interrupted before its
 // manifest was written), and the temporaries of data-file writes a kill
 // interrupted (.NAME.tmp-*: each data file name is written once, so no
-// later write of the same name would remove them).
+// later write of the same name would remove them) — but only files a run
+// of this directory wrote: of the next checkpoint's number (the one an
+// interrupted checkpoint was writing), or of a number the training log
+// records (ownVersions). Any other such file is left alone and reported
+// through Options.Note: it came from elsewhere.
 func (t *Trainer) removeStray() error {
-	keep := map[string]bool{t.man.Model.File: true}
-	for _, r := range t.man.Tables {
-		keep[r.File] = true
+	keep := named(t.man)
+	own := ownVersions(t.dir)
+	own[t.man.Seq+1] = true
+	gone := map[string]bool{}
+	for _, f := range t.man.Superseded {
+		gone[f] = true
 	}
 	ents, err := os.ReadDir(t.dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if n, i := e.Name(), strings.Index(e.Name(), ".tmp-"); strings.HasPrefix(n, ".") && i > 1 && dataFile.MatchString(n[1:i]) {
-			os.Remove(filepath.Join(t.dir, n))
+		n := e.Name()
+		base, temp := dataFileOf(n)
+		if base == "" || (!temp && keep[n]) {
 			continue
 		}
-		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(t.dir, e.Name())); err != nil {
-				return err
+		if !own[fileVersion(base)] && !(gone[n] && !temp) {
+			if t.opts.Note != nil {
+				t.opts.Note(fmt.Sprintf("%s: not part of the checkpoint and not written by a run of this directory (its training log does not name version %d): left alone; delete it if it is not needed",
+					filepath.Join(t.dir, n), fileVersion(base)))
 			}
+			continue
+		}
+		if err := os.Remove(filepath.Join(t.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
 	}
 	return nil

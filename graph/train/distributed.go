@@ -24,6 +24,7 @@ import (
 type DistOptions struct {
 	Client      *clientv3.Client
 	Run         string // the run's name: its etcd keys and its identity
+	Endpoints   string // etcd's endpoints as the user gave them, for messages
 	Rank, World int
 	LeaseTTL    time.Duration // coord's default when 0
 	// JoinTimeout bounds starting or joining the run (etcd unreachable);
@@ -36,6 +37,8 @@ type DistOptions struct {
 	// Log receives one JSON line per claim and per committed or lost
 	// bucket (DistEvent).
 	Log io.Writer
+	// Note, when set, receives remarks for people (files left alone).
+	Note func(string)
 }
 
 // DistEvent is a line of a distributed run's training log: Kind "claim"
@@ -65,6 +68,7 @@ type distRun struct {
 	modelFile   string              // file the in-memory parameters came from ("" initial)
 	base        [][]float32         // parameters and accumulators when the bucket started
 	io          IOStats             // this bucket's loads and saves
+	claims      map[int64]bool      // claims this process was given (their files are its own)
 }
 
 // RunDistributed trains cfg's model as rank o.Rank of o.World trainers that
@@ -77,11 +81,24 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
+	if o.Rank < 0 {
+		return nil, fmt.Errorf("train: rank %d: want 0 <= rank < world", o.Rank)
+	}
+	if t.lock, err = lockRun(t.dir, o.Rank); err != nil {
+		return nil, err
+	}
+	defer t.Close()
 	prefix, err := coord.DataPrefix(o.Run)
 	if err != nil {
 		return nil, err
 	}
-	d := &distRun{t: t, o: o, k: distKeys{prefix}, ver: map[tableKey]string{}, passes: coord.Passes(t.plan)}
+	d := &distRun{t: t, o: o, k: distKeys{prefix}, ver: map[tableKey]string{}, passes: coord.Passes(t.plan), claims: map[int64]bool{}}
+	// A process of this rank before this one (the rank lock says it is
+	// gone) may have been killed while writing: its temporaries are
+	// never renamed; remove them.
+	if err := d.removeOwn(nil, o.Rank); err != nil {
+		return nil, err
+	}
 	l, r := t.plan.Shape()
 	d.perPass = l * r
 	man, err := ReadManifest(t.dir)
@@ -93,11 +110,11 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 		jctx, cancel = context.WithTimeout(ctx, o.JoinTimeout)
 	}
 	defer cancel()
-	ri, created, err := d.k.initRun(jctx, o.Client, o.Run, t.man.Fingerprint, man, d.passOf)
+	ri, created, err := d.k.initRun(jctx, o.Client, o.Run, o.Endpoints, t.dir, t.man.Fingerprint, man, d.passOf)
 	if err != nil {
 		return nil, err
 	}
-	d.start, d.baseBuckets, d.id = ri.Start, ri.BaseBuckets, DistRun{Run: o.Run, Created: created}
+	d.start, d.baseBuckets, d.id = ri.Start, ri.BaseBuckets, DistRun{Run: o.Run, Created: created, ID: ri.ID}
 	co := coord.PlanOptions(t.plan)
 	co.Run, co.Rank, co.World, co.LeaseTTL = o.Run, o.Rank, o.World, o.LeaseTTL
 	co.Passes = max(d.passes-d.start, 0)
@@ -109,7 +126,13 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	}
 	cancel()
 	err = d.loop(ctx)
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+	// Signing off and publishing the end get time; after a failure (etcd
+	// gone, perhaps), giving back the lease is only a courtesy: it expires.
+	wait := 20 * time.Second
+	if err != nil {
+		wait = cleanupWait
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	if err == nil {
 		// Every pass is done: the manifest is final; remove what it does
@@ -124,8 +147,12 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		return nil, err
 	}
-	return ReadManifest(t.dir)
+	return finalManifest(t.dir)
 }
+
+// cleanupWait bounds giving back a bucket or the lease after a failure:
+// etcd may be the failure, and the lease expires anyway.
+const cleanupWait = 2 * time.Second
 
 // passOf is the pass index of position p's (epoch, edge set, chunk).
 func (d *distRun) passOf(p Position) int {
@@ -145,7 +172,9 @@ func (d *distRun) loop(ctx context.Context) error {
 		}
 		if err := d.bucket(ctx, cl); err != nil {
 			if ctx.Err() == nil {
-				d.ct.Abandon(context.WithoutCancel(ctx), cl)
+				actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupWait)
+				d.ct.Abandon(actx, cl)
+				cancel()
 			}
 			return err
 		}
@@ -161,6 +190,7 @@ func (d *distRun) position(cl *coord.Claim) (int, Position) {
 
 // logClaim logs claim cl as granted.
 func (d *distRun) logClaim(cl *coord.Claim) {
+	d.claims[cl.Number] = true
 	pass, pos := d.position(cl)
 	d.logLine(claimLine{Kind: "claim", Rank: d.o.Rank, Pass: pass, Claim: cl.Number, Position: pos, Bucket: cl.Bucket})
 }
@@ -201,20 +231,28 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	// other trainer writes that name: claims are unique).
 	var refs []TableRef
 	var superseded []string
-	for _, k := range t.needed(cl.Bucket) {
-		tab := t.tables[k]
-		ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), encodeTable(tab))
-		if err != nil {
-			return err
+	var oldModel string
+	var done int64
+	if d.ct.Lost() {
+		// The lease is gone (etcd lost it, or this rank was paused past
+		// it): the claim is lost; write and commit nothing.
+		err = coord.ErrLost
+	} else {
+		for _, k := range t.needed(cl.Bucket) {
+			tab := t.tables[k]
+			ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), encodeTable(tab))
+			if err != nil {
+				return err
+			}
+			d.io.Saves++
+			d.io.SaveBytes += ref.Bytes
+			refs = append(refs, TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref})
+			if old, ok := s.parts[partKey(t.types[k.typ], k.part)]; ok {
+				superseded = append(superseded, old.File)
+			}
 		}
-		d.io.Saves++
-		d.io.SaveBytes += ref.Bytes
-		refs = append(refs, TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref})
-		if old, ok := s.parts[partKey(t.types[k.typ], k.part)]; ok {
-			superseded = append(superseded, old.File)
-		}
+		oldModel, done, err = d.commit(ctx, cl, s, pos, ev, loss, refs)
 	}
-	oldModel, done, err := d.commit(ctx, cl, s, pos, ev, loss, refs)
 	if errors.Is(err, coord.ErrLost) {
 		// The lease expired: the bucket is back in the pool and another
 		// trainer trains it from the committed versions. Nothing of this
@@ -424,29 +462,6 @@ func (d *distRun) forget() {
 	clear(d.t.dirty)
 	d.modelFile = "\x00 reload" // no committed file has this name
 	d.base = d.base[:0]
-}
-
-// claimLine is the log line of a claim, written before its bucket is
-// trained.
-type claimLine struct {
-	Kind  string `json:"kind"`
-	Rank  int    `json:"rank"`
-	Pass  int    `json:"pass"`
-	Claim int64  `json:"claim"`
-	Position
-	Bucket graph.Bucket `json:"bucket"`
-}
-
-func (d *distRun) log(ev DistEvent) { d.logLine(ev) }
-
-// logLine writes one line with one write (the log is shared by the ranks
-// and opened for appending).
-func (d *distRun) logLine(v any) {
-	if d.o.Log == nil {
-		return
-	}
-	line, _ := json.Marshal(v)
-	d.o.Log.Write(append(line, '\n'))
 }
 
 // sortTables orders table references by type, then partition.

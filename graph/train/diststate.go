@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/batchprep/batchprep/graph/coord"
@@ -20,6 +19,7 @@ import (
 type DistRun struct {
 	Run     string `json:"run"`
 	Created int64  `json:"created"`
+	ID      string `json:"id,omitempty"` // as in RunIDName
 }
 
 // refuseDistributed refuses to continue, in single-process mode, a
@@ -56,6 +56,11 @@ type runInfo struct {
 	Fingerprint map[string]any `json:"fingerprint"`
 	Start       int            `json:"start"`        // first pass (a run continuing a finished checkpoint)
 	BaseBuckets int64          `json:"base_buckets"` // buckets the continued checkpoint had trained
+	// ID is the run's identity, also in the checkpoint directory's
+	// RunIDName (runid.go); "" for a run started before it existed.
+	ID string `json:"id,omitempty"`
+	// Dir is the checkpoint_path of the rank that started the run.
+	Dir string `json:"checkpoint_path,omitempty"`
 }
 
 // sharedState is the part of the checkpoint every commit updates.
@@ -98,62 +103,6 @@ func (k distKeys) read(ctx context.Context, c *clientv3.Client) (*snapshot, erro
 		s.parts[partKey(r.Type, r.Partition)] = r
 	}
 	return s, nil
-}
-
-// initRun reads the run's first pass and checks the fingerprint, creating
-// the run's state when this rank is the first: from the manifest in the
-// checkpoint directory when it holds a finished run (or one stopped at a
-// pass boundary) of the same config, else empty.
-func (k distKeys) initRun(ctx context.Context, c *clientv3.Client, run string, fp map[string]any, man *Manifest, passOf func(Position) int) (runInfo, int64, error) {
-	for {
-		resp, err := c.Get(ctx, k.run())
-		if err != nil {
-			return runInfo{}, 0, fmt.Errorf("train: joining run %q: %w", run, err)
-		}
-		if len(resp.Kvs) == 1 {
-			var ri runInfo
-			if err := json.Unmarshal(resp.Kvs[0].Value, &ri); err != nil {
-				return runInfo{}, 0, fmt.Errorf("train: etcd key %s: %v", k.run(), err)
-			}
-			if diff := DiffFingerprints(ri.Fingerprint, fp); len(diff) > 0 {
-				return runInfo{}, 0, fmt.Errorf("%w: run %q was started with a different config:\n  %s", ErrCheckpoint, run, strings.Join(diff, "\n  "))
-			}
-			return ri, resp.Kvs[0].CreateRevision, nil
-		}
-		ri := runInfo{Fingerprint: fp}
-		var st sharedState
-		var ops []clientv3.Op
-		if man != nil {
-			if diff := DiffFingerprints(man.Fingerprint, fp); len(diff) > 0 {
-				return runInfo{}, 0, fmt.Errorf("%w: the checkpoint was made with a different config:\n  %s", ErrCheckpoint, strings.Join(diff, "\n  "))
-			}
-			switch {
-			case man.Distributed != nil && !man.Done:
-				return runInfo{}, 0, fmt.Errorf("%w: the checkpoint belongs to distributed run %q, not finished, and etcd has no state for run %q (a new etcd, or another --run?)",
-					ErrCheckpoint, man.Distributed.Run, run)
-			case !man.Done && man.Next.Index != 0:
-				return runInfo{}, 0, fmt.Errorf("%w: the single-process checkpoint stopped inside a pass (epoch %d, bucket %d of its order): finish the pass with train without --etcd first",
-					ErrCheckpoint, man.Next.Epoch+1, man.Next.Index+1)
-			}
-			ri.Start, ri.BaseBuckets = passOf(man.Next), man.Buckets
-			st = sharedState{Model: man.Model, History: man.History, IO: man.IO, Buckets: man.Buckets, Edges: man.Edges}
-			for _, r := range man.Tables {
-				v, _ := json.Marshal(r)
-				ops = append(ops, clientv3.OpPut(k.partRef(r), string(v)))
-			}
-		}
-		rv, _ := json.Marshal(ri)
-		sv, _ := json.Marshal(st)
-		ops = append(ops, clientv3.OpPut(k.run(), string(rv)), clientv3.OpPut(k.state(), string(sv)))
-		tx, err := c.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(k.run()), "=", 0)).Then(ops...).Commit()
-		if err != nil {
-			return runInfo{}, 0, fmt.Errorf("train: starting run %q: %w", run, err)
-		}
-		if tx.Succeeded {
-			return ri, tx.Header.Revision, nil
-		}
-		// Another rank created it first: read it.
-	}
 }
 
 // dirLock is an exclusive lock on the checkpoint directory (flock on
@@ -277,19 +226,37 @@ func (d *distRun) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	keep := map[string]bool{man.Model.File: true}
-	for _, r := range man.Tables {
-		keep[r.File] = true
+	return d.removeOwn(named(man), -1)
+}
+
+// removeOwn removes the data files (but those of keep) and temporaries
+// of the claims the training log records, of rank (rank < 0: any rank's)
+// or made by this process: a run of this directory wrote them. Other
+// files are left alone and reported through DistOptions.Note.
+func (d *distRun) removeOwn(keep map[string]bool, rank int) error {
+	own := loggedVersions(d.t.dir, rank)
+	for c := range d.claims {
+		own[c] = true
 	}
 	ents, err := os.ReadDir(d.t.dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range ents {
-		if dataFile.MatchString(e.Name()) && !keep[e.Name()] {
-			if err := os.Remove(filepath.Join(d.t.dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
+		n := e.Name()
+		base, temp := dataFileOf(n)
+		if base == "" || keep[n] || (rank >= 0 && !temp) {
+			continue
+		}
+		if !own[fileVersion(base)] {
+			if rank < 0 && d.o.Note != nil {
+				d.o.Note(fmt.Sprintf("%s: not part of the checkpoint and not written by a run of this directory (its training log does not name claim %d): left alone; delete it if it is not needed",
+					filepath.Join(d.t.dir, n), fileVersion(base)))
 			}
+			continue
+		}
+		if err := os.Remove(filepath.Join(d.t.dir, n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
 		}
 	}
 	return nil

@@ -70,4 +70,19 @@
 //     embeddings) are checked; a NaN or infinity stops the run with
 //     ErrNotFinite naming the bucket and the value, and nothing of that
 //     bucket is written: the last checkpoint stays the last good one.
+//  11. One run per checkpoint directory (runlock.go): a single-process run
+//     holds train.lock exclusively from New to the end of Run, each
+//     distributed rank holds it shared and rank-R.lock exclusively; a
+//     conflicting run is refused with ErrInUse naming the holder's pid and
+//     host. Readers (LoadCheckpoint, VerifyCheckpoint) take no lock and
+//     read one whole commit, starting again when the manifest changed
+//     under them (ReadConsistent).
+//  12. Only its own files: a run deletes a checkpoint file or temporary
+//     only when the manifest lists it as superseded, or its version is
+//     the next checkpoint's or one the training log records (a checkpoint
+//     number, or a claim, logged before its files are written); other
+//     files are reported (Options.Note, DistOptions.Note) and kept.
+//  13. A distributed run's identity includes its directory (runid.go): a
+//     random id in distributed_run.json and in the run's etcd state; a
+//     rank refuses etcd state its directory does not hold.
 package train

@@ -15,12 +15,17 @@ import (
 const LogName = "training_log.jsonl"
 
 // CheckLog checks the training log at path against the checkpoint it sits
-// beside (man, nil when there is none): every line a JSON object with the
-// fields of an Event, ended by a newline, positions strictly increasing,
-// and no more lines than the checkpoint has trained buckets (a line is
-// written only after its bucket's checkpoint, so a kill can make the log
-// lack a line, never have one too many). A missing log is fine. The error
-// names the file, the line and the column.
+// beside (man, nil when there is none): every line a JSON object ended by
+// a newline, either a single-process run's Event (epoch, edge_set, chunk,
+// index, edges and loss; positions strictly increasing from one such line
+// to the next) or a distributed rank's line (DistEvent: kind claim, commit
+// or lost, with rank, pass, claim and the bucket's position; commit and
+// lost lines also edges and loss), and no more trained buckets (single
+// lines and commit lines) than the checkpoint has (a line is written only
+// after its bucket's checkpoint, so a kill can make the log lack a line,
+// never have one too many). A log holds the lines of a run and of the
+// runs that continued it, single-process or distributed, in any order. A
+// missing log is fine. The error names the file, the line and the column.
 func CheckLog(path string, man *Manifest) error {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -42,12 +47,17 @@ func CheckLog(path string, man *Manifest) error {
 		return bad(n+1, len(last)+1, "the last line is cut short (no newline)")
 	}
 	var prev *Position
+	var trained int64
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)
 	line := 0
 	for sc.Scan() {
 		line++
 		var ev struct {
+			Kind    *string  `json:"kind"`
+			Rank    *int     `json:"rank"`
+			Pass    *int     `json:"pass"`
+			Claim   *int64   `json:"claim"`
 			Epoch   *int     `json:"epoch"`
 			EdgeSet *int     `json:"edge_set"`
 			Chunk   *int     `json:"chunk"`
@@ -68,20 +78,38 @@ func CheckLog(path string, man *Manifest) error {
 		if dec.InputOffset() != int64(len(bytes.TrimRight(text, " \t\r"))) {
 			return bad(line, int(dec.InputOffset())+1, "text after the JSON object")
 		}
-		if ev.Epoch == nil || ev.EdgeSet == nil || ev.Chunk == nil || ev.Index == nil || ev.Edges == nil || ev.Loss == nil {
+		placed := ev.Epoch != nil && ev.EdgeSet != nil && ev.Chunk != nil && ev.Index != nil
+		if ev.Kind != nil {
+			kind := *ev.Kind
+			switch {
+			case kind != "claim" && kind != "commit" && kind != "lost":
+				return bad(line, 1, "kind %q: a distributed run's lines are claim, commit or lost", kind)
+			case ev.Rank == nil || ev.Pass == nil || ev.Claim == nil || !placed:
+				return bad(line, 1, "not a distributed training log entry (rank, pass, claim, epoch, edge_set, chunk and index are required)")
+			case kind != "claim" && (ev.Edges == nil || ev.Loss == nil):
+				return bad(line, 1, "a %s line without edges and loss", kind)
+			}
+			if kind == "commit" {
+				trained++
+			}
+			continue
+		}
+		if !placed || ev.Edges == nil || ev.Loss == nil {
 			return bad(line, 1, "not a training log entry (epoch, edge_set, chunk, index, edges and loss are required)")
 		}
 		pos := Position{*ev.Epoch, *ev.EdgeSet, *ev.Chunk, *ev.Index}
 		if prev != nil && !before(*prev, pos) {
-			return bad(line, 1, "bucket position %+v does not follow the previous line's %+v: lines of two runs are mixed", pos, *prev)
+			return bad(line, 1, "bucket position (epoch %d, edge set %d, chunk %d, index %d) does not follow the previous line's (epoch %d, edge set %d, chunk %d, index %d): lines of two runs are mixed",
+				pos.Epoch, pos.EdgeSet, pos.Chunk, pos.Index, prev.Epoch, prev.EdgeSet, prev.Chunk, prev.Index)
 		}
 		prev = &pos
+		trained++
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("%s: line %d: %v", path, line+1, err)
 	}
-	if int64(line) > buckets {
-		return fmt.Errorf("%s: %d lines for a checkpoint of %d trained buckets: the log belongs to another run (or the checkpoint was replaced); move it away to start a new log", path, line, buckets)
+	if trained > buckets {
+		return fmt.Errorf("%s: %d trained buckets logged for a checkpoint of %d: the log belongs to another run (or the checkpoint was replaced); move it away to start a new log", path, trained, buckets)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/batchprep/batchprep/internal/atomicfile"
+	"github.com/batchprep/batchprep/internal/jsonmsg"
 )
 
 // ManifestName is the checkpoint's commit point: a checkpoint is the set
@@ -83,6 +84,10 @@ type Manifest struct {
 	// Distributed is set when a distributed run wrote the manifest
 	// (distributed.go).
 	Distributed *DistRun `json:"distributed,omitempty"`
+	// Superseded names the files the previous checkpoint of this run
+	// named and this one does not: removed after the manifest is written,
+	// and by the next run if a kill came first.
+	Superseded []string `json:"superseded,omitempty"`
 }
 
 // envelope carries the manifest with the SHA-256 of its compact JSON
@@ -141,7 +146,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var env envelope
 	if err := json.Unmarshal(data, &env); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, path, err)
+		return nil, fmt.Errorf("%w: %s: %s", ErrCheckpoint, path, jsonmsg.Describe(data, err))
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, env.Body); err != nil || sum(compact.Bytes()) != env.SHA256 {
@@ -149,7 +154,7 @@ func ReadManifest(dir string) (*Manifest, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(env.Body, &m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, path, err)
+		return nil, fmt.Errorf("%w: %s: body: %s", ErrCheckpoint, path, jsonmsg.Describe(env.Body, err))
 	}
 	if m.Version != ManifestVersion {
 		return nil, fmt.Errorf("%w: %s: format version %d, this program reads %d", ErrCheckpoint, path, m.Version, ManifestVersion)

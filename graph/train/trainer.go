@@ -26,6 +26,8 @@ type Options struct {
 	Bucket func(Event)
 	// Log, when set, receives one JSON object per line per trained bucket.
 	Log io.Writer
+	// Note, when set, receives remarks for people (files left alone).
+	Note func(string)
 	// Init, when set, gives initial values (init_path): unlike the hooks
 	// above it changes what is trained.
 	Init Init
@@ -42,7 +44,8 @@ type Event struct {
 	HoldoutAfter  *Metrics     `json:"holdout_after,omitempty"`
 	IO            IOStats      `json:"io"`
 	Seconds       float64      `json:"seconds"`
-	Done, Total   int64        `json:"-"` // buckets trained so far, and in the whole plan
+	Checkpoint    int64        `json:"checkpoint,omitempty"` // the number of the checkpoint that holds it (its files' version)
+	Done, Total   int64        `json:"-"`                    // buckets trained so far, and in the whole plan
 }
 
 // Trainer trains a config's model on a store, checkpointing after every
@@ -60,22 +63,33 @@ type Trainer struct {
 	man     *Manifest
 	dir     string
 	opts    Options
+	lock    *runLock // the run lock on dir, held from New to the end of Run
 }
 
 // New prepares a run: it validates the config for training, builds the plan
-// and the model, and, when checkpoint_path holds a checkpoint, checks that
-// it was made with the same config (else ErrCheckpoint naming every
-// differing key) and restores it.
+// and the model, locks checkpoint_path for the run (ErrInUse naming the
+// holder when another run trains there), and, when it holds a checkpoint,
+// checks that it was made with the same config (else ErrCheckpoint naming
+// every differing key) and restores it. The lock is held until Run
+// returns, or Close.
 func New(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
 	t, err := newTrainer(cfg, store, opts)
 	if err != nil {
 		return nil, err
 	}
+	if t.lock, err = lockRun(t.dir, -1); err != nil {
+		return nil, err
+	}
 	if err := t.restore(cfg, store); err != nil {
+		t.Close()
 		return nil, err
 	}
 	return t, nil
 }
+
+// Close releases the checkpoint directory of a Trainer that will not Run
+// (Run releases it when it returns).
+func (t *Trainer) Close() { t.lock.release(); t.lock = nil }
 
 // newTrainer builds a run's plan, model and workers, with no checkpoint.
 func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error) {
@@ -126,6 +140,7 @@ func (t *Trainer) restore(cfg *config.Config, store Store) error {
 		t.workers[w] = model.NewWorker(t.m)
 	}
 	t.man = man
+	t.man.Distributed = nil // a finished distributed run, continued here
 	return nil
 }
 
@@ -150,6 +165,10 @@ func (t *Trainer) TotalBuckets() int64 {
 // finished bucket, and a new run continues from there with exactly the
 // batches an uninterrupted run would have trained.
 func (t *Trainer) Run(ctx context.Context) error {
+	if err := t.relock(); err != nil {
+		return err
+	}
+	defer t.Close()
 	if err := t.removeStray(); err != nil {
 		return err
 	}
@@ -174,7 +193,7 @@ func (t *Trainer) Run(ctx context.Context) error {
 		if err := t.checkpoint(pos); err != nil {
 			return err
 		}
-		ev.IO, ev.Seconds = t.man.IO, time.Since(start).Seconds()
+		ev.IO, ev.Seconds, ev.Checkpoint = t.man.IO, time.Since(start).Seconds(), t.man.Seq
 		ev.Done, ev.Total = t.man.Buckets, t.TotalBuckets()
 		if t.opts.Log != nil {
 			line, _ := json.Marshal(ev)

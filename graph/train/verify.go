@@ -21,10 +21,32 @@ type Check struct {
 // VerifyCheckpoint checks the checkpoint in dir without training: the
 // manifest's own checksum and version, then every file it names (present,
 // its size and SHA-256, a table or model file that decodes, a table with
-// the rows the manifest records, one dimension for all tables). A
-// directory with checkpoint files but no manifest is a problem (the
-// manifest was lost); one with neither holds no checkpoint yet (a note).
+// the rows the manifest records, one dimension for all tables), then the
+// training log beside it (CheckLog). A directory with checkpoint files but
+// no manifest is a problem (the manifest was lost); one with neither holds
+// no checkpoint yet (a note). While a run trains in dir, the check is of
+// one commit: when it finds problems and the manifest changed meanwhile,
+// it checks the new commit (as ReadConsistent does).
 func VerifyCheckpoint(dir string) Check {
+	for attempt := 1; ; attempt++ {
+		c := verifyOnce(dir)
+		if c.Manifest != nil {
+			if err := CheckLog(filepath.Join(dir, LogName), c.Manifest); err != nil {
+				c.Problems = append(c.Problems, err)
+			}
+		}
+		if len(c.Problems) == 0 || c.Manifest == nil || attempt >= readAttempts {
+			return c
+		}
+		if now, err := ReadManifest(dir); err != nil || now == nil || sameCheckpoint(c.Manifest, now) {
+			return c
+		}
+	}
+}
+
+// verifyOnce is VerifyCheckpoint of the manifest on disk now, without
+// the log.
+func verifyOnce(dir string) Check {
 	var c Check
 	man, err := ReadManifest(dir)
 	switch {
@@ -80,9 +102,9 @@ func VerifyCheckpoint(dir string) Check {
 	for _, e := range ents {
 		switch n := e.Name(); {
 		case dataFile.MatchString(n) && !named[n]:
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: not part of the checkpoint (superseded, or written by an interrupted checkpoint); the next train removes it", filepath.Join(dir, n)))
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: not part of the checkpoint (superseded, or written by an interrupted checkpoint); the next train removes it if a run of this directory wrote it, else reports it", filepath.Join(dir, n)))
 		case strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-"):
-			c.Notes = append(c.Notes, fmt.Sprintf("%s: temporary file of an interrupted write; the next write of that file removes it", filepath.Join(dir, n)))
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: temporary file of an interrupted write; the next train removes it if a run of this directory wrote it", filepath.Join(dir, n)))
 		}
 	}
 	return c

@@ -1,0 +1,10 @@
+package train
+
+import "fmt"
+
+// String writes p as messages show it: epochs counted from 1, as the
+// progress lines count them; edge sets, chunks and places in a pass's
+// bucket order from 0.
+func (p Position) String() string {
+	return fmt.Sprintf("(epoch %d, edge set %d, chunk %d, bucket %d of the pass)", p.Epoch+1, p.EdgeSet, p.Chunk, p.Index)
+}
