@@ -275,16 +275,12 @@ func (c *converter) bucket(path string, b graph.Bucket, weights bool, first uint
 	if _, err := f.Get("lhsd_offsets"); err == nil {
 		return nil, fmt.Errorf("pbg: %s: featurized entities (lhsd_*, rhsd_*) are not supported", path)
 	}
-	col := func(name string) ([]int64, error) {
+	col := func(name string) (column, error) {
 		o, err := f.Get(name)
 		if err != nil {
-			return nil, fmt.Errorf("pbg: %s: %w", path, err)
+			return column{}, fmt.Errorf("pbg: %s: %w", path, err)
 		}
-		v, err := o.Int64s()
-		if err != nil {
-			return nil, fmt.Errorf("pbg: %s: %w", path, err)
-		}
-		return v, nil
+		return readColumn(o, path)
 	}
 	lhs, err := col("lhs")
 	if err != nil {
@@ -298,9 +294,9 @@ func (c *converter) bucket(path string, b graph.Bucket, weights bool, first uint
 	if err != nil {
 		return nil, err
 	}
-	n := len(rel)
-	if len(lhs) != n || len(rhs) != n {
-		return nil, fmt.Errorf("pbg: %s: lhs, rhs and rel have %d, %d and %d rows", path, len(lhs), len(rhs), n)
+	n := rel.len()
+	if lhs.len() != n || rhs.len() != n {
+		return nil, fmt.Errorf("pbg: %s: lhs, rhs and rel have %d, %d and %d rows", path, lhs.len(), rhs.len(), n)
 	}
 	e := &graph.Edges{Lhs: make([]uint32, n), Rhs: make([]uint32, n), Rel: make([]uint32, n), Ordinal: make([]uint64, n)}
 	if weights {
@@ -309,14 +305,15 @@ func (c *converter) bucket(path string, b graph.Bucket, weights bool, first uint
 		}
 	}
 	for i := range n {
-		if rel[i] < 0 || rel[i] >= int64(c.numRels) {
-			return nil, fmt.Errorf("pbg: %s: row %d: relation %d outside [0, %d)", path, i, rel[i], c.numRels)
+		l, r, id := lhs.at(i), rhs.at(i), rel.at(i)
+		if id < 0 || id >= int64(c.numRels) {
+			return nil, fmt.Errorf("pbg: %s: row %d: relation %d outside [0, %d)", path, i, id, c.numRels)
 		}
 		rc := c.cfg.Relations[0]
 		if !c.cfg.DynamicRelations {
-			rc = c.cfg.Relations[rel[i]]
+			rc = c.cfg.Relations[id]
 		}
-		for side, v := range [2]int64{lhs[i], rhs[i]} {
+		for side, v := range [2]int64{l, r} {
 			typ, coord := rc.Lhs, b.Lhs
 			if side == 1 {
 				typ, coord = rc.Rhs, b.Rhs
@@ -330,7 +327,7 @@ func (c *converter) bucket(path string, b graph.Bucket, weights bool, first uint
 					path, i, [2]string{"lhs", "rhs"}[side], v, part, typ, c.counts[typ][part])
 			}
 		}
-		e.Lhs[i], e.Rhs[i], e.Rel[i], e.Ordinal[i] = uint32(lhs[i]), uint32(rhs[i]), uint32(rel[i]), first+uint64(i)
+		e.Lhs[i], e.Rhs[i], e.Rel[i], e.Ordinal[i] = uint32(l), uint32(r), uint32(id), first+uint64(i)
 	}
 	return e, nil
 }
@@ -375,15 +372,15 @@ func (c *converter) weights(f *hdf5.File, path string, n int) ([]float32, error)
 			w[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
 		}
 	default:
-		v, err := o.Int64s()
+		v, err := readColumn(o, path)
 		if err != nil {
-			return nil, fmt.Errorf("pbg: %s: %w", path, err)
+			return nil, err
 		}
-		if len(v) != n {
-			return nil, fmt.Errorf("pbg: %s: %d weights for %d edges", path, len(v), n)
+		if v.len() != n {
+			return nil, fmt.Errorf("pbg: %s: %d weights for %d edges", path, v.len(), n)
 		}
-		for i, x := range v {
-			w[i] = float32(x)
+		for i := range w {
+			w[i] = float32(v.at(i))
 		}
 	}
 	for i, x := range w {
@@ -392,4 +389,42 @@ func (c *converter) weights(f *hdf5.File, path string, n int) ([]float32, error)
 		}
 	}
 	return w, nil
+}
+
+// column is a 1-D integer dataset's raw little-endian bytes, decoded one
+// value at a time (a bucket's columns are not held twice).
+type column struct {
+	b []byte
+	t hdf5.Type
+}
+
+func readColumn(o *hdf5.Object, path string) (column, error) {
+	shape, t, err := o.Shape()
+	if err != nil {
+		return column{}, fmt.Errorf("pbg: %s: %w", path, err)
+	}
+	if len(shape) != 1 || t.Class != hdf5.Int && t.Class != hdf5.Uint || t.Size > 8 {
+		return column{}, fmt.Errorf("pbg: %s: %s is %s of shape %v, want a 1-D integer dataset", path, o.Name, t, shape)
+	}
+	b, err := o.Read()
+	if err != nil {
+		return column{}, fmt.Errorf("pbg: %s: %w", path, err)
+	}
+	return column{b: b, t: t}, nil
+}
+
+func (c column) len() int { return len(c.b) / c.t.Size }
+
+func (c column) at(i int) int64 {
+	if c.t.Size == 8 {
+		return int64(binary.LittleEndian.Uint64(c.b[8*i:]))
+	}
+	var v uint64
+	for k := c.t.Size - 1; k >= 0; k-- {
+		v = v<<8 | uint64(c.b[i*c.t.Size+k])
+	}
+	if c.t.Class == hdf5.Int && v>>(8*c.t.Size-1)&1 == 1 {
+		v |= ^uint64(0) << (8 * c.t.Size)
+	}
+	return int64(v)
 }

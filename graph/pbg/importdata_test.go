@@ -13,6 +13,7 @@ import (
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/internal/hdf5"
 )
 
 const importConfig = `entity_path = %q
@@ -144,6 +145,18 @@ func TestImportPBGErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "edges_0_1.h5: row 0: rhs offset 1 outside partition 1 of user (1 entities)") {
 		t.Fatalf("offset outside: %v", err)
 	}
+	// A 2-D lhs dataset.
+	copyDir(t, src, bad)
+	writeBucket(t, filepath.Join(bad, "train", "edges_0_0.h5"), hdf5.Int64, []uint64{1, 1}, []uint64{1})
+	_, err = Import(context.Background(), importCfg(t, t.TempDir(), 2), bad, []string{filepath.Join(bad, "train")})
+	if err == nil || !strings.Contains(err.Error(), "lhs is int64 of shape [1 1], want a 1-D integer dataset") {
+		t.Fatalf("2-D lhs: %v", err)
+	}
+	// int32 columns are read too.
+	writeBucket(t, filepath.Join(bad, "train", "edges_0_0.h5"), hdf5.Int32, []uint64{1}, []uint64{1})
+	if _, err := Import(context.Background(), importCfg(t, t.TempDir(), 2), bad, []string{filepath.Join(bad, "train")}); err != nil {
+		t.Fatalf("int32 columns: %v", err)
+	}
 	// A damaged bucket file.
 	copyDir(t, src, bad)
 	f := filepath.Join(bad, "train", "edges_0_0.h5")
@@ -152,6 +165,32 @@ func TestImportPBGErrors(t *testing.T) {
 	_, err = Import(context.Background(), importCfg(t, t.TempDir(), 2), bad, []string{filepath.Join(bad, "train")})
 	if err == nil || !strings.Contains(err.Error(), "edges_0_0.h5") {
 		t.Fatalf("truncated bucket: %v", err)
+	}
+}
+
+// writeBucket writes a one-edge bucket (lhs 2, rhs 1, relation 1) with
+// columns of type typ; lhs has shape lhsShape.
+func writeBucket(t *testing.T, path string, typ hdf5.Type, lhsShape, shape []uint64) {
+	t.Helper()
+	val := func(v int64) []byte {
+		b := make([]byte, typ.Size)
+		for i := range b {
+			b[i] = byte(v >> (8 * i))
+		}
+		return b
+	}
+	tr := hdf5.NewTree()
+	tr.Root().SetAttr("format_version", int64(1))
+	tr.Root().Dataset("lhs", typ, lhsShape, hdf5.Bytes(val(2)))
+	tr.Root().Dataset("rhs", typ, shape, hdf5.Bytes(val(1)))
+	tr.Root().Dataset("rel", typ, shape, hdf5.Bytes(val(1)))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := tr.WriteTo(f); err != nil {
+		t.Fatal(err)
 	}
 }
 
