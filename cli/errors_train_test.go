@@ -139,7 +139,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"eval to a full disk", []string{"eval", "--config", cfg, "--edges", test, "--rel-col", "1"}, true, 1, "batchprep eval: writing output:"},
 		// export
 		{"export without config", []string{"export"}, false, 2, "--config is required"},
-		{"export bad format", []string{"export", "--config", cfg, "--format", "npy"}, false, 2, "--format \"npy\": want tsv or binary"},
+		{"export bad format", []string{"export", "--config", cfg, "--format", "npy"}, false, 2, "--format \"npy\": want tsv, binary or pbg"},
 		{"export binary to stdout", []string{"export", "--config", cfg, "--format", "binary"}, false, 2, "--format binary needs --out FILE"},
 		{"export into a vanished directory", []string{"export", "--config", cfg, "--out", filepath.Join(dir, "gone", "e.tsv")}, false, 1, "writing " + filepath.Join(dir, "gone", "e.tsv") + ": open"},
 		{"export to a FIFO", []string{"export", "--config", cfg, "--out", fifo}, false, 1, fifo + " is a named pipe (FIFO), not a regular file; refusing to replace it"},

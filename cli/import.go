@@ -26,8 +26,14 @@ interruption (Ctrl-C exits 130, SIGTERM 143) leaves the previous store as it
 was; directories a killed import left beside the store are removed by the
 next successful one.
 
+--from pbg converts PyTorch-BigGraph's imported data instead: the first
+argument is PBG's entity_path directory, then one PBG edge directory
+(edges_{lhs}_{rhs}.h5 files) per edge_paths[i]; partitions, offsets and
+relation ids are kept (docs/formats-pbg.md).
+
 Examples:
   batchprep import --config fb15k.toml --rel-col 1 train.txt valid.txt test.txt   # edge_roles: train, valid, test
+  batchprep import --config fb15k.toml --from pbg data/FB15k data/FB15k/train_partitioned data/FB15k/valid_partitioned
   batchprep import --config snap.toml --delimiter tab ca-GrQc.txt   # two columns: rhs is column 1`
 
 func runImport(env *Env, args []string) error {
@@ -40,9 +46,15 @@ func runImport(env *Env, args []string) error {
 	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
 	quiet := fs.Bool("quiet", false, "no progress and no summary on stderr")
+	from := fs.String("from", "text", "input: text (edge lists) or pbg (PyTorch-BigGraph's data: ENTITY_DIR EDGE_DIR...)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
+	}
+	if *from == "pbg" {
+		return importPBG(env, *cfgPath, files, *quiet)
+	} else if *from != "text" {
+		return usagef("--from %q: want text or pbg", *from)
 	}
 	if *cfgPath == "" {
 		return usagef("--config is required")

@@ -107,6 +107,9 @@ func runTrain(env *Env, args []string) error {
 		return err
 	}
 	if dist.on() {
+		if cfg.InitPath != nil {
+			return fmt.Errorf("init_path is not supported by distributed training")
+		}
 		return dist.run(env, cfg, store, *quiet)
 	}
 	var prog *progress
@@ -114,6 +117,9 @@ func runTrain(env *Env, args []string) error {
 	logw := &logWriter{}
 	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
 		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) }}
+	if opts.Init, err = initFrom(cfg, store); err != nil {
+		return err
+	}
 	opts.Bucket = func(ev train.Event) {
 		trainBucketLine(env, prog, cfg, ev, *quiet)
 		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {

@@ -25,7 +25,7 @@ var topDocs = map[string]keyDoc{
 	"edge_paths":                       {"store", "One directory per edge set: `import`'s i-th input file becomes `edge_paths[i]`, replaced whole; all of them share one entity dictionary. `edge_roles` says which are trained on."},
 	"edge_roles":                       {"store", "batchprep's: the role of each edge set, in `edge_paths` order: `train` (trained on), `valid` or `test` (imported with the same entity dictionary, never trained on; `eval --edge-set NAME` ranks them). Unset: every edge set is `train`, as in PBG."},
 	"checkpoint_path":                  {"store", "Where training saves the model. Needed only to train; `import`, `plan` and `verify` do not use it."},
-	"init_path":                        {"store", "A checkpoint to start training from (unset: random initialization)."},
+	"init_path":                        {"store", "A PyTorch-BigGraph checkpoint directory to start training from (unset: random initialization); see [formats-pbg.md](formats-pbg.md)."},
 	"checkpoint_preservation_interval": {"training", "Keep every N-th epoch's checkpoint (unset: only the last)."},
 	"num_epochs":                       {"plan", "Passes over every training edge set (`edge_roles`)."},
 	"num_edge_chunks":                  {"plan", "Chunks each bucket is cut into (unset: the fewest that keep every chunk within `max_edges_per_chunk`)."},

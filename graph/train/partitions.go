@@ -92,7 +92,18 @@ func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
 		return tab, nil
 	}
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
-	return model.NewTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng), nil
+	tab := model.NewTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng)
+	if t.opts.Init != nil {
+		emb, err := t.opts.Init.Table(typ, k.part, rows, t.cfg.Dimension)
+		if err != nil {
+			return nil, err
+		}
+		if emb != nil && len(emb) != len(tab.Emb) {
+			return nil, fmt.Errorf("train: init_path gave %d values for %s partition %d, want %d×%d", len(emb), typ, k.part, rows, t.cfg.Dimension)
+		}
+		copy(tab.Emb, emb)
+	}
+	return tab, nil
 }
 
 // LoadTables reads every partition of every entity type from the

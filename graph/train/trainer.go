@@ -28,6 +28,9 @@ type Options struct {
 	Log io.Writer
 	// Note, when set, receives remarks for people (files left alone).
 	Note func(string)
+	// Init, when set, gives initial values (init_path): unlike the hooks
+	// above it changes what is trained.
+	Init Init
 }
 
 // Event describes a trained and checkpointed bucket.
@@ -113,6 +116,11 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 		return nil, err
 	}
 	t.man = &Manifest{Version: ManifestVersion, Fingerprint: Fingerprint(cfg, store.Fingerprint())}
+	if opts.Init != nil {
+		if err := opts.Init.Model(m); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
 }
 
