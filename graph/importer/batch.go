@@ -193,7 +193,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	}
 	// Entities: look up first, insert only once the whole line is good.
 	d0, d1 := e.dicts[0], e.dicts[1]
-	lid, lok := d0.lookupHash(e.lf, e.hl)
+	lid, lok, lat := d0.lookupHash(e.lf, e.hl)
 	if !lok {
 		if !utf8.Valid(e.lf) {
 			return bad(int(e.lcol), ReasonUTF8, "lhs entity name is not valid UTF-8")
@@ -202,7 +202,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			return bad(int(e.lcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	rid, rok := d1.lookupHash(e.rf, e.hr)
+	rid, rok, rat := d1.lookupHash(e.rf, e.hr)
 	if !rok {
 		if !utf8.Valid(e.rf) {
 			return bad(int(e.rcol), ReasonUTF8, "rhs entity name is not valid UTF-8")
@@ -223,12 +223,15 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		p.dynNames = append(p.dynNames, s)
 	}
 	if !lok {
-		lid = d0.add(e.lf, e.hl)
+		lid = d0.addAt(e.lf, e.hl, lat)
 	}
 	if !rok {
-		if d1 == d0 && string(e.lf) == string(e.rf) {
+		switch {
+		case d1 != d0 || lok:
+			rid = d1.addAt(e.rf, e.hr, rat) // nothing inserted since its lookup
+		case string(e.lf) == string(e.rf):
 			rid = lid
-		} else {
+		default:
 			rid = d1.add(e.rf, e.hr)
 		}
 	}
