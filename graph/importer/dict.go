@@ -142,9 +142,25 @@ func (d *dict) place(h uint64, n int, pre uint64, id uint32) {
 // grow doubles the table and re-places every name but the last (which the
 // caller places).
 func (d *dict) grow() {
-	d.slots = make([]slot, 2*len(d.slots))
+	d.rebuild(2*len(d.slots), len(d.names)-1)
+}
+
+// reserve makes room for n names without growing.
+func (d *dict) reserve(n int) {
+	size := len(d.slots)
+	for size < 2*n {
+		size *= 2
+	}
+	if size > len(d.slots) {
+		d.rebuild(size, len(d.names))
+	}
+}
+
+// rebuild makes a table of size slots holding the first n names.
+func (d *dict) rebuild(size, n int) {
+	d.slots = make([]slot, size)
 	d.mask = uint64(len(d.slots) - 1)
-	for id, s := range d.names[:len(d.names)-1] {
+	for id, s := range d.names[:n] {
 		b := []byte(s)
 		d.place(maphash.Bytes(d.seed, b), len(b), prefix(b), uint32(id))
 	}

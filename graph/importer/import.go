@@ -161,10 +161,7 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 		size = fi.Size()
 	}
 	fe := &fileEdges{}
-	if size > 0 {
-		guess := size / 24 // rough bytes per line: avoid most regrowth
-		fe.lhs, fe.rhs, fe.rel = make([]uint32, 0, guess), make([]uint32, 0, guess), make([]uint32, 0, guess)
-	}
+	p.size = size
 	var progress func(int64)
 	if opts.Progress != nil {
 		progress = func(b int64) {
