@@ -67,15 +67,15 @@ func tagOf(h uint64, n int) uint32 {
 // the returned hash is to be passed to insert.
 func (d *dict) lookup(name []byte) (id uint32, ok bool, h uint64) {
 	h = maphash.Bytes(d.seed, name)
-	id, ok, _ = d.lookupHash(name, h)
+	id, ok, _ = d.lookupHash(name, h, prefix(name))
 	return id, ok, h
 }
 
-// lookupHash is lookup with the name's hash already computed. When the
-// name is absent, at is the empty slot where the probe stopped (for
-// addAt).
-func (d *dict) lookupHash(name []byte, h uint64) (id uint32, ok bool, at uint64) {
-	tag, pre := tagOf(h, len(name)), prefix(name)
+// lookupHash is lookup with the name's hash and prefix already computed.
+// When the name is absent, at is the empty slot where the probe stopped
+// (for addAt).
+func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at uint64) {
+	tag := tagOf(h, len(name))
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
 		s := &d.slots[i]
 		if s.tag == 0 {
