@@ -130,18 +130,18 @@ func (p *parser) parse(ctx context.Context, r io.Reader, name string, out *fileE
 	return nil
 }
 
-// reserve runs after the first block: it grows out's columns to the edge
+// reserve runs after the first block with edges: it grows out's columns to the edge
 // count the block's density predicts for the whole file (plus 5 %), so
 // that they are not copied again and again as they grow, and the
 // dictionaries' tables to one entity per reservePerEntity predicted edges
 // (shared by the types in the proportion of their names in the block),
 // which saves the early doublings.
 func (p *parser) reserve(out *fileEdges, consumed int64) {
-	if out.reserved || p.size <= 0 || consumed <= 0 {
-		return
+	if out.reserved || p.size <= 0 || consumed <= 0 || len(out.rel) < reserveSample {
+		return // wait for a block with enough edges to predict from
 	}
 	out.reserved = true
-	want := int(float64(len(out.rel)) * float64(p.size) / float64(consumed) * 1.05)
+	want := int(min(float64(len(out.rel))*float64(p.size)/float64(consumed)*1.05, float64(p.size)/minLine))
 	if want > cap(out.rel) {
 		out.lhs = slices.Grow(out.lhs, want-len(out.lhs))
 		out.rhs = slices.Grow(out.rhs, want-len(out.rhs))
@@ -160,6 +160,14 @@ func (p *parser) reserve(out *fileEdges, consumed int64) {
 		}
 	}
 }
+
+// reserveSample is the fewest edges reserve predicts from; minLine bounds
+// its prediction (a line "a\tb\n" has 4 bytes), should the first lines be
+// much shorter than the rest.
+const (
+	reserveSample = 256
+	minLine       = 4
+)
 
 // reservePerEntity is the edges per entity that reserve assumes (social
 // graphs have 10-30, FB15k-237 19).
