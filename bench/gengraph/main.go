@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -29,12 +28,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gengraph: unexpected argument %q (the graph goes to stdout)\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	w := bufio.NewWriterSize(os.Stdout, 1<<20)
-	err := gen.WriteTSV(w, p)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
+	if err := gen.WriteTSV(os.Stdout, p); err != nil {
 		fmt.Fprintln(os.Stderr, "gengraph:", err)
 		os.Exit(1)
 	}
