@@ -43,7 +43,7 @@
 // bad lines), plus the dictionaries (per entity: the name in an arena
 // block, 16 to 32 bytes of open-addressing hash table, 8 bytes of partition
 // and offset); writing an edge set of several buckets adds, per edge of
-// that file, its columns in bucket order and a 4-byte file index.
+// that file, its bucket number and a 16-byte row in bucket order.
 //
 // Speed. Lines are parsed with bytes functions, in blocks of 128 KiB of
 // whole lines: a reader goroutine splits, checks and hashes them and reads
