@@ -159,6 +159,7 @@ func (d *dict) reserve(n int) {
 // rebuild makes a table of size slots holding the first n names.
 func (d *dict) rebuild(size, n int) {
 	d.slots = make([]slot, size)
+	adviseHuge(d.slots)
 	d.mask = uint64(len(d.slots) - 1)
 	for id, s := range d.names[:n] {
 		b := []byte(s)

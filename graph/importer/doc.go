@@ -51,7 +51,8 @@
 // names up in line order (pass B), touching the table slots of the lines
 // ahead so that their cache misses overlap (see batch.go). Up to three
 // blocks are in flight. After the first block the columns and the tables
-// are reserved from the file size. The bucket sort runs on every core
+// are reserved from the file size; on Linux, large tables are marked for
+// huge pages (huge_linux.go). The bucket sort runs on every core
 // (write.go); bucket files are written through per-column buffers and
 // fsynced together at commit.
 //

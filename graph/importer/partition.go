@@ -64,6 +64,7 @@ func (d *dict) partition(seed uint64, parts int) [][]string {
 	n := len(d.names)
 	order := shuffledOrder(seed, d.typ, n)
 	d.loc = make([]uint64, n)
+	adviseHuge(d.loc)
 	out := make([][]string, parts)
 	for p := 0; p < parts; p++ {
 		lo, hi := partStart(p, n, parts), partStart(p+1, n, parts)
