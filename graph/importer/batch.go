@@ -26,6 +26,7 @@ type pending struct {
 	lf, rf []byte
 	relF   []byte
 	hl, hr uint64
+	pl, pr uint64 // the names' prefixes (read here, on the core that just read the block)
 	dicts  [2]*dict
 	fault  *fault // set by a failed pass-A check
 	rel    uint32
@@ -121,6 +122,7 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 	e.lcol, e.rcol = int32(cols[o.LhsCol]), int32(cols[o.RhsCol])
 	e.hl = maphash.Bytes(e.dicts[0].seed, e.lf)
 	e.hr = maphash.Bytes(e.dicts[1].seed, e.rf)
+	e.pl, e.pr = prefix(e.lf), prefix(e.rf)
 	if o.WeightCol >= 0 {
 		f := st.fields[o.WeightCol]
 		v, err := strconv.ParseFloat(string(f), 32)
@@ -195,7 +197,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	}
 	// Entities: look up first, insert only once the whole line is good.
 	d0, d1 := e.dicts[0], e.dicts[1]
-	lid, lok := d0.lookupHash(e.lf, e.hl)
+	lid, lok, lat := d0.lookupHash(e.lf, e.hl, e.pl)
 	if !lok {
 		if !utf8.Valid(e.lf) {
 			return bad(int(e.lcol), ReasonUTF8, "lhs entity name is not valid UTF-8")
@@ -204,7 +206,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			return bad(int(e.lcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	rid, rok := d1.lookupHash(e.rf, e.hr)
+	rid, rok, rat := d1.lookupHash(e.rf, e.hr, e.pr)
 	if !rok {
 		if !utf8.Valid(e.rf) {
 			return bad(int(e.rcol), ReasonUTF8, "rhs entity name is not valid UTF-8")
@@ -225,12 +227,15 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		p.dynNames = append(p.dynNames, s)
 	}
 	if !lok {
-		lid = d0.add(e.lf, e.hl)
+		lid = d0.addAt(e.lf, e.hl, lat)
 	}
 	if !rok {
-		if d1 == d0 && string(e.lf) == string(e.rf) {
+		switch {
+		case d1 != d0 || lok:
+			rid = d1.addAt(e.rf, e.hr, rat) // nothing inserted since its lookup
+		case string(e.lf) == string(e.rf):
 			rid = lid
-		} else {
+		default:
 			rid = d1.add(e.rf, e.hr)
 		}
 	}

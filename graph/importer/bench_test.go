@@ -50,13 +50,6 @@ func BenchmarkImport(b *testing.B) {
 		b.SetBytes(size)
 		b.ReportMetric(float64(edges)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 	}
-	// cpuTime is the process's user+system CPU time: on a shared machine
-	// it shows the work done, which wall time hides behind other loads.
-	cpuTime := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
 
 	b.Run("baseline=read", func(b *testing.B) {
 		buf := make([]byte, blockSize)
@@ -130,4 +123,12 @@ func BenchmarkImport(b *testing.B) {
 			b.ReportMetric(float64(edges)*float64(b.N)/cpu.Seconds(), "edges/cpu-s")
 		})
 	}
+}
+
+// cpuTime is the process's user+system CPU time: on a shared machine it
+// shows the work done, which wall time hides behind other loads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

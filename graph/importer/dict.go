@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"unsafe"
 )
 
 // dict is one entity type's dictionary: names in first appearance order and
@@ -17,12 +18,13 @@ import (
 // longer names are compared with names[id]. A Go map costs two or three
 // cache misses per lookup, which made it the import's bottleneck. The
 // table's layout never affects the output: ids are given in first
-// appearance order.
+// appearance order. The names' bytes live in large arena blocks (one
+// allocation per block rather than per name).
 type dict struct {
 	typ   string
-	names []string
-	part  []uint32
-	off   []uint32
+	names []string // point into the arena blocks
+	arena []byte   // the current block; earlier bytes are never written again
+	loc   []uint64 // after partitioning: partition<<32 | offset, by id
 
 	slots []slot
 	mask  uint64
@@ -65,20 +67,22 @@ func tagOf(h uint64, n int) uint32 {
 // the returned hash is to be passed to insert.
 func (d *dict) lookup(name []byte) (id uint32, ok bool, h uint64) {
 	h = maphash.Bytes(d.seed, name)
-	id, ok = d.lookupHash(name, h)
+	id, ok, _ = d.lookupHash(name, h, prefix(name))
 	return id, ok, h
 }
 
-// lookupHash is lookup with the name's hash already computed.
-func (d *dict) lookupHash(name []byte, h uint64) (id uint32, ok bool) {
-	tag, pre := tagOf(h, len(name)), prefix(name)
+// lookupHash is lookup with the name's hash and prefix already computed.
+// When the name is absent, at is the empty slot where the probe stopped
+// (for addAt).
+func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at uint64) {
+	tag := tagOf(h, len(name))
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
 		s := &d.slots[i]
 		if s.tag == 0 {
-			return 0, false
+			return 0, false, i
 		}
 		if s.tag == tag && s.pre == pre && (len(name) <= 8 || d.names[s.id] == string(name)) {
-			return s.id, true
+			return s.id, true, 0
 		}
 	}
 }
@@ -86,12 +90,44 @@ func (d *dict) lookupHash(name []byte, h uint64) (id uint32, ok bool) {
 // add inserts a name known to be absent (h from lookup) and returns its id.
 func (d *dict) add(name []byte, h uint64) uint32 {
 	id := uint32(len(d.names))
-	d.names = append(d.names, string(name))
+	d.names = append(d.names, d.intern(name))
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 	}
 	d.place(h, len(name), prefix(name), id)
 	return id
+}
+
+// addAt is add with the empty slot where lookupHash stopped, which saves
+// a second probe: nothing may have been inserted since that lookup (the
+// probe passed no other empty slot, so the name belongs there). If the
+// table grows, the name is placed by a new probe.
+func (d *dict) addAt(name []byte, h uint64, at uint64) uint32 {
+	id := uint32(len(d.names))
+	d.names = append(d.names, d.intern(name))
+	if 2*len(d.names) > len(d.slots) {
+		d.grow()
+		d.place(h, len(name), prefix(name), id)
+		return id
+	}
+	d.slots[at] = slot{tag: tagOf(h, len(name)), id: id, pre: prefix(name)}
+	return id
+}
+
+// arenaBlock is the size of the blocks the names are copied into.
+const arenaBlock = 1 << 20
+
+// intern copies name into the arena and returns it as a string.
+func (d *dict) intern(name []byte) string {
+	if len(name) == 0 {
+		return ""
+	}
+	if len(name) > cap(d.arena)-len(d.arena) {
+		d.arena = make([]byte, 0, max(arenaBlock, len(name)))
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, name...)
+	return unsafe.String(&d.arena[start], len(name))
 }
 
 func (d *dict) place(h uint64, n int, pre uint64, id uint32) {
@@ -106,9 +142,26 @@ func (d *dict) place(h uint64, n int, pre uint64, id uint32) {
 // grow doubles the table and re-places every name but the last (which the
 // caller places).
 func (d *dict) grow() {
-	d.slots = make([]slot, 2*len(d.slots))
+	d.rebuild(2*len(d.slots), len(d.names)-1)
+}
+
+// reserve makes room for n names without growing.
+func (d *dict) reserve(n int) {
+	size := len(d.slots)
+	for size < 2*n {
+		size *= 2
+	}
+	if size > len(d.slots) {
+		d.rebuild(size, len(d.names))
+	}
+}
+
+// rebuild makes a table of size slots holding the first n names.
+func (d *dict) rebuild(size, n int) {
+	d.slots = make([]slot, size)
+	adviseHuge(d.slots)
 	d.mask = uint64(len(d.slots) - 1)
-	for id, s := range d.names[:len(d.names)-1] {
+	for id, s := range d.names[:n] {
 		b := []byte(s)
 		d.place(maphash.Bytes(d.seed, b), len(b), prefix(b), uint32(id))
 	}

@@ -8,13 +8,16 @@ import (
 
 // The dictionary agrees with a Go map on names of every length, including
 // names that differ only by trailing zero bytes or after the 8-byte prefix,
-// across table growth.
+// across table growth and a reserve.
 func TestDictAgreesWithMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	d := newDict("n")
 	ref := map[string]uint32{}
 	alphabet := []byte("ab\x00")
 	for i := 0; i < 200000; i++ {
+		if i == 1000 {
+			d.reserve(50000) // as the importer does after its first block
+		}
 		n := 1 + r.IntN(20)
 		b := make([]byte, n)
 		for j := range b {

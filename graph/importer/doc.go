@@ -40,17 +40,21 @@
 // Memory. All files are parsed before anything is written, because the
 // partitions depend on every entity: edges are held as uint32 columns (12
 // bytes per edge, 16 with weights; ordinals are recomputed from the list of
-// bad lines), plus the dictionaries (per entity: the name string, 16 to 32
-// bytes of open-addressing hash table, 8 bytes of partition and offset);
-// writing an edge set adds a 4-byte order index per edge of that file.
+// bad lines), plus the dictionaries (per entity: the name in an arena
+// block, 16 to 32 bytes of open-addressing hash table, 8 bytes of partition
+// and offset); writing an edge set of several buckets adds, per edge of
+// that file, its bucket number and a 16-byte row in bucket order.
 //
-// Speed. Lines are parsed with bytes functions, in blocks of 1 MiB of whole
-// lines: a reader goroutine splits, checks and hashes them (pass A), the
-// calling goroutine then looks the names up in line order (pass B),
-// touching the table slots of the lines ahead so that their cache misses
-// overlap (see batch.go). Up to three blocks are in flight (about 20 MB).
-// Bucket files are written through per-column buffers and fsynced together
-// at commit.
+// Speed. Lines are parsed with bytes functions, in blocks of 128 KiB of
+// whole lines: a reader goroutine splits, checks and hashes them and reads
+// the names' first 8 bytes (pass A), the calling goroutine then looks the
+// names up in line order (pass B), touching the table slots of the lines
+// ahead so that their cache misses overlap (see batch.go). Up to three
+// blocks are in flight. After the first block the columns and the tables
+// are reserved from the file size; on Linux, large tables are marked for
+// huge pages (huge_linux.go). The bucket sort runs on every core
+// (write.go); bucket files are written through per-column buffers and
+// fsynced together at commit.
 //
 // Invariants (tests cite them by number):
 //

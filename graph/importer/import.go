@@ -6,7 +6,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 )
@@ -169,10 +168,7 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 		size = fi.Size()
 	}
 	fe := &fileEdges{}
-	if size > 0 {
-		guess := size / 24 // rough bytes per line: avoid most regrowth
-		fe.lhs, fe.rhs, fe.rel = make([]uint32, 0, guess), make([]uint32, 0, guess), make([]uint32, 0, guess)
-	}
+	p.size = size
 	var progress func(int64)
 	if opts.Progress != nil {
 		progress = func(b int64) {
@@ -181,94 +177,4 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 	}
 	err = p.parse(ctx, f, name, fe, progress)
 	return fe, err
-}
-
-const writeChunk = 1 << 16
-
-// writeSet sorts one file's edges into buckets (a stable counting sort, so
-// file order is kept inside each bucket) and writes every bucket, empty
-// ones included.
-func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.Config, set int, file string,
-	fe *fileEdges, rep *EdgeSetReport, opts *Options, written *int64, buckets *int) error {
-	L, R := cfg.BucketShape()
-	n := fe.len()
-	dictsOf := func(k int) [2]*dict {
-		if p.dynamic {
-			return p.relDicts[0]
-		}
-		return p.relDicts[fe.rel[k]]
-	}
-	bucketOf := func(k int) int {
-		d := dictsOf(k)
-		return int(d[0].part[fe.lhs[k]])*R + int(d[1].part[fe.rhs[k]])
-	}
-	counts := make([]int, L*R+1)
-	for k := 0; k < n; k++ {
-		counts[bucketOf(k)+1]++
-	}
-	for b := 1; b <= L*R; b++ {
-		counts[b] += counts[b-1] // counts[b] = start of bucket b
-	}
-	order := make([]uint32, n)
-	next := append([]int(nil), counts[:L*R]...)
-	for k := 0; k < n; k++ {
-		b := bucketOf(k)
-		order[next[b]] = uint32(k)
-		next[b]++
-	}
-	weights := opts.WeightCol >= 0
-	if err := w.EdgeSet(set, file, weights); err != nil {
-		return err
-	}
-	var chunk graph.Edges
-	chunk.Lhs, chunk.Rhs, chunk.Rel = make([]uint32, 0, writeChunk), make([]uint32, 0, writeChunk), make([]uint32, 0, writeChunk)
-	chunk.Ordinal = make([]uint64, 0, writeChunk)
-	if weights {
-		chunk.Weight = make([]float32, 0, writeChunk)
-	}
-	for b := 0; b < L*R; b++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		idxs := order[counts[b]:counts[b+1]]
-		if len(idxs) == 0 {
-			rep.EmptyBuckets++
-		}
-		rep.LargestBucket = max(rep.LargestBucket, int64(len(idxs)))
-		bw, err := w.Bucket(set, graph.Bucket{Lhs: b / R, Rhs: b % R}, int64(len(idxs)))
-		if err != nil {
-			return err
-		}
-		k := 0 // skipped lines before the current edge
-		for len(idxs) > 0 {
-			m := min(len(idxs), writeChunk)
-			chunk.Reset()
-			for _, idx := range idxs[:m] {
-				d := dictsOf(int(idx))
-				chunk.Lhs = append(chunk.Lhs, d[0].off[fe.lhs[idx]])
-				chunk.Rhs = append(chunk.Rhs, d[1].off[fe.rhs[idx]])
-				chunk.Rel = append(chunk.Rel, fe.rel[idx])
-				var ord uint64
-				ord, k = fe.ordinal(idx, k)
-				chunk.Ordinal = append(chunk.Ordinal, ord)
-				if weights {
-					chunk.Weight = append(chunk.Weight, fe.weight[idx])
-				}
-			}
-			if err := bw.Append(&chunk); err != nil {
-				bw.Close()
-				return err
-			}
-			idxs = idxs[m:]
-		}
-		if err := bw.Close(); err != nil {
-			return err
-		}
-		*written += int64(counts[b+1] - counts[b])
-		*buckets++
-		if opts.Progress != nil {
-			opts.Progress(Progress{Phase: "write", File: set, Path: file, Edges: *written, Buckets: *buckets})
-		}
-	}
-	return nil
 }

@@ -49,7 +49,7 @@ type Options struct {
 	// import fails; 0 (the default) makes the first bad line fatal.
 	MaxErrors int
 	// Progress, when set, is called from the importing goroutine now and
-	// then (about every 4 MiB parsed and after each bucket written).
+	// then (after each 128 KiB block parsed and after each bucket written).
 	Progress func(Progress)
 
 	hook   func(step string) error // tests: injected failures (edgestore.WriteOptions.Hook)

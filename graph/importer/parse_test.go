@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -130,4 +131,33 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The columns are reserved once, from the first block that holds enough
+// edges to predict from: not from a block of comments, nor from a few
+// lines.
+func TestReserveWaitsForEdges(t *testing.T) {
+	for _, c := range []struct {
+		edges    int
+		reserved bool
+	}{{100, false}, {2000, true}} {
+		var sb strings.Builder
+		for sb.Len() < 4096 {
+			sb.WriteString("# a comment line of the header\n")
+		}
+		for i := 0; i < c.edges; i++ {
+			fmt.Fprintf(&sb, "a%d\tr\tb%d\n", i, i)
+		}
+		o := DefaultOptions()
+		o.RelCol = 1
+		p := newParser(twoRelConfig(t, true), &o)
+		p.block, p.size = 4096, int64(sb.Len())
+		fe := &fileEdges{}
+		if err := p.parse(context.Background(), strings.NewReader(sb.String()), "in.tsv", fe, nil); err != nil {
+			t.Fatal(err)
+		}
+		if fe.reserved != c.reserved || fe.len() != c.edges || cap(fe.rel) > 2*c.edges {
+			t.Fatalf("%d edges: reserved %v, %d edges, capacity %d", c.edges, fe.reserved, fe.len(), cap(fe.rel))
+		}
+	}
 }

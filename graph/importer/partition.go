@@ -59,20 +59,19 @@ func partStart(p, n, parts int) int {
 
 // partition shuffles d's entities and cuts the order into parts contiguous
 // ranges: partition p holds positions [partStart(p), partStart(p+1)). It
-// fills d.part and d.off and returns the names of each partition by offset.
+// fills d.loc and returns the names of each partition by offset.
 func (d *dict) partition(seed uint64, parts int) [][]string {
 	n := len(d.names)
 	order := shuffledOrder(seed, d.typ, n)
-	d.part = make([]uint32, n)
-	d.off = make([]uint32, n)
+	d.loc = make([]uint64, n)
+	adviseHuge(d.loc)
 	out := make([][]string, parts)
 	for p := 0; p < parts; p++ {
 		lo, hi := partStart(p, n, parts), partStart(p+1, n, parts)
 		names := make([]string, 0, hi-lo)
 		for pos := lo; pos < hi; pos++ {
 			id := order[pos]
-			d.part[id] = uint32(p)
-			d.off[id] = uint32(pos - lo)
+			d.loc[id] = uint64(p)<<32 | uint64(pos-lo)
 			names = append(names, d.names[id])
 		}
 		out[p] = names
