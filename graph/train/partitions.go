@@ -76,19 +76,15 @@ func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
 		if ref.Type != typ || ref.Partition != k.part {
 			continue
 		}
-		data, err := readRef(t.dir, ref.FileRef)
+		tab, err := readTableRef(t.dir, ref.FileRef)
 		if err != nil {
 			return nil, err
-		}
-		tab, err := decodeTable(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, err)
 		}
 		if tab.Rows != rows || tab.Dim != t.cfg.Dimension {
 			return nil, fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, t.cfg.Dimension)
 		}
 		t.man.IO.Loads++
-		t.man.IO.LoadBytes += int64(len(data))
+		t.man.IO.LoadBytes += ref.Bytes
 		return tab, nil
 	}
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
@@ -101,13 +97,9 @@ func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
 func LoadTables(dir string, man *Manifest) (map[string][]*model.Table, error) {
 	out := map[string][]*model.Table{}
 	for _, ref := range man.Tables {
-		data, err := readRef(dir, ref.FileRef)
+		tab, err := readTableRef(dir, ref.FileRef)
 		if err != nil {
 			return nil, err
-		}
-		tab, err := decodeTable(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, err)
 		}
 		parts := out[ref.Type]
 		for len(parts) <= ref.Partition {
