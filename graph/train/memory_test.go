@@ -50,3 +50,15 @@ func TestMemoryEstimate(t *testing.T) {
 		t.Errorf("String: %s", s)
 	}
 }
+
+// memory_limit says what a run may use, not what it trains: changing it
+// keeps the checkpoint's fingerprint.
+func TestMemoryLimitNotFingerprinted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20), "dimension = 4\n", 1)
+	limited := *cfg
+	limited.MemoryLimit = "2GiB"
+	if d := train.DiffFingerprints(train.Fingerprint(cfg, "s"), train.Fingerprint(&limited, "s")); len(d) > 0 {
+		t.Errorf("memory_limit changes the fingerprint: %v", d)
+	}
+}
