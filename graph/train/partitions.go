@@ -40,7 +40,7 @@ func (t *Trainer) needed(b graph.Bucket) []tableKey {
 // has never trained them.
 func (t *Trainer) swapIn(b graph.Bucket) error {
 	need := t.needed(b)
-	keep := map[tableKey]bool{}
+	keep, dropped := map[tableKey]bool{}, false
 	for _, k := range need {
 		keep[k] = true
 	}
@@ -50,7 +50,11 @@ func (t *Trainer) swapIn(b graph.Bucket) error {
 				return fmt.Errorf("train: partition %s/%d dropped before it was saved", t.types[k.typ], k.part)
 			}
 			delete(t.tables, k)
+			dropped = true
 		}
+	}
+	if dropped {
+		t.releaseTables()
 	}
 	for _, k := range need {
 		if t.tables[k] != nil {
