@@ -15,12 +15,15 @@ import (
 // and the store's counts before anything is allocated.
 const (
 	// edgeBytes is what the plan holds per edge of the chunk being
-	// trained: lhs, rhs and relation ids (4 bytes each), the ordinal (8),
-	// the shuffle's two index arrays (4 each) and a weight (4).
-	edgeBytes = 32
+	// trained: lhs, rhs and relation ids (4 bytes each), the ordinal (8)
+	// and the shuffle's two index arrays (4 each); weightBytes more when
+	// the edges have weights.
+	edgeBytes   = 28
+	weightBytes = 4
 	// runtimeBytes is the program and the Go runtime: code, stacks,
-	// heap metadata, small objects.
-	runtimeBytes = 48 << 20
+	// heap metadata, small objects (a train of a tiny graph peaks at
+	// 24 MiB).
+	runtimeBytes = 32 << 20
 	// heapSlack is the share of the Go heap the collector and the
 	// allocator's fragmentation add to it (1/heapSlack).
 	heapSlack = 16
@@ -77,6 +80,7 @@ type shape struct {
 	// largest bucket over its mean bucket (for other partition counts).
 	largestSet int64
 	skew       float64
+	edgeBytes  int // per edge of a chunk
 	// modelBytes and modelVectors describe the dense parameters.
 	modelBytes   uint64
 	modelVectors int
@@ -95,7 +99,7 @@ func Predict(cfg *config.Config, store Store, budget uint64, from string) (*Pred
 
 // storeShape reads a store's partition sizes and the plan's largest chunk.
 func storeShape(cfg *config.Config, store Store) (shape, error) {
-	s := shape{rows: map[string][]uint64{}}
+	s := shape{rows: map[string][]uint64{}, edgeBytes: edgeBytes}
 	m, err := NewModel(cfg, store.NumRelations())
 	if err != nil {
 		return s, err
@@ -118,6 +122,9 @@ func storeShape(cfg *config.Config, store Store) (shape, error) {
 	var largest int64
 	l, r := p.Shape()
 	for set := range p.NumEdgeSets() {
+		if w, ok := store.(interface{ HasWeights(int) bool }); ok && w.HasWeights(p.StoreEdgeSet(set)) {
+			s.edgeBytes = edgeBytes + weightBytes
+		}
 		var total, most int64
 		for i := range l {
 			for j := range r {
@@ -147,7 +154,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	for _, typ := range cfg.EntityTypes() {
 		counts := slices.Clone(s.rows[typ])
 		for _, n := range counts {
-			pr.CheckpointBytes += 24 + n*rowBytes
+			pr.CheckpointBytes += onDisk(24 + n*rowBytes)
 		}
 		slices.Sort(counts)
 		slices.Reverse(counts)
@@ -163,10 +170,11 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	}
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
-	pr.EdgeBytes = uint64(s.chunkEdges) * edgeBytes
+	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
 	pr.ModelBytes = s.modelBytes
-	pr.CheckpointBytes += 12 + pr.ModelBytes + 4*uint64(s.modelVectors)
-	pr.CheckpointPeak = pr.CheckpointBytes + pr.PartBytes + pr.ModelBytes
+	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
+	pr.CheckpointBytes += model
+	pr.CheckpointPeak = pr.CheckpointBytes + onDisk(pr.PartBytes) + model
 	pr.Resident = residentPartitions(cfg, false)
 	pr.total()
 	pr.Partitioned = largestPartitioned > 0
@@ -193,6 +201,13 @@ func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	}
 	return w
 }
+
+// diskBlock is the allocation unit assumed of checkpoint_path's file
+// system: a file takes whole blocks.
+const diskBlock = 4096
+
+// onDisk is the space a file of n bytes takes.
+func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
 
 // total adds the terms up, with the runtime's share.
 func (pr *Prediction) total() {
@@ -222,7 +237,7 @@ func (pr *Prediction) String() string {
 		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition ahead and one behind\n")
 	}
 	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
-	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges, %d bytes each\n", Bytes(pr.EdgeBytes), pr.ChunkEdges, edgeBytes)
+	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and 1/%d of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
 	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))

@@ -53,9 +53,7 @@ func (t *Trainer) swapIn(b graph.Bucket) error {
 			dropped = true
 		}
 	}
-	if dropped {
-		t.releaseTables()
-	}
+	t.releaseTables(dropped)
 	for _, k := range need {
 		if t.tables[k] != nil {
 			continue
