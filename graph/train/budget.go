@@ -14,11 +14,12 @@ import (
 // the process holds at its peak, term by term, computed from the config
 // and the store's counts before anything is allocated.
 const (
-	// edgeBytes is what the plan holds per edge of the chunk being
-	// trained: lhs, rhs and relation ids (4 bytes each), the ordinal (8)
-	// and the shuffle's two index arrays (4 each); weightBytes more when
-	// the edges have weights.
-	edgeBytes   = 28
+	// edgeBytes is what the plan holds in memory per edge of the chunk
+	// being trained: lhs, rhs and relation ids (4 bytes each), the
+	// ordinal (8) and one of the shuffle's two index arrays (4; the other
+	// is allocated, but its pages are touched only by the holdout and
+	// stay out of memory); weightBytes more when the edges have weights.
+	edgeBytes   = 24
 	weightBytes = 4
 	// runtimeBytes is the program and the Go runtime: code, stacks,
 	// heap metadata, small objects (a train of a tiny graph peaks at

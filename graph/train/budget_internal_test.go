@@ -49,13 +49,13 @@ func TestResidentPartitions(t *testing.T) {
 func TestPredictTerms(t *testing.T) {
 	cfg := budgetConfig(t, 4, 0, "")
 	rows := []uint64{250_000, 250_001, 249_999, 250_000}
-	s := shape{rows: map[string][]uint64{"node": rows}, chunkEdges: 625_000, modelBytes: 1600, modelVectors: 2, edgeBytes: 28}
+	s := shape{rows: map[string][]uint64{"node": rows}, chunkEdges: 625_000, modelBytes: 1600, modelVectors: 2, edgeBytes: 24}
 	pr := predict(cfg, s, 0, "")
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
 	want := Prediction{Dim: 100, Resident: 4, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: 2 * part, LargestPart: part,
-		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 28, ModelBytes: 1600,
+		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
@@ -87,7 +87,7 @@ func TestPredictTerms(t *testing.T) {
 // fits, and the one below does not.
 func TestSmallestFit(t *testing.T) {
 	cfg := budgetConfig(t, 1, 0, "")
-	s := shape{rows: map[string][]uint64{"node": {1_000_000}}, chunkEdges: 10_000_000, largestSet: 10_000_000, skew: 1, modelBytes: 1600, modelVectors: 2, edgeBytes: 28}
+	s := shape{rows: map[string][]uint64{"node": {1_000_000}}, chunkEdges: 10_000_000, largestSet: 10_000_000, skew: 1, modelBytes: 1600, modelVectors: 2, edgeBytes: 24}
 	full := predict(cfg, s, 0, "")
 	budget := full.Peak / 3
 	p, fit := smallestFit(cfg, s, budget, "memory_limit")

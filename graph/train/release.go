@@ -2,6 +2,7 @@ package train
 
 import (
 	"runtime"
+	"runtime/debug"
 
 	"github.com/batchprep/batchprep/graph/train/model"
 )
@@ -17,10 +18,17 @@ import (
 // partitions and edges are pointer-free arrays, which the collector does
 // not scan.
 func (t *Trainer) releaseTables(dropped bool) {
-	if dropped {
-		for w := range t.workers {
-			t.workers[w] = model.NewWorker(t.m)
-		}
+	if !dropped {
+		runtime.GC()
+		return
 	}
-	runtime.GC()
+	for w := range t.workers {
+		t.workers[w] = model.NewWorker(t.m)
+	}
+	// Collect and hand the freed pages back to the system at once: the
+	// next partition may not fit in the hole the dropped one left (the
+	// last bucket's edges took part of it), and the freed pages would
+	// otherwise stay resident until the runtime returns them, minutes
+	// later.
+	debug.FreeOSMemory()
 }
