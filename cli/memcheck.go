@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -76,17 +78,68 @@ func openTrainedStore(cfgPath string, cfg *config.Config, forTraining bool) (*ed
 	if err != nil {
 		return nil, err
 	}
-	estimate, hint := train.EvalMemory, evalMemoryHint
 	if forTraining {
-		estimate, hint = train.TrainMemory, trainMemoryHint
+		return store, nil // checkTrainBudget, once the run is known to train something
 	}
-	mem, err := estimate(cfg, store)
+	mem, err := train.EvalMemory(cfg, store)
 	if err == nil {
-		err = checkGraphMemory(cfgPath, mem, physicalMemory(), hint)
+		err = checkGraphMemory(cfgPath, mem, physicalMemory(), evalMemoryHint)
 	}
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	return store, nil
+}
+
+// trainBudget is a run's memory budget: memory_limit (set by from), else
+// the machine's memory (0 when unknown).
+func trainBudget(cfg *config.Config, from string) (uint64, string) {
+	if n := cfg.MemoryLimitBytes(); n > 0 {
+		return n, from
+	}
+	return physicalMemory(), "this machine's memory"
+}
+
+// checkTrainBudget predicts a training run's peak memory and checkpoint
+// size (graph/train's Predict), prints the prediction on stderr unless
+// quiet, and refuses a run that does not fit its budget or the free space
+// of checkpoint_path. With a memory_limit, the Go heap is then held under
+// it (debug.SetMemoryLimit).
+func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from string, quiet bool) error {
+	pr, refusal, err := predictTrain(cfg, store, from)
+	if err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprint(env.Stderr, pr)
+	}
+	if refusal != nil {
+		return refusal
+	}
+	if n := cfg.MemoryLimitBytes(); n > 0 {
+		debug.SetMemoryLimit(int64(min(n, 1<<62)))
+	}
+	return nil
+}
+
+// predictTrain predicts a training run's memory and disk space against its
+// budget (see trainBudget) and the free space of checkpoint_path; refusal
+// says why train would not start (nil: it would).
+func predictTrain(cfg *config.Config, store train.Store, from string) (pr *train.Prediction, refusal, err error) {
+	budget, from := trainBudget(cfg, from)
+	if pr, err = train.Predict(cfg, store, budget, from); err != nil {
+		return nil, nil, err
+	}
+	if refusal = train.CheckBudget(cfg, store, pr); refusal != nil && !errors.Is(refusal, train.ErrBudget) {
+		return nil, nil, refusal
+	}
+	if refusal == nil {
+		free, err := train.DiskFree(cfg.CheckpointPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		refusal = train.CheckDisk(cfg, pr, free)
+	}
+	return pr, refusal, nil
 }

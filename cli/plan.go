@@ -46,12 +46,20 @@ W --simulate, no etcd: a deterministic simulation of W trainers (a bucket
 takes as long as it has edges) prints the schedule and the trainers' idle
 time.
 
+--simulate without --trainers predicts what train would hold: its peak
+memory term by term (partitions, prefetch, workers, a chunk's edges,
+runtime) against --memory-limit (else memory_limit, else the machine's
+memory), the disk space per checkpoint, and whether train would start or
+refuse (naming the smallest num_partitions that would fit). It is what
+train prints before it starts.
+
 Examples:
   batchprep plan --config fb15k.toml --format summary
   batchprep plan --config fb15k.toml --max-batches 1000 --state-out plan.json > part1.jsonl
   batchprep plan --config fb15k.toml --state-in plan.json > part2.jsonl
   batchprep plan --config fb15k.toml --etcd 127.0.0.1:2379 --rank 0 --world 2
-  batchprep plan --config fb15k.toml --trainers 4 --simulate`
+  batchprep plan --config fb15k.toml --trainers 4 --simulate
+  batchprep plan --config big.toml --simulate --memory-limit 2GiB`
 
 // openPlanStore opens the store a config names (replaced in tests).
 var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error) {
@@ -71,6 +79,7 @@ func runPlan(env *Env, args []string) error {
 	format := fs.String("format", "jsonl", "output: jsonl, text or summary")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dist := distFlags(fs)
+	memLimit := fs.String("memory-limit", "", "with --simulate alone: the memory budget of the predicted run, e.g. 2GiB (default: memory_limit, else the machine's memory)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,11 +98,17 @@ func runPlan(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *memLimit != "" && !dist.predictsMemory() {
+		return usagef("--memory-limit goes with --simulate (without --trainers)")
+	}
 	r, closeStore, err := openPlanStore(cfg)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	if dist.predictsMemory() {
+		return planMemory(env, cfg, r, *memLimit)
+	}
 	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		return err

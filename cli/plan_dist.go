@@ -45,8 +45,8 @@ func (d *planDist) check(format string, resumeFlags bool) error {
 		return usagef("--etcd and --simulate do not go together")
 	case d.etcd.on() && format != "jsonl":
 		return usagef("--etcd prints --format jsonl only")
-	case *d.simulate && *d.trainers < 1:
-		return usagef("--simulate needs --trainers W >= 1")
+	case *d.simulate && *d.trainers < 0:
+		return usagef("--trainers %d: must be >= 1 (or absent: --simulate alone predicts a training run's memory and disk)", *d.trainers)
 	case !*d.simulate && *d.trainers != 0:
 		return usagef("--trainers goes with --simulate")
 	case *d.simulate && sched.Policies[*d.policy] == nil:

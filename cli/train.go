@@ -37,6 +37,13 @@ and training.svg (loss and holdout MRR per epoch).
 --set key=value overrides a config key (repeatable; dotted paths such as
 relations.0.operator; values in JSON syntax or plain strings).
 
+Before it starts, train predicts its peak memory and its checkpoints' disk
+space from the config and the store, prints them term by term on stderr,
+and refuses a run that does not fit --memory-limit (or memory_limit, else
+the machine's memory) or the free space of checkpoint_path, naming the
+smallest num_partitions that would fit. With a limit, the Go heap is held
+under it while training.
+
 Distributed mode (docs/distributed.md): W processes, anywhere that sees
 checkpoint_path and reaches etcd, share the buckets; start each with
 --etcd HOST:PORT --rank R --world W (batchprep coordinator runs an etcd).
@@ -51,6 +58,7 @@ Examples:
   batchprep train --config fb15k.toml
   batchprep train --config fb15k.toml --etcd 127.0.0.1:2379 --rank 0 --world 2
   batchprep train --config fb15k.toml --set dimension=200 --set workers=2
+  batchprep train --config big.toml --memory-limit 2GiB
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
 // loadConfig loads --config and applies --set overrides. A --set that is
@@ -79,6 +87,7 @@ func runTrain(env *Env, args []string) error {
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	memLimit := fs.String("memory-limit", "", "memory the run may use, e.g. 2GiB (overrides the config's memory_limit; default: the machine's memory)")
 	dist := trainDistFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -90,9 +99,18 @@ func runTrain(env *Env, args []string) error {
 	if err := dist.check(); err != nil {
 		return err
 	}
+	if *memLimit != "" {
+		if _, err := config.ParseSize(*memLimit); err != nil {
+			return usagef("--memory-limit %v", err)
+		}
+	}
 	cfg, err := loadConfig(*cfgPath, sets)
 	if err != nil {
 		return err
+	}
+	limitFrom := "memory_limit"
+	if *memLimit != "" {
+		cfg.MemoryLimit, limitFrom = *memLimit, "--memory-limit"
 	}
 	if err := cfg.ValidateTraining(); err != nil {
 		return err
@@ -104,6 +122,9 @@ func runTrain(env *Env, args []string) error {
 	}
 	defer store.Close()
 	if err := nothingToTrain(cfg, store); err != nil {
+		return err
+	}
+	if err := checkTrainBudget(env, cfg, store, limitFrom, *quiet); err != nil {
 		return err
 	}
 	if dist.on() {

@@ -45,6 +45,11 @@ type Config struct {
 	EvalFraction     float64 `json:"eval_fraction" toml:"eval_fraction"`             // 0.05
 	DynamicRelations bool    `json:"dynamic_relations" toml:"dynamic_relations"`
 	Seed             uint64  `json:"seed" toml:"seed"` // 0
+	// MemoryLimit (ours) is the memory a training run may use, as a size
+	// ("2GiB"; see ParseSize); empty means the machine's memory. Omitted
+	// from Canonical when empty, so configs without it keep their
+	// fingerprints.
+	MemoryLimit string `json:"memory_limit,omitempty" toml:"memory_limit"`
 
 	// Training keys (used by a later issue; loaded and validated now).
 	Dimension          int      `json:"dimension" toml:"dimension"`

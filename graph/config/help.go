@@ -14,6 +14,7 @@ var keyGroups = []struct{ name, intro string }{
 	{"plan", "What `plan` (and a trainer) walks: epochs, edge chunks, buckets, workers, batches."},
 	{"training", "Read, validated and kept so that a PBG config loads unchanged; only training uses them."},
 	{"distributed", "PBG's distributed and I/O keys: read and validated; batch preparation on one machine does not use them."},
+	{"resources", "batchprep's: what a training run may use, checked before it starts (docs/training.md, \"Memory\")."},
 }
 
 // topDocs documents every top-level key (a test checks that it covers
@@ -69,6 +70,8 @@ var topDocs = map[string]keyDoc{
 	"num_gpus":                                {"distributed", "GPUs to train on (0: CPU)."},
 	"background_io":                           {"distributed", "Deprecated in PBG."},
 	"verbose":                                 {"distributed", "PBG's log verbosity."},
+
+	"memory_limit": {"resources", "Memory a training run may use, as a size: `2GiB`, `512MiB`, `1.5GB`, or bytes (unset: the machine's memory). `train` predicts its peak from the config and the store and refuses a run that does not fit, naming the smallest `num_partitions` that would; the Go heap is held under it while training. `train --memory-limit` overrides it."},
 }
 
 // entityDocs and relationDocs document the keys of one entities.T table and

@@ -55,6 +55,7 @@ var topKeys = map[string]field{
 	"eval_fraction":                    {kind: kFloat},
 	"dynamic_relations":                {kind: kBool},
 	"seed":                             {kind: kUint},
+	"memory_limit":                     {kind: kString},
 
 	"dimension":             {kind: kInt},
 	"init_scale":            {kind: kFloat},

@@ -53,6 +53,11 @@ func (c *Config) Validate() error {
 	if len(c.Relations) == 0 {
 		return keyErr("relations", "at least one relation is required")
 	}
+	if c.MemoryLimit != "" {
+		if _, err := ParseSize(c.MemoryLimit); err != nil {
+			return keyErr("memory_limit", "%v", err)
+		}
+	}
 	seen := map[string]int{}
 	for i, r := range c.Relations {
 		k := fmt.Sprintf("relations[%d]", i)

@@ -32,8 +32,7 @@ func (t *Trainer) checkpoint(next Position) (err error) {
 		if !t.dirty[k] {
 			continue
 		}
-		data := encodeTable(tab)
-		ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, seq), data)
+		ref, err := writeTableRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, seq), tab)
 		if err != nil {
 			return err
 		}

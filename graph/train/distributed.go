@@ -240,7 +240,7 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	} else {
 		for _, k := range t.needed(cl.Bucket) {
 			tab := t.tables[k]
-			ref, err := writeRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), encodeTable(tab))
+			ref, err := writeTableRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, cl.Number), tab)
 			if err != nil {
 				return err
 			}
@@ -436,19 +436,15 @@ func (d *distRun) swapIn(b graph.Bucket, s *snapshot) error {
 			t.tables[k], d.ver[k] = model.NewTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng), ""
 			continue
 		}
-		data, err := readRef(t.dir, ref.FileRef)
+		tab, err := readTableRef(t.dir, ref.FileRef)
 		if err != nil {
 			return err
-		}
-		tab, err := decodeTable(data)
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, err)
 		}
 		if tab.Rows != rows || tab.Dim != t.cfg.Dimension {
 			return fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, t.cfg.Dimension)
 		}
 		d.io.Loads++
-		d.io.LoadBytes += int64(len(data))
+		d.io.LoadBytes += ref.Bytes
 		t.tables[k], d.ver[k] = tab, ref.File
 	}
 	return nil

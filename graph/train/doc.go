@@ -22,7 +22,9 @@
 //     config and the data.
 //  3. Memory: only the partitions of the current bucket's relations are
 //     held; the others were saved by the previous checkpoint and are
-//     loaded again when a bucket needs them (loads and bytes counted).
+//     loaded again when a bucket needs them (loads and bytes counted). A
+//     dropped partition is freed before the next is loaded, and partition
+//     files are written and read in pieces, never as a second copy.
 //  4. Checkpoints: after every bucket, new files and then the manifest
 //     (versioned, with the SHA-256 of every file and of itself) are
 //     written atomically; a crash at any moment leaves the previous or the
@@ -64,6 +66,11 @@
 //     arrays will take, so that a command can refuse a run the machine
 //     cannot hold before allocating it (the config's own limits bound
 //     each key; this bounds their product with the entity counts).
+//     Predict is training's model of its peak memory (resident
+//     partitions, prefetch, workers, a chunk's edges, runtime) and
+//     checkpoint size; CheckBudget and CheckDisk refuse a run over its
+//     budget or the free disk, naming the smallest num_partitions that
+//     fits.
 //  10. Divergence: after each bucket's training, before its checkpoint,
 //     the bucket's loss and every parameter it can have changed (its
 //     partitions' embeddings, the relation operators, the global

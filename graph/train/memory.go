@@ -98,6 +98,23 @@ func partitionRows(cfg *config.Config, store Store, typ string) ([]uint64, error
 // the batch's columns. Holdout evaluation uses the eval_ counts likewise;
 // the larger of the two is taken.
 func chunkBytes(cfg *config.Config, d, largest uint64) uint64 {
+	ebn, eun := uint64(cfg.NumBatchNegs), uint64(cfg.NumUniformNegs)
+	if cfg.EvalNumBatchNegs != nil {
+		ebn = uint64(*cfg.EvalNumBatchNegs)
+	}
+	if cfg.EvalNumUniformNegs != nil {
+		eun = uint64(*cfg.EvalNumUniformNegs)
+	}
+	return max(trainChunkBytes(cfg, d, largest), negChunkBytes(cfg, d, largest, ebn, eun))
+}
+
+// trainChunkBytes is chunkBytes for training's negative counts only.
+func trainChunkBytes(cfg *config.Config, d, largest uint64) uint64 {
+	return negChunkBytes(cfg, d, largest, uint64(cfg.NumBatchNegs), uint64(cfg.NumUniformNegs))
+}
+
+// negChunkBytes is chunkBytes for given batch and uniform negative counts.
+func negChunkBytes(cfg *config.Config, d, largest, batchNegs, uniform uint64) uint64 {
 	allNegs := false
 	for _, r := range cfg.Relations {
 		allNegs = allNegs || r.AllNegs
@@ -116,12 +133,5 @@ func chunkBytes(cfg *config.Config, d, largest uint64) uint64 {
 		floats := 6*k*d + 3*cand*d + 2*k*cand + 4*batch
 		return 4 * floats
 	}
-	ebn, eun := uint64(cfg.NumBatchNegs), uint64(cfg.NumUniformNegs)
-	if cfg.EvalNumBatchNegs != nil {
-		ebn = uint64(*cfg.EvalNumBatchNegs)
-	}
-	if cfg.EvalNumUniformNegs != nil {
-		eun = uint64(*cfg.EvalNumUniformNegs)
-	}
-	return max(one(uint64(cfg.NumBatchNegs), uint64(cfg.NumUniformNegs)), one(ebn, eun))
+	return one(batchNegs, uniform)
 }

@@ -1,6 +1,9 @@
 package train_test
 
 import (
+	"errors"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -48,5 +51,58 @@ func TestMemoryEstimate(t *testing.T) {
 	}
 	if s := m.String(); !strings.Contains(s, "entity rows of dimension 100") {
 		t.Errorf("String: %s", s)
+	}
+}
+
+// memory_limit says what a run may use, not what it trains: changing it
+// keeps the checkpoint's fingerprint.
+func TestMemoryLimitNotFingerprinted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20), "dimension = 4\n", 1)
+	limited := *cfg
+	limited.MemoryLimit = "2GiB"
+	if d := train.DiffFingerprints(train.Fingerprint(cfg, "s"), train.Fingerprint(&limited, "s")); len(d) > 0 {
+		t.Errorf("memory_limit changes the fingerprint: %v", d)
+	}
+}
+
+// A run over its budget is refused before it starts, naming the smallest
+// num_partitions that would fit; a checkpoint larger than the free disk
+// space is refused too.
+func TestCheckBudgetRefuses(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20000), "dimension = 400\nworkers = 1\neval_fraction = 0\n", 1)
+	st := openStore(t, cfg)
+	pr, err := train.Predict(cfg, st, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !pr.Fits() || train.CheckBudget(cfg, st, pr) != nil {
+		t.Fatalf("no budget: %+v", pr)
+	}
+	// The table is 20000 x 401 x 4 bytes (30.6 MiB): a budget of the rest
+	// and a third of it needs a few partitions.
+	budget := pr.Peak - pr.PartBytes*2/3
+	pr, err = train.Predict(cfg, st, budget, "memory_limit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = train.CheckBudget(cfg, st, pr)
+	if !errors.Is(err, train.ErrBudget) || !regexp.MustCompile(`more than the [0-9]+ MiB of memory_limit; num_partitions = [2-9] \(now 1\) would fit`).MatchString(err.Error()) {
+		t.Errorf("refusal: %v", err)
+	}
+	err = train.CheckBudget(cfg, st, &train.Prediction{Peak: 10 << 30, Budget: 1 << 10, BudgetFrom: "--memory-limit", WorkBytes: 1 << 30})
+	if !errors.Is(err, train.ErrBudget) || !strings.Contains(err.Error(), "no num_partitions up to 4096 fits") {
+		t.Errorf("nothing fits: %v", err)
+	}
+	if err := train.CheckDisk(cfg, pr, pr.CheckpointPeak); err != nil {
+		t.Errorf("disk enough: %v", err)
+	}
+	err = train.CheckDisk(cfg, pr, pr.CheckpointPeak-1)
+	if !errors.Is(err, train.ErrBudget) || !strings.Contains(err.Error(), cfg.CheckpointPath+": checkpoints need about") {
+		t.Errorf("disk short: %v", err)
+	}
+	if free, err := train.DiskFree(filepath.Join(dir, "not", "yet")); err != nil || free == 0 {
+		t.Errorf("free space of a directory to be made: %d, %v", free, err)
 	}
 }

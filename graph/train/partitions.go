@@ -40,7 +40,7 @@ func (t *Trainer) needed(b graph.Bucket) []tableKey {
 // has never trained them.
 func (t *Trainer) swapIn(b graph.Bucket) error {
 	need := t.needed(b)
-	keep := map[tableKey]bool{}
+	keep, dropped := map[tableKey]bool{}, false
 	for _, k := range need {
 		keep[k] = true
 	}
@@ -50,8 +50,10 @@ func (t *Trainer) swapIn(b graph.Bucket) error {
 				return fmt.Errorf("train: partition %s/%d dropped before it was saved", t.types[k.typ], k.part)
 			}
 			delete(t.tables, k)
+			dropped = true
 		}
 	}
+	t.releaseTables(dropped)
 	for _, k := range need {
 		if t.tables[k] != nil {
 			continue
@@ -76,19 +78,15 @@ func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
 		if ref.Type != typ || ref.Partition != k.part {
 			continue
 		}
-		data, err := readRef(t.dir, ref.FileRef)
+		tab, err := readTableRef(t.dir, ref.FileRef)
 		if err != nil {
 			return nil, err
-		}
-		tab, err := decodeTable(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, err)
 		}
 		if tab.Rows != rows || tab.Dim != t.cfg.Dimension {
 			return nil, fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, t.cfg.Dimension)
 		}
 		t.man.IO.Loads++
-		t.man.IO.LoadBytes += int64(len(data))
+		t.man.IO.LoadBytes += ref.Bytes
 		return tab, nil
 	}
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
@@ -112,13 +110,9 @@ func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
 func LoadTables(dir string, man *Manifest) (map[string][]*model.Table, error) {
 	out := map[string][]*model.Table{}
 	for _, ref := range man.Tables {
-		data, err := readRef(dir, ref.FileRef)
+		tab, err := readTableRef(dir, ref.FileRef)
 		if err != nil {
 			return nil, err
-		}
-		tab, err := decodeTable(data)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, err)
 		}
 		parts := out[ref.Type]
 		for len(parts) <= ref.Partition {

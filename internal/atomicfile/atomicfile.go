@@ -19,6 +19,7 @@ package atomicfile
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,17 @@ import (
 
 // Write replaces path with data atomically. The file gets mode perm. On
 // error the target is untouched and no temporary file is left behind.
-func Write(path string, data []byte, perm os.FileMode) (err error) {
+func Write(path string, data []byte, perm os.FileMode) error {
+	return WriteFrom(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFrom is Write for content produced by fill, which writes it to w
+// (the temporary file) without holding it all in memory. An error from
+// fill fails the write like an I/O error does.
+func WriteFrom(path string, perm os.FileMode, fill func(w io.Writer) error) (err error) {
 	if path, err = Target(path); err != nil {
 		return err
 	}
@@ -46,7 +57,7 @@ func Write(path string, data []byte, perm os.FileMode) (err error) {
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
-	if _, err = f.Write(data); err != nil {
+	if err = fill(f); err != nil {
 		return err
 	}
 	if err = f.Sync(); err != nil {

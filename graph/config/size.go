@@ -1,0 +1,50 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// sizeUnits are the units ParseSize accepts, binary and decimal.
+var sizeUnits = []struct {
+	name string
+	mult float64
+}{
+	{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"kB", 1e3}, {"B", 1},
+}
+
+// ParseSize reads a size in bytes: a number followed by a unit (B, KiB,
+// MiB, GiB, TiB, or the decimal KB, MB, GB, TB), with or without a space
+// ("2GiB", "1.5 GB"), or a whole number of bytes. It must be positive.
+func ParseSize(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.name) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.name)), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a size (a number and a unit, e.g. 2GiB or 512MiB)", s)
+	}
+	b := v * mult
+	if b < 1 || b >= 1<<63 {
+		return 0, fmt.Errorf("%q is out of range (from 1 byte to 8 EiB)", s)
+	}
+	return uint64(b), nil
+}
+
+// MemoryLimitBytes is memory_limit in bytes, 0 when unset (Validate has
+// checked that it parses).
+func (c *Config) MemoryLimitBytes() uint64 {
+	if c.MemoryLimit == "" {
+		return 0
+	}
+	n, _ := ParseSize(c.MemoryLimit)
+	return n
+}

@@ -1,0 +1,266 @@
+package train
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/plan"
+)
+
+// The memory model of a training run (docs/training.md, "Memory"): what
+// the process holds at its peak, term by term, computed from the config
+// and the store's counts before anything is allocated.
+const (
+	// edgeBytes is what the plan holds in memory per edge of the chunk
+	// being trained: lhs, rhs and relation ids (4 bytes each), the
+	// ordinal (8) and one of the shuffle's two index arrays (4; the other
+	// is allocated, but its pages are touched only by the holdout and
+	// stay out of memory); weightBytes more when the edges have weights.
+	edgeBytes   = 24
+	weightBytes = 4
+	// runtimeBytes is the program and the Go runtime: code, stacks,
+	// heap metadata, small objects (a train of a tiny graph peaks at
+	// 24 MiB).
+	runtimeBytes = 32 << 20
+	// heapSlack is the share of the Go heap the collector and the
+	// allocator's fragmentation add to it (1/heapSlack).
+	heapSlack = 16
+)
+
+// Prediction is a training run's predicted peak memory and checkpoint disk
+// space, with the terms that make them up.
+type Prediction struct {
+	Budget     uint64 // bytes the run may use (0: unknown)
+	BudgetFrom string // what set the budget: "memory_limit", or "this machine's memory"
+
+	Dim           int
+	Resident      int    // partitions in memory at once (residentPartitions)
+	PartBytes     uint64 // the bucket's partitions: the two largest per type, embeddings and Adagrad state
+	Partitioned   bool   // some entity type has more than one partition
+	Prefetch      bool   // one partition loaded ahead and one written behind fit in the budget
+	PrefetchBytes uint64 // their bytes (0 when Prefetch is off)
+	LargestPart   uint64 // bytes of the largest partition
+	Workers       int
+	WorkBytes     uint64 // every worker's scratch arrays and gradient slots
+	ChunkEdges    int64  // edges of the plan's largest chunk
+	EdgeBytes     uint64 // the plan's arrays for that chunk
+	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
+	RuntimeBytes  uint64 // program, Go runtime and the heap's slack
+	Peak          uint64 // the sum
+
+	CheckpointBytes uint64 // every partition file and the model file
+	CheckpointPeak  uint64 // while one is written: the bucket's partitions are new files until the old ones go
+}
+
+// residentPartitions is the number of partitions a run holds at once: two
+// per entity type for the bucket (its lhs and rhs partitions), plus, when
+// ahead is set and some type is partitioned, one loaded ahead for the next
+// bucket and one still being written behind.
+func residentPartitions(cfg *config.Config, ahead bool) int {
+	n, partitioned := 0, false
+	for _, typ := range cfg.EntityTypes() {
+		p := max(cfg.Entities[typ].NumPartitions, 1)
+		n += min(2, p)
+		partitioned = partitioned || p > 1
+	}
+	if ahead && partitioned {
+		n += 2
+	}
+	return n
+}
+
+// shape is what the model reads from a store: each type's partition sizes
+// (entity rows) and the largest chunk's edge count.
+type shape struct {
+	rows       map[string][]uint64
+	chunkEdges int64
+	// largestSet is the largest training edge set's edge count, skew its
+	// largest bucket over its mean bucket (for other partition counts).
+	largestSet int64
+	skew       float64
+	edgeBytes  int // per edge of a chunk
+	// modelBytes and modelVectors describe the dense parameters.
+	modelBytes   uint64
+	modelVectors int
+}
+
+// Predict computes the run's peak memory and checkpoint size for cfg on
+// store, against budget bytes (0: unknown; from names it). Prefetch is on
+// when some type is partitioned and the budget holds its two partitions.
+func Predict(cfg *config.Config, store Store, budget uint64, from string) (*Prediction, error) {
+	s, err := storeShape(cfg, store)
+	if err != nil {
+		return nil, err
+	}
+	return predict(cfg, s, budget, from), nil
+}
+
+// storeShape reads a store's partition sizes and the plan's largest chunk.
+func storeShape(cfg *config.Config, store Store) (shape, error) {
+	s := shape{rows: map[string][]uint64{}, edgeBytes: edgeBytes}
+	m, err := NewModel(cfg, store.NumRelations())
+	if err != nil {
+		return s, err
+	}
+	for _, v := range modelVectors(m) {
+		s.modelBytes += 8 * uint64(len(v.P))
+		s.modelVectors++
+	}
+	for _, typ := range cfg.EntityTypes() {
+		counts, err := partitionRows(cfg, store, typ)
+		if err != nil {
+			return s, err
+		}
+		s.rows[typ] = counts
+	}
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return s, err
+	}
+	var largest int64
+	l, r := p.Shape()
+	for set := range p.NumEdgeSets() {
+		if w, ok := store.(interface{ HasWeights(int) bool }); ok && w.HasWeights(p.StoreEdgeSet(set)) {
+			s.edgeBytes = edgeBytes + weightBytes
+		}
+		var total, most int64
+		for i := range l {
+			for j := range r {
+				n, err := store.NumEdges(p.StoreEdgeSet(set), graph.Bucket{Lhs: i, Rhs: j})
+				if err != nil {
+					return s, err
+				}
+				total, most = total+int64(n), max(most, int64(n))
+			}
+		}
+		largest = max(largest, most)
+		if total > s.largestSet {
+			s.largestSet, s.skew = total, float64(most)*float64(l*r)/float64(total)
+		}
+	}
+	chunks := int64(max(p.NumChunks(), 1))
+	s.chunkEdges = (largest + chunks - 1) / chunks
+	return s, nil
+}
+
+// predict is Predict on a shape.
+func predict(cfg *config.Config, s shape, budget uint64, from string) *Prediction {
+	d := uint64(cfg.Dimension)
+	rowBytes := (d + 1) * 4
+	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges}
+	var largestRows, largestPartitioned uint64
+	for _, typ := range cfg.EntityTypes() {
+		counts := slices.Clone(s.rows[typ])
+		for _, n := range counts {
+			pr.CheckpointBytes += onDisk(24 + n*rowBytes)
+		}
+		slices.Sort(counts)
+		slices.Reverse(counts)
+		for _, n := range counts[:min(2, len(counts))] {
+			pr.PartBytes += n * rowBytes
+		}
+		if len(counts) > 0 {
+			largestRows = max(largestRows, counts[0])
+			if len(counts) > 1 {
+				largestPartitioned = max(largestPartitioned, counts[0])
+			}
+		}
+	}
+	pr.LargestPart = largestRows * rowBytes
+	pr.WorkBytes = workBytes(cfg, d, largestRows)
+	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
+	pr.ModelBytes = s.modelBytes
+	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
+	pr.CheckpointBytes += model
+	pr.CheckpointPeak = pr.CheckpointBytes + onDisk(pr.PartBytes) + model
+	pr.Resident = residentPartitions(cfg, false)
+	pr.total()
+	pr.Partitioned = largestPartitioned > 0
+	if ahead := 2 * largestPartitioned * rowBytes; ahead > 0 {
+		with := *pr
+		with.PrefetchBytes, with.Prefetch, with.Resident = ahead, true, residentPartitions(cfg, true)
+		with.total()
+		if budget == 0 || with.Peak <= budget {
+			*pr = with
+		}
+	}
+	return pr
+}
+
+// workBytes is what the workers hold: each its scratch arrays for one
+// chunk of positives and its gradient slots (two tables' rows); worker 0
+// also ranks the held-out edges, with the eval_ negative counts, when
+// eval_fraction is set.
+func workBytes(cfg *config.Config, d, largest uint64) uint64 {
+	train := trainChunkBytes(cfg, d, largest)
+	w := uint64(cfg.NumWorkers()) * (train + 2*largest*4)
+	if cfg.EvalFraction > 0 {
+		w += chunkBytes(cfg, d, largest) - train
+	}
+	return w
+}
+
+// diskBlock is the allocation unit assumed of checkpoint_path's file
+// system: a file takes whole blocks.
+const diskBlock = 4096
+
+// onDisk is the space a file of n bytes takes.
+func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
+
+// total adds the terms up, with the runtime's share.
+func (pr *Prediction) total() {
+	heap := pr.PartBytes + pr.PrefetchBytes + pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes
+	pr.RuntimeBytes = runtimeBytes + heap/heapSlack
+	pr.Peak = heap + pr.RuntimeBytes
+}
+
+// Fits reports whether the predicted peak is within the budget (an
+// unknown budget holds anything).
+func (pr *Prediction) Fits() bool { return pr.Budget == 0 || pr.Peak <= pr.Budget }
+
+// String prints the prediction with its terms, one per line.
+func (pr *Prediction) String() string {
+	var b strings.Builder
+	budget := "no known budget"
+	if pr.Budget > 0 {
+		budget = fmt.Sprintf("of %s (%s)", Bytes(pr.Budget), pr.BudgetFrom)
+	}
+	fmt.Fprintf(&b, "memory: %s predicted at the peak, %s\n", Bytes(pr.Peak), budget)
+	fmt.Fprintf(&b, "  partitions  %s: %d resident for the bucket, %d rows of dimension %d at most each\n",
+		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch)*2, pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+	switch {
+	case pr.Prefetch:
+		fmt.Fprintf(&b, "  prefetch    %s: 1 partition loaded ahead, 1 written behind\n", Bytes(pr.PrefetchBytes))
+	case pr.Partitioned:
+		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition ahead and one behind\n")
+	}
+	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
+	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
+	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
+	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and 1/%d of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
+	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))
+	return b.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Bytes prints a byte count with a binary unit.
+func Bytes(n uint64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

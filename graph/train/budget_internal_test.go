@@ -1,0 +1,113 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/graph/config"
+)
+
+// budgetConfig is a ComplEx config of one type "node" (partitions p) and,
+// when other > 0, a second type "tag" with other partitions.
+func budgetConfig(t *testing.T, p, other int, extra string) *config.Config {
+	t.Helper()
+	rel := "[[relations]]\nname = \"r\"\nlhs = \"node\"\nrhs = \"node\"\noperator = \"complex_diagonal\"\n"
+	types := fmt.Sprintf("[entities.node]\nnum_partitions = %d\n", p)
+	if other > 0 {
+		types += fmt.Sprintf("[entities.tag]\nnum_partitions = %d\n", other)
+		rel += "[[relations]]\nname = \"t\"\nlhs = \"node\"\nrhs = \"tag\"\n"
+	}
+	text := "entity_path = \"e\"\nedge_paths = [\"p\"]\ncheckpoint_path = \"c\"\ndimension = 100\nworkers = 2\nbatch_size = 1000\n" +
+		"num_batch_negs = 50\nnum_uniform_negs = 1000\nloss_fn = \"softmax\"\n" + extra + types + rel
+	if !strings.Contains(extra, "eval_fraction") {
+		text = "eval_fraction = 0\n" + text
+	}
+	cfg, err := config.Parse([]byte(text), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// The resident partitions: two per type for the bucket (one when the type
+// is not partitioned), and one ahead and one behind with prefetch, when
+// some type is partitioned.
+func TestResidentPartitions(t *testing.T) {
+	for _, c := range []struct{ p, other, want, ahead int }{
+		{1, 0, 1, 1}, {4, 0, 2, 4}, {16, 0, 2, 4}, {4, 1, 3, 5}, {1, 1, 2, 2},
+	} {
+		cfg := budgetConfig(t, c.p, c.other, "")
+		if got, ahead := residentPartitions(cfg, false), residentPartitions(cfg, true); got != c.want || ahead != c.ahead {
+			t.Errorf("num_partitions %d and %d: %d resident, %d with prefetch; want %d and %d", c.p, c.other, got, ahead, c.want, c.ahead)
+		}
+	}
+}
+
+// The model's terms, on the shape: 1 M entities in 4 partitions,
+// d = 100, ComplEx, softmax, 1000 uniform negatives, 2 workers.
+func TestPredictTerms(t *testing.T) {
+	cfg := budgetConfig(t, 4, 0, "")
+	rows := []uint64{250_000, 250_001, 249_999, 250_000}
+	s := shape{rows: map[string][]uint64{"node": rows}, chunkEdges: 625_000, modelBytes: 1600, modelVectors: 2, edgeBytes: 24}
+	pr := predict(cfg, s, 0, "")
+	part := uint64(250_001 * 101 * 4)
+	train := trainChunkBytes(cfg, 100, 250_001)
+	want := Prediction{Dim: 100, Resident: 4, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
+		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: 2 * part, LargestPart: part,
+		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		CheckpointBytes: onDisk(12 + 1600 + 8)}
+	for _, r := range rows {
+		want.CheckpointBytes += onDisk(24 + r*404)
+	}
+	heap := want.PartBytes + want.PrefetchBytes + want.WorkBytes + want.EdgeBytes + want.ModelBytes
+	want.RuntimeBytes = 32<<20 + heap/16
+	want.Peak = heap + want.RuntimeBytes
+	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
+	if *pr != want {
+		t.Errorf("prediction\n %+v\nwant\n %+v", *pr, want)
+	}
+	// The scratch of one worker: k = 50 positives against 1050 candidates.
+	if train != 4*(6*50*100+3*1050*100+2*50*1050+4*1000) {
+		t.Errorf("a worker's scratch: %d bytes", train)
+	}
+	// A budget that holds the bucket but not the prefetch turns it off.
+	off := predict(cfg, s, want.Peak-1, "memory_limit")
+	if off.Prefetch || off.PrefetchBytes != 0 || off.Resident != 2 || off.Peak >= want.Peak || !off.Fits() {
+		t.Errorf("budget %d: %+v", want.Peak-1, *off)
+	}
+	// With eval_fraction, worker 0 also holds the eval_ negatives' scratch.
+	ev := budgetConfig(t, 4, 0, "eval_fraction = 0.05\neval_num_uniform_negs = 5000\n")
+	if e := predict(ev, s, 0, ""); e.WorkBytes != want.WorkBytes+chunkBytes(ev, 100, 250_001)-train || e.WorkBytes <= want.WorkBytes {
+		t.Errorf("with holdout: workers %d, without %d", e.WorkBytes, want.WorkBytes)
+	}
+}
+
+// The smallest partition count that fits is the first whose prediction
+// fits, and the one below does not.
+func TestSmallestFit(t *testing.T) {
+	cfg := budgetConfig(t, 1, 0, "")
+	s := shape{rows: map[string][]uint64{"node": {1_000_000}}, chunkEdges: 10_000_000, largestSet: 10_000_000, skew: 1, modelBytes: 1600, modelVectors: 2, edgeBytes: 24}
+	full := predict(cfg, s, 0, "")
+	budget := full.Peak / 3
+	p, fit := smallestFit(cfg, s, budget, "memory_limit")
+	if fit == nil || !fit.Fits() || p < 2 {
+		t.Fatalf("budget %d of a %d peak: p %d, %+v", budget, full.Peak, p, fit)
+	}
+	if p > 2 {
+		if _, below := smallestFit(cfg, s, fit.Peak-1, "memory_limit"); below == nil {
+			t.Errorf("nothing fits below the found count's peak")
+		}
+		c := budgetConfig(t, p-1, 0, "")
+		per := (uint64(1_000_000) + uint64(p-2)) / uint64(p-1)
+		h := s
+		h.rows = map[string][]uint64{"node": {per, per}}
+		h.chunkEdges = int64(10_000_000 / ((p - 1) * (p - 1)))
+		if pr := predict(c, h, budget, "memory_limit"); pr.Fits() {
+			t.Errorf("num_partitions %d fits too (%d of %d), but %d was named", p-1, pr.Peak, budget, p)
+		}
+	}
+	if _, none := smallestFit(cfg, s, 1<<20, "memory_limit"); none != nil {
+		t.Errorf("1 MiB fits with %+v", *none)
+	}
+}

@@ -1,0 +1,77 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"weak"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/importer"
+	"github.com/batchprep/batchprep/graph/train/model"
+)
+
+// A partition swapped out is freed before the next one is loaded, even
+// after a worker updated it: the bucket's partitions are all the trainer
+// holds (docs/training.md, "Memory").
+func TestSwapInFreesDroppedPartitions(t *testing.T) {
+	dir := t.TempDir()
+	var edges strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&edges, "e%d\tr\te%d\n", i, (i+7)%200)
+	}
+	tsv := filepath.Join(dir, "edges.tsv")
+	if err := os.WriteFile(tsv, []byte(edges.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`entity_path = %q
+edge_paths = [%q]
+checkpoint_path = %q
+dimension = 8
+workers = 1
+[entities.node]
+num_partitions = 2
+[[relations]]
+name = "r"
+lhs = "node"
+rhs = "node"
+`, filepath.Join(dir, "ent"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"))), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := importer.DefaultOptions()
+	opts.RelCol = 1
+	if _, err := importer.Import(context.Background(), cfg, opts, []string{tsv}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := edgestore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tr, err := New(cfg, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if err := tr.swapIn(graph.Bucket{Lhs: 0, Rhs: 0}); err != nil {
+		t.Fatal(err)
+	}
+	tab := tr.tables[tableKey{0, 0}]
+	b := model.Batch{Lhs: []uint32{0, 1}, Rhs: []uint32{1, 0}, Rel: []uint32{0, 0}}
+	tr.workers[0].Step(b, tab, tab, rand.New(rand.NewPCG(1, 2)))
+	gone := weak.Make(tab)
+	tab = nil
+	if err := tr.swapIn(graph.Bucket{Lhs: 1, Rhs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if gone.Value() != nil {
+		t.Error("partition 0 is still in memory after bucket (1,1) was swapped in")
+	}
+}

@@ -1,0 +1,214 @@
+package train_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/graph/importer"
+	"github.com/batchprep/batchprep/graph/train"
+)
+
+// BenchmarkTrainScaleMemory trains one epoch of a generated graph with
+// `batchprep train` in a child process for each partition count and
+// reports its peak RSS (VmHWM, polled from /proc/PID/status, and the
+// child's rusage) next to the memory model's prediction and the issue's
+// target, (2/P) x (embeddings + Adagrad state) + 512 MiB. Behind
+// BATCHPREP_SCALE=1 (it imports and trains 10 M edges per partition
+// count). Parameters (environment):
+//
+//	BATCHPREP_SCALE_ENTITIES    default 1000000
+//	BATCHPREP_SCALE_EDGES       default 10000000
+//	BATCHPREP_SCALE_PARTITIONS  default 1,4,8,16
+//	BATCHPREP_SCALE_NEGS        uniform negatives, default 1000
+//	BATCHPREP_SCALE_LIMIT       --memory-limit, default none
+//
+// The graph is importer.GenerateTSV's (uniform endpoints, 1 relation,
+// seed 1); the config is the issue's: d = 100, ComplEx, softmax, 50 batch
+// and 1000 uniform negatives, 2 workers, no holdout, one epoch.
+//
+//	BATCHPREP_SCALE=1 go test ./graph/train -run '^$' -bench TrainScaleMemory -benchtime 1x -timeout 6h
+func BenchmarkTrainScaleMemory(b *testing.B) {
+	if os.Getenv("BATCHPREP_SCALE") == "" {
+		b.Skip("set BATCHPREP_SCALE=1 to train generated graphs of 10 M edges (see the comment)")
+	}
+	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
+	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
+	negs := envInt(b, "BATCHPREP_SCALE_NEGS", 1000)
+	parts := []int{1, 4, 8, 16}
+	if s := os.Getenv("BATCHPREP_SCALE_PARTITIONS"); s != "" {
+		parts = nil
+		for _, f := range strings.Split(s, ",") {
+			p, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || p < 1 {
+				b.Fatalf("BATCHPREP_SCALE_PARTITIONS=%q: want a list of counts >= 1", s)
+			}
+			parts = append(parts, p)
+		}
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "batchprep")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/batchprep/batchprep/cmd/batchprep").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	tsv := filepath.Join(dir, "edges.tsv")
+	f, err := os.Create(tsv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := importer.GenerateTSV(f, edges, 1, entities, 1); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range parts {
+		b.Run(fmt.Sprintf("P=%d", p), func(b *testing.B) {
+			sub := filepath.Join(dir, fmt.Sprintf("p%d", p))
+			cfgPath := filepath.Join(sub, "graph.toml")
+			os.MkdirAll(sub, 0o755)
+			text := fmt.Sprintf(`entity_path = %q
+edge_paths = [%q]
+checkpoint_path = %q
+dimension = 100
+num_epochs = 1
+batch_size = 1000
+num_batch_negs = 50
+num_uniform_negs = %d
+comparator = "dot"
+loss_fn = "softmax"
+lr = 0.1
+regularization_coef = 1e-3
+global_emb = false
+eval_fraction = 0
+workers = 2
+
+[entities.node]
+num_partitions = %d
+
+[[relations]]
+name = "r0"
+lhs = "node"
+rhs = "node"
+operator = "complex_diagonal"
+`, filepath.Join(sub, "entities"), filepath.Join(sub, "edges"), filepath.Join(sub, "ckpt"), negs, p)
+			if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if out, err := exec.Command(bin, "import", "--quiet", "--config", cfgPath, "--rel-col", "1", tsv).CombinedOutput(); err != nil {
+				b.Fatalf("import: %v\n%s", err, out)
+			}
+			cfg, err := config.Load(cfgPath)
+			if err != nil {
+				b.Fatal(err)
+			}
+			limit := os.Getenv("BATCHPREP_SCALE_LIMIT")
+			if limit != "" {
+				cfg.MemoryLimit = limit
+			}
+			st, err := edgestore.Open(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pr, err := train.Predict(cfg, st, cfg.MemoryLimitBytes(), "memory_limit")
+			st.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			noAhead := pr.Peak
+			if pr.Prefetch {
+				// The same run without the partitions loaded ahead and
+				// written behind (for a trainer that does not prefetch).
+				noAhead -= pr.PrefetchBytes + pr.PrefetchBytes/16
+			}
+			for range b.N {
+				os.RemoveAll(filepath.Join(sub, "ckpt"))
+				args := []string{"train", "--quiet", "--config", cfgPath}
+				if limit != "" {
+					args = append(args, "--memory-limit", limit)
+				}
+				start := time.Now()
+				hwm, rusage := runPeak(b, bin, args)
+				secs := time.Since(start).Seconds()
+				emb := float64(entities) * 101 * 4
+				target := 2/float64(p)*emb + 512<<20
+				b.ReportMetric(float64(hwm)/(1<<20), "VmHWM-MiB")
+				b.ReportMetric(float64(pr.Peak)/(1<<20), "predicted-MiB")
+				b.ReportMetric(float64(noAhead)/(1<<20), "predicted-noprefetch-MiB")
+				b.ReportMetric(target/(1<<20), "target-MiB")
+				b.ReportMetric(float64(edges)/secs, "edges/s")
+				b.Logf("P=%d: VmHWM %d MiB (rusage %d MiB), predicted %d MiB (%d without prefetch), target %.0f MiB, %.0f s\n%s",
+					p, hwm>>20, rusage>>20, pr.Peak>>20, noAhead>>20, target/(1<<20), secs, pr)
+			}
+		})
+	}
+}
+
+// runPeak runs bin with args and returns its peak RSS: the largest VmHWM
+// read from /proc/PID/status while it ran, and its rusage's maxrss.
+func runPeak(b *testing.B, bin string, args []string) (hwm, rusage uint64) {
+	cmd := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Fatalf("%s %s: %v\n%s", bin, strings.Join(args, " "), err, stderr.String())
+			}
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				rusage = uint64(ru.Maxrss) << 10
+			}
+			return max(hwm, rusage), rusage
+		case <-tick.C:
+			hwm = max(hwm, vmHWM(status))
+		}
+	}
+}
+
+// vmHWM reads VmHWM (bytes) from a /proc/PID/status file, 0 if absent.
+func vmHWM(path string) uint64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return n
+}
