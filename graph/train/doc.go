@@ -21,8 +21,11 @@
 //     locks; with one worker training is a deterministic function of the
 //     config and the data.
 //  3. Memory: only the partitions of the current bucket's relations are
-//     held; the others were saved by the previous checkpoint and are
-//     loaded again when a bucket needs them (loads and bytes counted).
+//     held, plus at most one loaded ahead for the next bucket and one
+//     being written behind (none with Options.SequentialIO); the others
+//     were saved by a checkpoint and are loaded again when a bucket needs
+//     them (loads and bytes counted, per epoch as PredictIO predicts
+//     them). The overlap changes no checkpoint (pipeline.go, W1-W5).
 //  4. Checkpoints: after every bucket, new files and then the manifest
 //     (versioned, with the SHA-256 of every file and of itself) are
 //     written atomically; a crash at any moment leaves the previous or the
