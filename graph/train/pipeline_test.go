@@ -39,12 +39,17 @@ func trainRun(t *testing.T, dir, order, ckpt string, seq bool) (map[int64]string
 	var tr *train.Trainer
 	sums := map[int64]string{}
 	events := 0
+	var waits float64
 	tr, err := train.New(cfg, openStore(t, cfg), train.Options{SequentialIO: seq, Bucket: func(ev train.Event) {
 		m := tr.Manifest()
 		if m.Seq != ev.Checkpoint || m.Buckets != ev.Done {
 			t.Errorf("%s: event of checkpoint %d (%d buckets) while the committed one is %d (%d buckets)", order, ev.Checkpoint, ev.Done, m.Seq, m.Buckets)
 		}
 		events++
+		if seq && (ev.WriteWait <= 0 || ev.LoadWait < 0) {
+			t.Errorf("%s: bucket %d written in turn reports an I/O wait of %gs (loads) and %gs (writes)", order, ev.Done, ev.LoadWait, ev.WriteWait)
+		}
+		waits += ev.LoadWait + ev.WriteWait
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "model %s", m.Model.SHA256)
 		for _, r := range m.Tables {
@@ -61,6 +66,9 @@ func trainRun(t *testing.T, dir, order, ckpt string, seq bool) (map[int64]string
 	}
 	if int64(events) != tr.TotalBuckets() {
 		t.Errorf("%s: %d events for %d buckets", order, events, tr.TotalBuckets())
+	}
+	if load, write := tr.IOWait(); (load + write).Seconds() < waits-1e-6 {
+		t.Errorf("%s: the run's I/O wait %v is less than its buckets' %gs", order, load+write, waits)
 	}
 	return sums, tr.EpochIO(), tr.Manifest()
 }
