@@ -255,7 +255,11 @@ func epochDiskLine(e train.EpochIO) string {
 // plan --simulate predicts) and the time its buckets waited on it.
 func printRunIO(w io.Writer, tr *train.Trainer, wall time.Duration) {
 	for _, e := range tr.EpochIO() {
-		fmt.Fprintln(w, epochDiskLine(e))
+		line := epochDiskLine(e)
+		if e.Partial {
+			line += " (this run's part of the epoch: it resumed inside it)"
+		}
+		fmt.Fprintln(w, line)
 	}
 	load, write := tr.IOWait()
 	share := 0.0

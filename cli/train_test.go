@@ -145,6 +145,9 @@ func TestTrainInterrupted(t *testing.T) {
 	if code, out, errOut := run(t, "train", "--config", cfg); code != 0 || !strings.Contains(out, "trained 12 buckets") ||
 		!strings.Contains(errOut, "resuming") {
 		t.Fatalf("resumed train: %d %s %s", code, out, errOut)
+	} else if !strings.Contains(out, "epoch 2 disk: ") || !strings.Contains(out, "(this run's part of the epoch: it resumed inside it)") ||
+		strings.Contains(out, "epoch 1 disk: ") {
+		t.Errorf("resumed train's disk lines: the resumed epoch is not marked as partial:\n%s", out)
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 type EpochIO struct {
 	Epoch int `json:"epoch"`
 	IOStats
+	// Partial is set for the epoch a resumed run started inside: its
+	// counts cover only the buckets this run trained.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // TableFileBytes is the size of the file of a partition of rows entities
@@ -86,7 +89,7 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 // before it (prev) to the run's I/O of epoch.
 func (t *Trainer) countEpochIO(epoch int, prev, man IOStats) {
 	if len(t.epochIO) == 0 || t.epochIO[len(t.epochIO)-1].Epoch != epoch {
-		t.epochIO = append(t.epochIO, EpochIO{Epoch: epoch})
+		t.epochIO = append(t.epochIO, EpochIO{Epoch: epoch, Partial: len(t.epochIO) == 0 && t.resumedMidEpoch})
 	}
 	e := &t.epochIO[len(t.epochIO)-1]
 	e.Loads += man.Loads - prev.Loads

@@ -76,6 +76,8 @@ type Trainer struct {
 	pending *pendingCheckpoint
 	io      ioWaits
 	epochIO []EpochIO // this run's partition I/O by epoch
+	// resumedMidEpoch: Run started after the first bucket of an epoch.
+	resumedMidEpoch bool
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -197,6 +199,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		return err
 	}
 	pos := t.man.Next
+	t.resumedMidEpoch = pos != Position{Epoch: pos.Epoch}
 	l, r := t.plan.Shape()
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
