@@ -71,7 +71,7 @@ func TestTrainMemoryLimit(t *testing.T) {
 func TestPlanSimulateMemory(t *testing.T) {
 	_, cfgPath := trainFixture(t)
 	code, out, e := run(t, "plan", "--config", cfgPath, "--simulate")
-	if code != 0 || !strings.HasPrefix(out, "memory: ") || !strings.Contains(out, "  partitions  ") || !strings.Contains(out, "\ndisk: ") || !strings.HasSuffix(out, "train would start\n") {
+	if code != 0 || !strings.HasPrefix(out, "train from no checkpoint, ") || !strings.Contains(out, "\ntotal disk: read ") || !strings.Contains(out, "\nmemory: ") || !strings.Contains(out, "  partitions  ") || !strings.Contains(out, "\ndisk: ") || !strings.HasSuffix(out, "train would start\n") {
 		t.Errorf("plan --simulate: exit %d, stdout\n%s\nstderr %s", code, out, e)
 	}
 	code, out, _ = run(t, "plan", "--config", cfgPath, "--simulate", "--memory-limit", "1MiB")

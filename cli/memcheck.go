@@ -105,22 +105,23 @@ func trainBudget(cfg *config.Config, from string) (uint64, string) {
 // size (graph/train's Predict), prints the prediction on stderr unless
 // quiet, and refuses a run that does not fit its budget or the free space
 // of checkpoint_path. With a memory_limit, the Go heap is then held under
-// it (debug.SetMemoryLimit).
-func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from string, quiet bool) error {
+// it (debug.SetMemoryLimit). The prediction says whether the budget holds
+// a partition loaded ahead and one written behind.
+func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from string, quiet bool) (*train.Prediction, error) {
 	pr, refusal, err := predictTrain(cfg, store, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !quiet {
 		fmt.Fprint(env.Stderr, pr)
 	}
 	if refusal != nil {
-		return refusal
+		return nil, refusal
 	}
 	if n := cfg.MemoryLimitBytes(); n > 0 {
 		debug.SetMemoryLimit(int64(min(n, 1<<62)))
 	}
-	return nil
+	return pr, nil
 }
 
 // predictTrain predicts a training run's memory and disk space against its

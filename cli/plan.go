@@ -15,6 +15,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 
@@ -46,7 +47,10 @@ W --simulate, no etcd: a deterministic simulation of W trainers (a bucket
 takes as long as it has edges) prints the schedule and the trainers' idle
 time.
 
---simulate without --trainers predicts what train would hold: its peak
+--simulate alone (no --trainers, no etcd) predicts a training run instead:
+each epoch's partition loads and saves and their bytes, from the bucket
+order and the entity counts (train prints the same lines for the epochs it
+trains; a run from no checkpoint matches them exactly), then its peak
 memory term by term (partitions, prefetch, workers, a chunk's edges,
 runtime) against --memory-limit (else memory_limit, else the machine's
 memory), the disk space per checkpoint, and whether train would start or
@@ -91,8 +95,15 @@ func runPlan(env *Env, args []string) error {
 	case *format != "jsonl" && *format != "text" && *format != "summary":
 		return usagef("--format %q: want jsonl, text or summary", *format)
 	}
-	if err := dist.check(*format, *stateIn != "" || *stateOut != "" || *maxBatches != 0); err != nil {
-		return err
+	// --simulate with no trainers: the single trainer's disk traffic.
+	trainIO := *dist.simulate && *dist.trainers == 0 && !dist.etcd.on()
+	switch {
+	case trainIO && (*stateIn != "" || *stateOut != "" || *maxBatches != 0):
+		return usagef("--state-in, --state-out and --max-batches do not apply with --simulate")
+	case !trainIO:
+		if err := dist.check(*format, *stateIn != "" || *stateOut != "" || *maxBatches != 0); err != nil {
+			return err
+		}
 	}
 	cfg, err := config.Load(*cfgPath)
 	if err != nil {
@@ -106,7 +117,10 @@ func runPlan(env *Env, args []string) error {
 		return err
 	}
 	defer closeStore()
-	if dist.predictsMemory() {
+	if trainIO {
+		if err := printTrainIO(env, cfg, r); err != nil {
+			return err
+		}
 		return planMemory(env, cfg, r, *memLimit)
 	}
 	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
@@ -203,6 +217,32 @@ func runPlan(env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "batchprep plan: nothing to plan: %s\n", why)
 	}
 	return stopErr
+}
+
+// printTrainIO prints train's predicted partition traffic per epoch
+// (train.PredictIO) and its total.
+func printTrainIO(env *Env, cfg *config.Config, r graph.Reader) error {
+	st, ok := r.(train.Store)
+	if !ok {
+		return errors.New("plan --simulate: the store gives no entity counts")
+	}
+	epochs, err := train.PredictIO(cfg, st)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "train from no checkpoint, %s order, dimension %d: partition files of %d B header + 4 B x (dimension + 1) per entity\n",
+		cfg.BucketOrder, cfg.Dimension, train.TableFileBytes(0, cfg.Dimension))
+	var sum train.EpochIO
+	for _, e := range epochs {
+		fmt.Fprintln(env.Stdout, epochDiskLine(e))
+		sum.Loads += e.Loads
+		sum.LoadBytes += e.LoadBytes
+		sum.Saves += e.Saves
+		sum.SaveBytes += e.SaveBytes
+	}
+	_, err = fmt.Fprintf(env.Stdout, "total disk: read %d B (%s) in %s, wrote %d B (%s) in %s\n", sum.LoadBytes, humanBytes(sum.LoadBytes),
+		plural.Count(sum.Loads, "partition load"), sum.SaveBytes, humanBytes(sum.SaveBytes), plural.Count(sum.Saves, "partition save"))
+	return err
 }
 
 // planTally counts what a run printed, for summary and text.

@@ -230,7 +230,7 @@ func TestPlanDistributedUsage(t *testing.T) {
 		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--lease-ttl", "10ms"}, "--lease-ttl"},
 		{[]string{"--etcd", "127.0.0.1:1", "--world", "2", "--format", "text"}, "jsonl only"},
 		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--simulate", "--trainers", "2"}, "do not go together"},
-		{[]string{"--simulate", "--trainers", "-1"}, "--trainers -1: must be >= 1"}, // --simulate alone predicts memory (TestPlanSimulateMemory)
+		{[]string{"--simulate", "--trainers", "-1"}, "--trainers -1: must be >= 1"}, // --simulate alone predicts memory and disk (TestPlanSimulateMemory)
 		{[]string{"--trainers", "2"}, "--trainers goes with --simulate"},
 		{[]string{"--simulate", "--trainers", "2", "--policy", "fifo"}, "--policy \"fifo\""},
 		{[]string{"--etcd", "127.0.0.1:1", "--world", "1", "--max-batches", "3"}, "do not apply with --etcd"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
@@ -124,7 +125,8 @@ func runTrain(env *Env, args []string) error {
 	if err := nothingToTrain(cfg, store); err != nil {
 		return err
 	}
-	if err := checkTrainBudget(env, cfg, store, limitFrom, *quiet); err != nil {
+	pr, err := checkTrainBudget(env, cfg, store, limitFrom, *quiet)
+	if err != nil {
 		return err
 	}
 	if dist.on() {
@@ -137,7 +139,10 @@ func runTrain(env *Env, args []string) error {
 	var tr *train.Trainer
 	logw := &logWriter{}
 	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
-		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) }}
+		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) },
+		// A budget too small for a partition ahead and one behind (the
+		// prediction's "prefetch off") trains with partition I/O in turn.
+		SequentialIO: pr.Partitioned && !pr.Prefetch}
 	if opts.Init, err = initFrom(cfg, store); err != nil {
 		return err
 	}
@@ -173,8 +178,10 @@ func runTrain(env *Env, args []string) error {
 	}
 	prog = newProgress(env, "train", "edges", total, *quiet)
 	prog.Add(man.Edges)
+	started := time.Now()
 	runErr := tr.Run(env.Ctx)
 	prog.Done()
+	wall := time.Since(started)
 	man = tr.Manifest()
 	if len(man.History) > 0 {
 		if err := train.WritePlot(cfg.CheckpointPath, man.History); err != nil && runErr == nil {
@@ -190,6 +197,7 @@ func runTrain(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "trained %s, %s; checkpoint in %s\n", plural.Count(man.Buckets, "bucket"), plural.Count(man.Edges, "edge"), cfg.CheckpointPath)
 	printHistory(env.Stdout, man)
+	printRunIO(env.Stdout, tr, wall)
 	return nil
 }
 
@@ -224,6 +232,7 @@ func trainBucketLine(env *Env, prog *progress, cfg *config.Config, ev train.Even
 	if ev.HoldoutAfter != nil {
 		note += fmt.Sprintf(", holdout MRR %.3f -> %.3f", ev.HoldoutBefore.MRR, ev.HoldoutAfter.MRR)
 	}
+	note += fmt.Sprintf(", I/O wait %.2fs", ev.LoadWait+ev.WriteWait)
 	prog.SetNote(note)
 	if !quiet && !prog.tty {
 		fmt.Fprintf(env.Stderr, "train: %s, %.1fs\n", note, ev.Seconds)
@@ -264,4 +273,30 @@ func printHistory(w io.Writer, man *train.Manifest) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "partitions: %s (%s), %s (%s)\n", plural.Count(man.IO.Loads, "load"), humanBytes(man.IO.LoadBytes), plural.Count(man.IO.Saves, "save"), humanBytes(man.IO.SaveBytes))
+}
+
+// epochDiskLine describes an epoch's partition traffic, as train reports
+// it and plan --simulate predicts it.
+func epochDiskLine(e train.EpochIO) string {
+	return fmt.Sprintf("epoch %d disk: read %d B in %s, wrote %d B in %s", e.Epoch+1,
+		e.LoadBytes, plural.Count(e.Loads, "partition load"), e.SaveBytes, plural.Count(e.Saves, "partition save"))
+}
+
+// printRunIO prints this run's partition traffic per epoch (the disk bytes
+// plan --simulate predicts) and the time its buckets waited on it.
+func printRunIO(w io.Writer, tr *train.Trainer, wall time.Duration) {
+	for _, e := range tr.EpochIO() {
+		line := epochDiskLine(e)
+		if e.Partial {
+			line += " (this run's part of the epoch: it resumed inside it)"
+		}
+		fmt.Fprintln(w, line)
+	}
+	load, write := tr.IOWait()
+	share := 0.0
+	if wall > 0 {
+		share = 100 * (load + write).Seconds() / wall.Seconds()
+	}
+	fmt.Fprintf(w, "waited on partition I/O: %.2fs of %.2fs (%.1f%%): loads %.2fs, checkpoint writes %.2fs\n",
+		(load + write).Seconds(), wall.Seconds(), share, load.Seconds(), write.Seconds())
 }

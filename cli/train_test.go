@@ -128,7 +128,10 @@ func TestTrainEvalExport(t *testing.T) {
 }
 
 // Ctrl-C (a canceled context) stops train cleanly with a complete
-// checkpoint, and the same command then finishes the run.
+// checkpoint, and the same command then finishes the run. (The cancel
+// comes with the 5th bucket's line, which is printed once its checkpoint,
+// written behind, is committed: the 6th bucket has trained by then, and
+// its checkpoint is committed before train stops.)
 func TestTrainInterrupted(t *testing.T) {
 	_, cfg := trainFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -136,12 +139,15 @@ func TestTrainInterrupted(t *testing.T) {
 	errOut := &cancelAfterBuckets{n: 5, cancel: cancel}
 	env := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errOut}
 	err := runTrain(env, []string{"--config", cfg})
-	if !errors.Is(err, context.Canceled) || !strings.Contains(errOut.String(), "stopped after 5 of 12 buckets") {
+	if !errors.Is(err, context.Canceled) || !strings.Contains(errOut.String(), "stopped after 6 of 12 buckets") {
 		t.Fatalf("interrupted train: %v\n%s", err, errOut.String())
 	}
 	if code, out, errOut := run(t, "train", "--config", cfg); code != 0 || !strings.Contains(out, "trained 12 buckets") ||
 		!strings.Contains(errOut, "resuming") {
 		t.Fatalf("resumed train: %d %s %s", code, out, errOut)
+	} else if !strings.Contains(out, "epoch 2 disk: ") || !strings.Contains(out, "(this run's part of the epoch: it resumed inside it)") ||
+		strings.Contains(out, "epoch 1 disk: ") {
+		t.Errorf("resumed train's disk lines: the resumed epoch is not marked as partial:\n%s", out)
 	}
 }
 

@@ -6,70 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 )
-
-// checkpoint commits the state after a bucket (invariant 4): the
-// partitions the bucket changed and the model go to new files named with
-// the next sequence number, each written atomically; then the manifest,
-// naming them with their SHA-256 and the position next, replaces the old
-// one atomically; only then are the files no manifest names removed. A
-// crash at any point leaves the old or the new checkpoint, whole. A failed
-// write (a full disk) removes the files this checkpoint wrote, which the
-// old manifest does not name.
-func (t *Trainer) checkpoint(next Position) (err error) {
-	defer func() {
-		if err != nil {
-			t.removeStray()
-		}
-	}()
-	seq := t.man.Seq + 1
-	nm := *t.man
-	nm.Seq, nm.Next = seq, next
-	nm.Done = next.Epoch >= t.cfg.NumEpochs
-	nm.Tables = append([]TableRef(nil), t.man.Tables...)
-	for k, tab := range t.tables {
-		if !t.dirty[k] {
-			continue
-		}
-		ref, err := writeTableRef(t.dir, fmt.Sprintf("emb_%d_%d.v%d.bin", k.typ, k.part, seq), tab)
-		if err != nil {
-			return err
-		}
-		nm.IO.Saves++
-		nm.IO.SaveBytes += ref.Bytes
-		tr := TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref}
-		replaced := false
-		for i := range nm.Tables {
-			if nm.Tables[i].Type == tr.Type && nm.Tables[i].Partition == tr.Partition {
-				nm.Tables[i], replaced = tr, true
-			}
-		}
-		if !replaced {
-			nm.Tables = append(nm.Tables, tr)
-		}
-	}
-	ref, err := writeRef(t.dir, fmt.Sprintf("model.v%d.bin", seq), encodeModel(t.m))
-	if err != nil {
-		return err
-	}
-	nm.Model = ref
-	nm.Superseded = nil
-	keep := named(&nm)
-	for f := range named(t.man) {
-		if !keep[f] {
-			nm.Superseded = append(nm.Superseded, f)
-		}
-	}
-	sort.Strings(nm.Superseded)
-	if err := writeManifest(t.dir, &nm); err != nil {
-		return err
-	}
-	old := t.man
-	t.man = &nm
-	clear(t.dirty)
-	return removeSuperseded(t.dir, old, &nm)
-}
 
 // removeSuperseded deletes the files manifest old names and new does not:
 // a checkpoint of this directory wrote them, and the new one replaced
@@ -112,11 +49,15 @@ var dataFile = regexp.MustCompile(`^(emb_\d+_\d+|model)\.v\d+\.bin$`)
 // records (ownVersions). Any other such file is left alone and reported
 // through Options.Note: it came from elsewhere.
 func (t *Trainer) removeStray() error {
-	keep := named(t.man)
+	man := t.man
+	if t.last != nil {
+		man = t.last // the committed manifest, during Run
+	}
+	keep := named(man)
 	own := ownVersions(t.dir)
-	own[t.man.Seq+1] = true
+	own[man.Seq+1] = true
 	gone := map[string]bool{}
-	for _, f := range t.man.Superseded {
+	for _, f := range man.Superseded {
 		gone[f] = true
 	}
 	ents, err := os.ReadDir(t.dir)

@@ -21,8 +21,11 @@
 //     locks; with one worker training is a deterministic function of the
 //     config and the data.
 //  3. Memory: only the partitions of the current bucket's relations are
-//     held; the others were saved by the previous checkpoint and are
-//     loaded again when a bucket needs them (loads and bytes counted). A
+//     held, plus at most one loaded ahead for the next bucket and one
+//     being written behind (none with Options.SequentialIO); the others
+//     were saved by a checkpoint and are loaded again when a bucket needs
+//     them (loads and bytes counted, per epoch as PredictIO predicts
+//     them). The overlap changes no checkpoint (pipeline.go, W1-W5). A
 //     dropped partition is freed before the next is loaded, and partition
 //     files are written and read in pieces, never as a second copy.
 //  4. Checkpoints: after every bucket, new files and then the manifest

@@ -10,7 +10,9 @@ import "github.com/batchprep/batchprep/graph/train/model"
 // checkpoint. The same Init files give the same run, resumed or not.
 type Init interface {
 	// Table returns the rows×dim initial embeddings of partition part of
-	// entity type typ, or nil to draw them.
+	// entity type typ, or nil to draw them. It is called from the
+	// goroutine that loads the next bucket's partitions ahead, so it must
+	// be safe to call while the trainer runs.
 	Table(typ string, part, rows, dim int) ([]float32, error)
 	// Model overwrites m's initial parameters.
 	Model(m *model.Model) error

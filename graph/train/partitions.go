@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/train/model"
@@ -35,9 +36,11 @@ func (t *Trainer) needed(b graph.Bucket) []tableKey {
 }
 
 // swapIn makes the in-memory tables exactly the partitions bucket b needs
-// (invariant 3): the others are dropped (the last checkpoint holds them),
-// the missing ones loaded from the checkpoint, or initialized when the run
-// has never trained them.
+// (invariant 3): the others are dropped (the last checkpoint, or the one
+// being written behind, holds them), the missing ones taken from the
+// partition loaded ahead, else loaded from the checkpoint, or initialized
+// when the run has never trained them. The time spent loading, or waiting
+// for the load ahead, is added to the bucket's load wait.
 func (t *Trainer) swapIn(b graph.Bucket) error {
 	need := t.needed(b)
 	keep, dropped := map[tableKey]bool{}, false
@@ -54,54 +57,98 @@ func (t *Trainer) swapIn(b graph.Bucket) error {
 		}
 	}
 	t.releaseTables(dropped)
+	start := time.Now()
+	defer func() { t.io.addLoad(time.Since(start)) }()
 	for _, k := range need {
 		if t.tables[k] != nil {
 			continue
 		}
-		tab, err := t.loadTable(k)
-		if err != nil {
-			return err
+		var got loaded
+		if a := t.ahead; a != nil && a.key == k {
+			t.ahead = nil
+			<-a.done
+			got = a.loaded
+		} else {
+			got = t.loadTable(k, t.man)
 		}
-		t.tables[k] = tab
+		if got.err != nil {
+			return got.err
+		}
+		if got.bytes > 0 {
+			t.man.IO.Loads++
+			t.man.IO.LoadBytes += got.bytes
+		}
+		t.tables[k] = got.tab
 	}
+	t.dropAhead()
 	return nil
 }
 
-// loadTable reads partition k from the checkpoint, or initializes it.
-func (t *Trainer) loadTable(k tableKey) (*model.Table, error) {
+// loaded is the outcome of loading one partition: the table, the bytes of
+// its file (0 when it was initialized), or the error.
+type loaded struct {
+	tab   *model.Table
+	bytes int64
+	err   error
+}
+
+// loadTable reads partition k from the checkpoint man names, or
+// initializes it when man names none.
+func (t *Trainer) loadTable(k tableKey, man *Manifest) loaded {
 	typ := t.types[k.typ]
 	rows, err := t.store.EntityCount(typ, k.part)
 	if err != nil {
-		return nil, err
+		return loaded{err: err}
 	}
-	for _, ref := range t.man.Tables {
-		if ref.Type != typ || ref.Partition != k.part {
-			continue
-		}
-		tab, err := readTableRef(t.dir, ref.FileRef)
-		if err != nil {
-			return nil, err
-		}
-		if tab.Rows != rows || tab.Dim != t.cfg.Dimension {
-			return nil, fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, t.cfg.Dimension)
-		}
-		t.man.IO.Loads++
-		t.man.IO.LoadBytes += ref.Bytes
-		return tab, nil
+	ref, ok := tableRef(man, typ, k.part)
+	return t.readOrInit(k, rows, ref, ok)
+}
+
+// readOrInit reads partition k (rows entity rows) from ref when ok, else
+// initializes it (from opts.Init when it gives rows). It touches no Trainer
+// state but the read-only config, options and directory, so that the load
+// ahead can run it.
+func (t *Trainer) readOrInit(k tableKey, rows int, ref TableRef, ok bool) loaded {
+	if ok {
+		return readCheckedTable(t.dir, ref, rows, t.cfg.Dimension)
 	}
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
 	tab := model.NewTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng)
 	if t.opts.Init != nil {
+		typ := t.types[k.typ]
 		emb, err := t.opts.Init.Table(typ, k.part, rows, t.cfg.Dimension)
 		if err != nil {
-			return nil, err
+			return loaded{err: err}
 		}
 		if emb != nil && len(emb) != len(tab.Emb) {
-			return nil, fmt.Errorf("train: init_path gave %d values for %s partition %d, want %d×%d", len(emb), typ, k.part, rows, t.cfg.Dimension)
+			return loaded{err: fmt.Errorf("train: init_path gave %d values for %s partition %d, want %d×%d", len(emb), typ, k.part, rows, t.cfg.Dimension)}
 		}
 		copy(tab.Emb, emb)
 	}
-	return tab, nil
+	return loaded{tab: tab}
+}
+
+// tableRef finds the file man names for (typ, part).
+func tableRef(man *Manifest, typ string, part int) (TableRef, bool) {
+	for _, ref := range man.Tables {
+		if ref.Type == typ && ref.Partition == part {
+			return ref, true
+		}
+	}
+	return TableRef{}, false
+}
+
+// readCheckedTable streams and checks (digest, rows, dimension) one table
+// file.
+func readCheckedTable(dir string, ref TableRef, rows, dim int) loaded {
+	tab, err := readTableRef(dir, ref.FileRef)
+	if err != nil {
+		return loaded{err: err}
+	}
+	if tab.Rows != rows || tab.Dim != dim {
+		return loaded{err: fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, dim)}
+	}
+	return loaded{tab: tab, bytes: ref.Bytes}
 }
 
 // LoadTables reads every partition of every entity type from the

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +30,12 @@ type Options struct {
 	// Init, when set, gives initial values (init_path): unlike the hooks
 	// above it changes what is trained.
 	Init Init
+	// SequentialIO turns off partition I/O behind training: no partition
+	// is loaded ahead or written behind, each checkpoint is written whole
+	// before the next bucket starts, and only the current bucket's
+	// partitions are held (for a memory budget with no room for the two
+	// extra partitions). Checkpoints and embeddings are the same either way.
+	SequentialIO bool
 }
 
 // Event describes a trained and checkpointed bucket.
@@ -44,8 +49,13 @@ type Event struct {
 	HoldoutAfter  *Metrics     `json:"holdout_after,omitempty"`
 	IO            IOStats      `json:"io"`
 	Seconds       float64      `json:"seconds"`
-	Checkpoint    int64        `json:"checkpoint,omitempty"` // the number of the checkpoint that holds it (its files' version)
-	Done, Total   int64        `json:"-"`                    // buckets trained so far, and in the whole plan
+	// LoadWait and WriteWait are the seconds of the bucket's time spent
+	// waiting for its partitions to load and for checkpoint writes (its
+	// own written in turn, or the previous bucket's write behind draining).
+	LoadWait    float64 `json:"load_wait_seconds"`
+	WriteWait   float64 `json:"write_wait_seconds"`
+	Checkpoint  int64   `json:"checkpoint,omitempty"` // the number of the checkpoint that holds it (its files' version)
+	Done, Total int64   `json:"-"`                    // buckets trained so far, and in the whole plan
 }
 
 // Trainer trains a config's model on a store, checkpointing after every
@@ -60,10 +70,17 @@ type Trainer struct {
 	tables  map[tableKey]*model.Table
 	dirty   map[tableKey]bool
 	workers []*model.Worker
-	man     *Manifest
+	man     *Manifest // the working manifest (during Run, ahead of the committed one)
+	last    *Manifest // during Run, the last committed manifest
 	dir     string
 	opts    Options
 	lock    *runLock // the run lock on dir, held from New to the end of Run
+	ahead   *aheadLoad
+	pending *pendingCheckpoint
+	io      ioWaits
+	epochIO []EpochIO // this run's partition I/O by epoch
+	// resumedMidEpoch: Run started after the first bucket of an epoch.
+	resumedMidEpoch bool
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -150,8 +167,18 @@ func (t *Trainer) Model() *model.Model { return t.m }
 // Plan returns the run's plan.
 func (t *Trainer) Plan() *plan.Plan { return t.plan }
 
-// Manifest returns the last checkpoint's manifest (empty before the first).
-func (t *Trainer) Manifest() *Manifest { return t.man }
+// Manifest returns the last committed checkpoint's manifest (empty before
+// the first).
+func (t *Trainer) Manifest() *Manifest {
+	if t.last != nil {
+		return t.last
+	}
+	return t.man
+}
+
+// IOWait returns the time the run's buckets waited for partition loads
+// and for checkpoint writes (see Event.LoadWait).
+func (t *Trainer) IOWait() (load, write time.Duration) { return t.io.totalLoad, t.io.totalWrite }
 
 // TotalBuckets is the number of buckets the whole plan trains.
 func (t *Trainer) TotalBuckets() int64 {
@@ -163,22 +190,38 @@ func (t *Trainer) TotalBuckets() int64 {
 // checkpointing after every bucket. When ctx is canceled it stops between
 // batches and returns ctx's error; the checkpoint then holds the last
 // finished bucket, and a new run continues from there with exactly the
-// batches an uninterrupted run would have trained.
-func (t *Trainer) Run(ctx context.Context) error {
+// batches an uninterrupted run would have trained. Partition I/O overlaps
+// training unless Options.SequentialIO is set (pipeline.go).
+func (t *Trainer) Run(ctx context.Context) (err error) {
 	if err := t.relock(); err != nil {
 		return err
 	}
 	defer t.Close()
+	t.last, t.man = t.man, t.man.clone()
+	defer func() {
+		if e := t.finish(); err == nil {
+			err = e
+		}
+	}()
 	if err := t.removeStray(); err != nil {
 		return err
 	}
 	pos := t.man.Next
+	t.resumedMidEpoch = pos != Position{Epoch: pos.Epoch}
 	l, r := t.plan.Shape()
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
-		b := t.plan.Order(pos.Epoch, pos.EdgeSet, pos.Chunk)[pos.Index]
+		t.io.load, t.io.write = 0, 0
+		b := t.bucketAt(pos)
 		if err := t.swapIn(b); err != nil {
 			return err
+		}
+		next := t.advance(pos, l*r)
+		var nb *graph.Bucket
+		if next.Epoch < t.cfg.NumEpochs {
+			x := t.bucketAt(next)
+			nb = &x
+			t.prefetch(b, x)
 		}
 		pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
 		if err != nil {
@@ -188,22 +231,21 @@ func (t *Trainer) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		t.record(ev, loss)
-		pos = t.advance(pos, l*r)
-		if err := t.checkpoint(pos); err != nil {
+		if err := t.join(start); err != nil { // the previous bucket's checkpoint
 			return err
 		}
-		ev.IO, ev.Seconds, ev.Checkpoint = t.man.IO, time.Since(start).Seconds(), t.man.Seq
-		ev.Done, ev.Total = t.man.Buckets, t.TotalBuckets()
-		if t.opts.Log != nil {
-			line, _ := json.Marshal(ev)
-			t.opts.Log.Write(append(line, '\n'))
+		t.record(ev, loss)
+		if err := t.checkpoint(next, ev, nb, start); err != nil {
+			return err
 		}
-		if t.opts.Bucket != nil {
-			t.opts.Bucket(ev)
-		}
+		pos = next
 	}
 	return nil
+}
+
+// bucketAt is the bucket at pos.
+func (t *Trainer) bucketAt(pos Position) graph.Bucket {
+	return t.plan.Order(pos.Epoch, pos.EdgeSet, pos.Chunk)[pos.Index]
 }
 
 // advance returns the position after pos.

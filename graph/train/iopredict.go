@@ -1,0 +1,123 @@
+package train
+
+import (
+	"github.com/batchprep/batchprep/graph/config"
+	"github.com/batchprep/batchprep/graph/plan"
+)
+
+// EpochIO is the partition I/O of one epoch of a run: the table files it
+// read (loads) and wrote (saves) and their bytes. The model file and the
+// manifest, written with every checkpoint, are not counted.
+type EpochIO struct {
+	Epoch int `json:"epoch"`
+	IOStats
+	// Partial is set for the epoch a resumed run started inside: its
+	// counts cover only the buckets this run trained.
+	Partial bool `json:"partial,omitempty"`
+}
+
+// TableFileBytes is the size of the file of a partition of rows entities
+// of dimension dim: a 24-byte header, the float32 embeddings and one
+// float32 Adagrad accumulator per row (tablefile.go).
+func TableFileBytes(rows, dim int) int64 {
+	return 24 + 4*int64(rows)*int64(dim+1)
+}
+
+// PredictIO computes, from the config, the store's entity counts and the
+// plan's bucket orders alone, the partition I/O of each epoch of a run
+// that starts with no checkpoint: a bucket loads each partition it trains
+// that the bucket before it did not train and that a checkpoint already
+// holds (a partition never trained is initialized, not read), and every
+// checkpoint saves the partitions its bucket trained. A run's counters
+// (Trainer.EpochIO) equal it exactly, whatever Options.SequentialIO.
+func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
+	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, types: cfg.EntityTypes(), typeIdx: map[string]int{}}
+	for i, ty := range t.types {
+		t.typeIdx[ty] = i
+	}
+	size := map[tableKey]int64{}
+	sizeOf := func(k tableKey) (int64, error) {
+		if n, ok := size[k]; ok {
+			return n, nil
+		}
+		rows, err := store.EntityCount(t.types[k.typ], k.part)
+		if err != nil {
+			return 0, err
+		}
+		size[k] = TableFileBytes(rows, cfg.Dimension)
+		return size[k], nil
+	}
+	l, r := p.Shape()
+	held, written := map[tableKey]bool{}, map[tableKey]bool{}
+	out := make([]EpochIO, cfg.NumEpochs)
+	for e := range cfg.NumEpochs {
+		st := &out[e]
+		st.Epoch = e
+		for s := range p.NumEdgeSets() {
+			for c := range p.NumChunks() {
+				order := p.Order(e, s, c)
+				for i := range l * r {
+					need := t.needed(order[i])
+					now := map[tableKey]bool{}
+					for _, k := range need {
+						n, err := sizeOf(k)
+						if err != nil {
+							return nil, err
+						}
+						if !held[k] && written[k] {
+							st.Loads++
+							st.LoadBytes += n
+						}
+						now[k] = true
+						st.Saves++
+						st.SaveBytes += n
+						written[k] = true
+					}
+					held = now
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// countEpochIO adds what checkpoint man did since the committed one
+// before it (prev) to the run's I/O of epoch.
+func (t *Trainer) countEpochIO(epoch int, prev, man IOStats) {
+	if len(t.epochIO) == 0 || t.epochIO[len(t.epochIO)-1].Epoch != epoch {
+		t.epochIO = append(t.epochIO, EpochIO{Epoch: epoch, Partial: len(t.epochIO) == 0 && t.resumedMidEpoch})
+	}
+	e := &t.epochIO[len(t.epochIO)-1]
+	e.Loads += man.Loads - prev.Loads
+	e.LoadBytes += man.LoadBytes - prev.LoadBytes
+	e.Saves += man.Saves - prev.Saves
+	e.SaveBytes += man.SaveBytes - prev.SaveBytes
+}
+
+// EpochIO returns the partition I/O of each epoch this run trained in
+// (what its committed checkpoints added to the manifest's counters).
+func (t *Trainer) EpochIO() []EpochIO { return t.epochIO }
+
+// OverlapMemory bounds the bytes that partition I/O behind training holds
+// on top of the current bucket's partitions (pipeline.go): the partition
+// loaded ahead with, while it is decoded, its file's bytes, and the
+// partition written behind with its file image; four times the largest
+// table file of any type. Options.SequentialIO saves it (a memory budget
+// that cannot hold it should set that).
+func OverlapMemory(cfg *config.Config, store Store) (uint64, error) {
+	var largest int64
+	for _, typ := range cfg.EntityTypes() {
+		for p := range max(cfg.Entities[typ].NumPartitions, 1) {
+			rows, err := store.EntityCount(typ, p)
+			if err != nil {
+				return 0, err
+			}
+			largest = max(largest, TableFileBytes(rows, cfg.Dimension))
+		}
+	}
+	return 4 * uint64(largest), nil
+}

@@ -1,0 +1,191 @@
+package train_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/batchprep/batchprep/graph/train"
+)
+
+// pipelineSettings: one worker (deterministic, invariant 2), two epochs of
+// two edge chunks each, so that bucket orders, passes and epochs all
+// change which partitions are held.
+const pipelineSettings = `dimension = 8
+num_epochs = 2
+num_edge_chunks = 2
+batch_size = 10
+num_batch_negs = 5
+num_uniform_negs = 5
+lr = 0.05
+eval_fraction = 0.1
+workers = 1
+seed = 11
+bucket_order = %q
+`
+
+// trainRun trains cfg from scratch in ckpt and returns the digests of
+// every checkpoint it committed (by number) and the run's I/O by epoch.
+func trainRun(t *testing.T, dir, order, ckpt string, seq bool) (map[int64]string, []train.EpochIO, *train.Manifest) {
+	t.Helper()
+	_, cfg := withCheckpoint(t, filepath.Join(dir, "config.toml"), filepath.Join(dir, ckpt), "")
+	var tr *train.Trainer
+	sums := map[int64]string{}
+	events := 0
+	var waits float64
+	tr, err := train.New(cfg, openStore(t, cfg), train.Options{SequentialIO: seq, Bucket: func(ev train.Event) {
+		m := tr.Manifest()
+		if m.Seq != ev.Checkpoint || m.Buckets != ev.Done {
+			t.Errorf("%s: event of checkpoint %d (%d buckets) while the committed one is %d (%d buckets)", order, ev.Checkpoint, ev.Done, m.Seq, m.Buckets)
+		}
+		events++
+		if seq && (ev.WriteWait <= 0 || ev.LoadWait < 0) {
+			t.Errorf("%s: bucket %d written in turn reports an I/O wait of %gs (loads) and %gs (writes)", order, ev.Done, ev.LoadWait, ev.WriteWait)
+		}
+		waits += ev.LoadWait + ev.WriteWait
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "model %s", m.Model.SHA256)
+		for _, r := range m.Tables {
+			fmt.Fprintf(&sb, " %s/%d %s", r.Type, r.Partition, r.SHA256)
+		}
+		fmt.Fprintf(&sb, " io %+v next %+v", m.IO, m.Next)
+		sums[m.Seq] = sb.String()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if int64(events) != tr.TotalBuckets() {
+		t.Errorf("%s: %d events for %d buckets", order, events, tr.TotalBuckets())
+	}
+	if load, write := tr.IOWait(); (load + write).Seconds() < waits-1e-6 {
+		t.Errorf("%s: the run's I/O wait %v is less than its buckets' %gs", order, load+write, waits)
+	}
+	return sums, tr.EpochIO(), tr.Manifest()
+}
+
+// Invariants 3 and 4 with the partition I/O behind training (pipeline.go,
+// W1-W5): for every bucket order, with P = 4, every checkpoint a run
+// commits (embeddings, model, counters, position) is bit for bit the one
+// of a run with no overlap (Options.SequentialIO), and the run's disk
+// counters per epoch equal PredictIO's exactly.
+func TestPartitionIOBehindTraining(t *testing.T) {
+	for _, order := range []string{"inside_out", "outside_in", "affinity", "random"} {
+		t.Run(order, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, order), 4)
+			overlapped, io, man := trainRun(t, dir, order, "overlap", false)
+			sequential, ioSeq, _ := trainRun(t, dir, order, "sequential", true)
+			if len(overlapped) != len(sequential) || len(overlapped) != int(man.Buckets) {
+				t.Fatalf("%d checkpoints overlapped, %d in turn, %d buckets", len(overlapped), len(sequential), man.Buckets)
+			}
+			for s, want := range sequential {
+				if overlapped[s] != want {
+					t.Errorf("checkpoint %d differs:\noverlapped %s\nin turn    %s", s, overlapped[s], want)
+				}
+			}
+			want, err := train.PredictIO(cfg, openStore(t, cfg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(io, want) || !reflect.DeepEqual(ioSeq, want) {
+				t.Errorf("disk I/O by epoch:\noverlapped %+v\nin turn    %+v\npredicted  %+v", io, ioSeq, want)
+			}
+			if want[1].Loads == 0 || want[0].Saves == 0 {
+				t.Errorf("the prediction counts no loads or saves: %+v", want)
+			}
+		})
+	}
+}
+
+// Invariant 4 and W1-W2 (pipeline.go): a run SIGKILLed while a partition
+// is being written behind (its file durable, the model file and the
+// manifest not yet written, the next bucket training) leaves the previous
+// checkpoint committed and sound, equal to the uninterrupted run's of the
+// same number, beside files of the next number that no manifest names;
+// the run started again removes them and ends with the uninterrupted
+// run's checkpoint bit for bit.
+func TestKillDuringWriteBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
+	ref, _, want := trainRun(t, dir, "inside_out", "ref", false)
+	path, cfg := withCheckpoint(t, filepath.Join(dir, "config.toml"), filepath.Join(dir, "killed"), "")
+	child := func(kill int) error {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTrainChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), childEnv+"="+path, fmt.Sprintf("%s=%d", train.KillWriteBehindEnv, kill))
+		return cmd.Run()
+	}
+	for _, kill := range []int{1, 9, 5} {
+		err := child(kill)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("kill in write behind %d: the child was not killed (%v)", kill, err)
+		}
+		c := train.VerifyCheckpoint(cfg.CheckpointPath)
+		if len(c.Problems) > 0 {
+			t.Fatalf("kill in write behind %d: the checkpoint left is not sound: %v", kill, c.Problems)
+		}
+		man := c.Manifest
+		// The digests of the committed checkpoint, as trainRun records them.
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "model %s", man.Model.SHA256)
+		for _, r := range man.Tables {
+			fmt.Fprintf(&sb, " %s/%d %s", r.Type, r.Partition, r.SHA256)
+		}
+		fmt.Fprintf(&sb, " io ")
+		// (The counters differ after a resume: its first bucket loads all
+		// its partitions.)
+		if r := ref[man.Seq]; !strings.HasPrefix(r, sb.String()) || !strings.HasSuffix(r, fmt.Sprintf(" next %+v", man.Next)) {
+			t.Errorf("kill in write behind %d: checkpoint %d differs from the uninterrupted run's", kill, man.Seq)
+		}
+		uncommitted, _ := filepath.Glob(filepath.Join(cfg.CheckpointPath, fmt.Sprintf("emb_*.v%d.bin", man.Seq+1)))
+		if len(uncommitted) == 0 {
+			t.Errorf("kill in write behind %d: no partition file of checkpoint %d: the kill did not come while it was written behind", kill, man.Seq+1)
+		}
+		t.Logf("kill in write behind %d: checkpoint %d committed, %d files of the next", kill, man.Seq, len(uncommitted))
+	}
+	if err := child(0); err != nil {
+		t.Fatalf("the run started again failed: %v", err)
+	}
+	got, err := train.ReadManifest(cfg.CheckpointPath)
+	if err != nil || got == nil || !got.Done || got.Model.SHA256 != want.Model.SHA256 || !reflect.DeepEqual(got.Tables, want.Tables) {
+		t.Fatalf("the resumed run's checkpoint differs from the uninterrupted run's (%v)", err)
+	}
+	if c := train.VerifyCheckpoint(cfg.CheckpointPath); len(c.Problems) > 0 {
+		t.Fatalf("final checkpoint: %v", c.Problems)
+	}
+	files, _ := filepath.Glob(filepath.Join(cfg.CheckpointPath, "*.bin"))
+	if len(files) != len(got.Tables)+1 {
+		t.Errorf("%d data files left for a checkpoint of %d", len(files), len(got.Tables)+1)
+	}
+}
+
+// OverlapMemory is four times the largest partition's table file.
+func TestOverlapMemory(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
+	st := openStore(t, cfg)
+	var largest int64
+	for p := range 4 {
+		n, err := st.EntityCount("node", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, 24+4*int64(n)*9)
+	}
+	if got, err := train.OverlapMemory(cfg, st); err != nil || got != 4*uint64(largest) {
+		t.Fatalf("OverlapMemory = %d, %v; want %d", got, err, 4*largest)
+	}
+}
