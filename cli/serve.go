@@ -59,6 +59,8 @@ func runServe(env *Env, args []string) error {
 	maxBytes := byteSize(serve.DefaultMaxMinibatchBytes)
 	fs.Var(&maxBytes, "max-minibatch-bytes", "the largest encoded minibatch a call may make the server hold (a `size` such as 64MiB)")
 	maxSamples := fs.Int("max-minibatch-samples", serve.DefaultMaxMinibatchSamples, "the most samples a request may ask per minibatch (in mb or k)")
+	maxWindow := byteSize(serve.DefaultMaxWindowBytes)
+	fs.Var(&maxWindow, "max-window-bytes", "the largest randomization window a call may hold, in bytes of text (window chunks x chunk bytes; a `size`)")
 	maxCalls := fs.Int("max-concurrent-calls", serve.DefaultMaxConcurrentCalls, "the most calls that run at once (as many more wait; the rest are refused)")
 	metricsAddr := fs.String("metrics-listen", "127.0.0.1:0", "address of the /metrics HTTP endpoint (\"off\": none)")
 	tokenFile := fs.String("token-file", "", "file holding the token clients must send (required off loopback)")
@@ -71,8 +73,8 @@ func runServe(env *Env, args []string) error {
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return usagef("--tls-cert and --tls-key go together")
 	}
-	if maxBytes <= 0 || *maxSamples <= 0 {
-		return usagef("--max-minibatch-bytes and --max-minibatch-samples must be positive")
+	if maxBytes <= 0 || *maxSamples <= 0 || maxWindow <= 0 {
+		return usagef("--max-minibatch-bytes, --max-minibatch-samples and --max-window-bytes must be positive")
 	}
 	if *maxCalls <= 0 {
 		return usagef("--max-concurrent-calls %d: must be positive", *maxCalls)
@@ -106,7 +108,8 @@ func runServe(env *Env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
 		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples, MaxConcurrentCalls: *maxCalls,
-		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
+		MaxWindowBytes: int64(maxWindow),
+		Logf:           func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)
 		if err != nil {

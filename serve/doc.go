@@ -63,7 +63,9 @@
 //     whose batch_size alone makes batch records past it (20 bytes an
 //     edge) is refused before anything is read, and a record whose arrays
 //     would pass it ends the call with ResourceExhausted before they are
-//     allocated. Each message states the limit.
+//     allocated. A call whose randomization window (the chunks its source
+//     may hold at once, times the chunk size) passes MaxWindowBytes is
+//     refused before a minibatch is made. Each message states the limit.
 //  12. Calls. At most MaxConcurrentCalls Batches calls run at once; as many
 //     more wait for a slot (holding no file and no memory of their own
 //     meanwhile) and run as slots free up; a call past those is refused

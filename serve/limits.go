@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/graph/plan"
 )
 
@@ -17,6 +18,10 @@ import (
 const (
 	DefaultMaxMinibatchBytes   = 256 << 20
 	DefaultMaxMinibatchSamples = 1 << 20
+	// DefaultMaxWindowBytes bounds the text of the chunks a call's
+	// randomization window may hold: CNTK's defaults (128 chunks of 32
+	// MiB) fit, so --randomize cntk works on any corpus at its defaults.
+	DefaultMaxWindowBytes = 4 << 30
 )
 
 // maxScheduleSize returns the largest size of a schedule written as
@@ -55,6 +60,26 @@ func (s *Server) checkLimits(setup *sequenceSetup) error {
 			field, k, need, s.opts.MaxMinibatchBytes)
 	}
 	return nil
+}
+
+// checkWindow refuses a call whose randomization window, as the source
+// sized its chunk cache for this corpus (chunks x chunk bytes of text),
+// passes MaxWindowBytes, before any chunk is parsed (invariant 11).
+func (s *Server) checkWindow(setup *sequenceSetup, residentChunks int) error {
+	chunk := setup.built.CTF.ChunkBytes
+	if chunk <= 0 {
+		chunk = ctf.DefaultChunkBytes
+	}
+	need := int64(residentChunks) * chunk
+	if need <= s.opts.MaxWindowBytes {
+		return nil
+	}
+	field := "window_chunks"
+	if setup.built.Source.Randomize.WindowSamples > 0 {
+		field = "window_samples"
+	}
+	return status.Errorf(codes.InvalidArgument, "%s: the randomization window holds up to %d chunks of %d bytes of this corpus (%d bytes), more than this server's limit of %d bytes (serve --max-window-bytes); ask for a smaller window or smaller chunks (chunk_bytes)",
+		field, residentChunks, chunk, need, s.opts.MaxWindowBytes)
 }
 
 // tooBig is the error for a minibatch whose encoding passed the limit.

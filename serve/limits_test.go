@@ -137,3 +137,43 @@ func TestGraphRecordLimits(t *testing.T) {
 		t.Errorf("limit 120: %v", err)
 	}
 }
+
+// TestWindowLimit: invariant 11. A call whose randomization window (the
+// chunks its source may hold at once, times the chunk size) passes
+// MaxWindowBytes is refused before a minibatch is made, naming the field
+// and the limit; the default limit serves the same request. (Before the
+// limit, window_chunks and chunk_bytes let one call hold a whole corpus.)
+func TestWindowLimit(t *testing.T) {
+	file := writeCorpus(t, 300)
+	_, conn, _ := startServer(t, serve.Options{})
+	_, small, _ := startServer(t, serve.Options{MaxWindowBytes: 4096})
+	req := func(edit func(r *pb.SequenceRequest)) *pb.SequenceRequest {
+		r := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Mb: "8", ChunkBytes: 512, MaxMinibatches: 3}
+		edit(r)
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		req  *pb.SequenceRequest
+		want string
+	}{
+		{"window in chunks", req(func(r *pb.SequenceRequest) { r.WindowChunks = 64 }), "window_chunks: the randomization window holds up to"},
+		{"window in samples", req(func(r *pb.SequenceRequest) { r.WindowSamples = 400 }), "window_samples: the randomization window holds up to"},
+		{"cntk's order", req(func(r *pb.SequenceRequest) { r.Randomize = "cntk" }), "limit of 4096 bytes (serve --max-window-bytes)"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		msgs, err := collectErr(ctx, small, c.req)
+		cancel()
+		if s, _ := status.FromError(err); s.Code() != codes.InvalidArgument || !strings.Contains(s.Message(), c.want) || len(msgs) != 0 {
+			t.Errorf("%s: %d minibatches, %v; want InvalidArgument with %q", c.name, len(msgs), err, c.want)
+		}
+		if msgs := collect(t, conn, c.req); len(msgs) != 3 {
+			t.Errorf("%s under the default limit: %d minibatches, want 3", c.name, len(msgs))
+		}
+	}
+	// A window that fits the small limit is served by it.
+	fits := req(func(r *pb.SequenceRequest) { r.Randomize = "none"; r.ChunkBytes = 256 })
+	if msgs, err := collectErr(context.Background(), small, fits); err != nil || len(msgs) != 3 {
+		t.Errorf("file order in small chunks under a 4096-byte window limit: %d minibatches, %v", len(msgs), err)
+	}
+}

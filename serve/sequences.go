@@ -149,6 +149,9 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}
 	defer src.Close()
+	if err := s.checkWindow(setup, src.ResidentChunks()); err != nil {
+		return err
+	}
 	switch {
 	case setup.state != nil:
 		if err := src.Restore(*setup.state); err != nil {

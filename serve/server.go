@@ -39,6 +39,10 @@ type Options struct {
 	// request may ask per minibatch (default DefaultMaxMinibatchSamples).
 	MaxMinibatchBytes   int64
 	MaxMinibatchSamples int
+	// MaxWindowBytes bounds a call's randomization window: the chunks its
+	// source may hold at once times the chunk size, in bytes of text
+	// (default DefaultMaxWindowBytes).
+	MaxWindowBytes int64
 	// MaxConcurrentCalls bounds the Batches calls that run at once
 	// (default DefaultMaxConcurrentCalls); as many more wait for a slot,
 	// and a call past those is refused with ResourceExhausted.
@@ -71,6 +75,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.MaxMinibatchSamples <= 0 {
 		o.MaxMinibatchSamples = DefaultMaxMinibatchSamples
+	}
+	if o.MaxWindowBytes <= 0 {
+		o.MaxWindowBytes = DefaultMaxWindowBytes
 	}
 	if o.MaxConcurrentCalls <= 0 {
 		o.MaxConcurrentCalls = DefaultMaxConcurrentCalls
