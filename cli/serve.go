@@ -30,8 +30,10 @@ default the current directory): relative paths are taken in the first one,
 and paths, '..' or links leading out of them are refused, as are FIFOs,
 devices and directories. A graph config's paths must lie under them too.
 --max-minibatch-bytes and --max-minibatch-samples bound what one minibatch
-can make the server hold, --max-concurrent-calls how many calls run at once
-(as many more wait for a slot; a call past those is refused).
+can make the server hold, --max-window-bytes the randomization window of a
+call (its chunks x chunk bytes of text), --max-concurrent-calls how many
+calls run at once (as many more wait for a slot; a call past those is
+refused).
 
 It listens on 127.0.0.1 by default. An IPv4 address (0.0.0.0:P) listens on
 IPv4 only, an IPv6 one ([::]:P) on IPv6 only; unix:/ABS/PATH.sock listens
