@@ -1,0 +1,188 @@
+package train_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/graph/gen"
+)
+
+// BenchmarkQualityPartitioned (issue 24, item 4) measures what partitioning
+// costs in quality: filtered MRR on held-out edges of a graph with planted
+// communities, for P = 1, 4 and 16 partitions and each bucket order, with
+// the `batchprep` binary as a user runs it (import, train, eval). Behind
+// BATCHPREP_QUALITY=1. The graph is graph/gen's: power-law degrees (rank
+// exponent 0.5), entity i in community i mod C, a fraction p_in of the
+// edges inside the lhs's community, so a held-out edge is predictable from
+// the others. Every 100th generated edge is held out as the test set
+// (imported with the training set: one entity dictionary, never trained
+// on). Parameters (environment, with defaults):
+//
+//	BATCHPREP_QUALITY_ENTITIES     20000
+//	BATCHPREP_QUALITY_EDGES        400000
+//	BATCHPREP_QUALITY_COMMUNITIES  200 (p_in 0.9)
+//	BATCHPREP_QUALITY_EPOCHS       10
+//	BATCHPREP_QUALITY_PARTITIONS   1,4,16
+//
+// The training settings are FB15k-237's at d = 100 (ComplEx, softmax, 50
+// batch and 50 uniform negatives, lr 0.1, 2 workers). It reports `mrr` and,
+// for P > 1, `mrr-vs-P1-%` (the change against P = 1 in the same run).
+//
+//	BATCHPREP_QUALITY=1 go test ./graph/train -run '^$' -bench QualityPartitioned -benchtime 1x -timeout 3h
+func BenchmarkQualityPartitioned(b *testing.B) {
+	if os.Getenv("BATCHPREP_QUALITY") == "" {
+		b.Skip("set BATCHPREP_QUALITY=1 to train a generated community graph for each partition count and bucket order (see the comment)")
+	}
+	p := gen.Params{
+		Entities:    envInt(b, "BATCHPREP_QUALITY_ENTITIES", 20000),
+		Edges:       envInt(b, "BATCHPREP_QUALITY_EDGES", 400000),
+		Relations:   1,
+		Zipf:        0.5,
+		Communities: envInt(b, "BATCHPREP_QUALITY_COMMUNITIES", 200),
+		PIn:         0.9,
+		Seed:        1,
+	}
+	epochs := envInt(b, "BATCHPREP_QUALITY_EPOCHS", 10)
+	parts := []int{1, 4, 16}
+	if s := os.Getenv("BATCHPREP_QUALITY_PARTITIONS"); s != "" {
+		parts = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				b.Fatalf("BATCHPREP_QUALITY_PARTITIONS=%q: want a list of counts >= 1", s)
+			}
+			parts = append(parts, n)
+		}
+	}
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "batchprep")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/batchprep/batchprep/cmd/batchprep").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	trainTSV, testTSV := filepath.Join(dir, "train.tsv"), filepath.Join(dir, "test.tsv")
+	if err := writeHeldOut(p, trainTSV, testTSV, 100); err != nil {
+		b.Fatal(err)
+	}
+	var base float64 // P = 1's MRR in this run
+	for _, np := range parts {
+		orders := []string{"inside_out", "outside_in", "affinity", "random"}
+		if np == 1 {
+			orders = orders[:1] // one bucket: every order is the same
+		}
+		sub := filepath.Join(dir, fmt.Sprintf("p%d", np))
+		cfgPath := filepath.Join(sub, "graph.toml")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		text := fmt.Sprintf(`entity_path = %q
+edge_paths = [%q, %q]
+edge_roles = ["train", "test"]
+checkpoint_path = %q
+dimension = 100
+num_epochs = %d
+batch_size = 1000
+num_batch_negs = 50
+num_uniform_negs = 50
+comparator = "dot"
+loss_fn = "softmax"
+lr = 0.1
+regularization_coef = 1e-3
+global_emb = false
+eval_fraction = 0
+workers = 2
+
+[entities.node]
+num_partitions = %d
+
+[[relations]]
+name = "r0"
+lhs = "node"
+rhs = "node"
+operator = "complex_diagonal"
+`, filepath.Join(sub, "entities"), filepath.Join(sub, "train"), filepath.Join(sub, "test"), filepath.Join(sub, "ckpt"), epochs, np)
+		if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if out, err := exec.Command(bin, "import", "--quiet", "--config", cfgPath, "--rel-col", "1", trainTSV, testTSV).CombinedOutput(); err != nil {
+			b.Fatalf("import: %v\n%s", err, out)
+		}
+		for _, order := range orders {
+			b.Run(fmt.Sprintf("P=%d/order=%s", np, order), func(b *testing.B) {
+				for range b.N {
+					if err := os.RemoveAll(filepath.Join(sub, "ckpt")); err != nil {
+						b.Fatal(err)
+					}
+					set := "bucket_order=" + order
+					if out, err := exec.Command(bin, "train", "--quiet", "--config", cfgPath, "--set", set).CombinedOutput(); err != nil {
+						b.Fatalf("train: %v\n%s", err, out)
+					}
+					out, err := exec.Command(bin, "eval", "--config", cfgPath, "--set", set, "--edge-set", "test", "--format", "json").Output()
+					if err != nil {
+						b.Fatalf("eval: %v\n%s", err, out)
+					}
+					var rep struct {
+						MRR     float64 `json:"mrr"`
+						Hits10  float64 `json:"hits@10"`
+						Unknown int64   `json:"unknown"`
+					}
+					if err := json.Unmarshal(out, &rep); err != nil {
+						b.Fatalf("eval's JSON: %v\n%s", err, out)
+					}
+					b.ReportMetric(rep.MRR, "mrr")
+					if np == 1 {
+						base = rep.MRR
+					} else if base > 0 {
+						b.ReportMetric(100*(rep.MRR/base-1), "mrr-vs-P1-%")
+					}
+					b.Logf("P=%d %s: filtered MRR %.4f on the held-out edges (%d unknown)", np, order, rep.MRR, rep.Unknown)
+				}
+			})
+		}
+	}
+}
+
+// writeHeldOut writes the graph of p as two TSV files: every every-th edge
+// to test, the others to train.
+func writeHeldOut(p gen.Params, train, test string, every int) error {
+	ft, err := os.Create(train)
+	if err != nil {
+		return err
+	}
+	defer ft.Close()
+	fh, err := os.Create(test)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	wt, wh := bufio.NewWriter(ft), bufio.NewWriter(fh)
+	n := 0
+	err = gen.Generate(p, func(lhs, rel, rhs uint32) error {
+		w := wt
+		if n%every == every-1 {
+			w = wh
+		}
+		n++
+		_, err := fmt.Fprintf(w, "e%d\tr%d\te%d\n", lhs, rel, rhs)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := wt.Flush(); err != nil {
+		return err
+	}
+	if err := wh.Flush(); err != nil {
+		return err
+	}
+	if err := ft.Close(); err != nil {
+		return err
+	}
+	return fh.Close()
+}
