@@ -15,7 +15,6 @@ import (
 
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
-	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/graph/train"
 )
 
@@ -33,8 +32,8 @@ import (
 //	BATCHPREP_SCALE_NEGS        uniform negatives, default 1000
 //	BATCHPREP_SCALE_LIMIT       --memory-limit, default none
 //
-// The graph is importer.GenerateTSV's (uniform endpoints, 1 relation,
-// seed 1); the config is the issue's: d = 100, ComplEx, softmax, 50 batch
+// The graph is graph/gen's power-law graph (writeScaleTSV: rank exponent
+// 0.8, BATCHPREP_SCALE_ZIPF=0 for uniform endpoints; 1 relation, seed 1); the config is the issue's: d = 100, ComplEx, softmax, 50 batch
 // and 1000 uniform negatives, 2 workers, no holdout, one epoch.
 //
 //	BATCHPREP_SCALE=1 go test ./graph/train -run '^$' -bench TrainScaleMemory -benchtime 1x -timeout 6h
@@ -62,14 +61,7 @@ func BenchmarkTrainScaleMemory(b *testing.B) {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	tsv := filepath.Join(dir, "edges.tsv")
-	f, err := os.Create(tsv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := importer.GenerateTSV(f, edges, 1, entities, 1); err != nil {
-		b.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := writeScaleTSV(b, tsv, entities, edges); err != nil {
 		b.Fatal(err)
 	}
 	for _, p := range parts {
