@@ -239,18 +239,8 @@ func trainBucketLine(env *Env, prog *progress, cfg *config.Config, ev train.Even
 	}
 }
 
-// humanBytes prints a byte count with a binary unit.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+// humanBytes prints a byte count with a binary unit (train.Bytes).
+func humanBytes(n int64) string { return train.Bytes(uint64(max(n, 0))) }
 
 // logWriter appends the trainer's log lines to f, once it is open.
 type logWriter struct{ f *os.File }

@@ -39,19 +39,6 @@ rhs = "all"
 operator = "complex_diagonal"
 `
 
-// scaleEnv reads a positive integer from the environment, or def.
-func scaleEnv(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, s)
-	}
-	return n
-}
-
 // BenchmarkTrainScaleIO (issue 24, target 1's partitioned run): one epoch
 // of graph/gen's power-law graph (scaleGraph; BATCHPREP_SCALE_ENTITIES entities, default 1,000,000, and
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
@@ -68,8 +55,8 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 	if os.Getenv("BATCHPREP_SCALE") != "1" {
 		b.Skip("set BATCHPREP_SCALE=1 to run (a generated graph of 10 M edges)")
 	}
-	entities := scaleEnv(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
-	edges := scaleEnv(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
+	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
+	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
 	for _, parts := range []int{1, 8} {
 		dir := b.TempDir()
 		cfgText := fmt.Sprintf("entity_path = %q\nedge_paths = [%q]\ncheckpoint_path = %q\n", filepath.Join(dir, "entities"),
