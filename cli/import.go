@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/internal/plural"
 )
@@ -38,7 +37,7 @@ Examples:
 
 func runImport(env *Env, args []string) error {
 	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
-	cfgPath := fs.String("config", "", "PBG config `file` (TOML or JSON) (required, no default)")
+	cfgPath := fs.String("config", "", "PBG config `file` (TOML, JSON or PBG's Python) (required, no default)")
 	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
 	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
 	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")
@@ -81,7 +80,7 @@ func runImport(env *Env, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := readConfig(env, *cfgPath)
 	if err != nil {
 		return err
 	}

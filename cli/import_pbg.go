@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/pbg"
 )
 
@@ -17,7 +16,7 @@ func importPBG(env *Env, cfgPath string, dirs []string, quiet bool) error {
 	if len(dirs) < 2 {
 		return usagef("--from pbg needs PBG's entity directory, then one PBG edge directory per edge_paths entry")
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := readConfig(env, cfgPath)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error)
 
 func runPlan(env *Env, args []string) error {
 	fs := newFlagSet(env, "plan", "", planDescription)
-	cfgPath := fs.String("config", "", "graph config `file` (TOML or JSON, PBG key names; docs/config.md) (required, no default)")
+	cfgPath := fs.String("config", "", "graph config `file` (TOML, JSON or PBG's Python, PBG key names; docs/config.md) (required, no default)")
 	maxBatches := fs.Int64("max-batches", 0, "stop after this many batch records (0: no limit)")
 	stateIn := fs.String("state-in", "", "resume from this state file")
 	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
@@ -105,7 +105,7 @@ func runPlan(env *Env, args []string) error {
 			return err
 		}
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := readConfig(env, *cfgPath)
 	if err != nil {
 		return err
 	}
