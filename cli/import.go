@@ -45,13 +45,15 @@ func runImport(env *Env, args []string) error {
 	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
 	quiet := fs.Bool("quiet", false, "no progress and no summary on stderr")
+	var sets stringList
+	fs.Var(&sets, "set", "override a config key: key=value (repeatable), as given to train")
 	from := fs.String("from", "text", "input: text (edge lists) or pbg (PyTorch-BigGraph's data: ENTITY_DIR EDGE_DIR...)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if *from == "pbg" {
-		return importPBG(env, *cfgPath, files, *quiet)
+		return importPBG(env, *cfgPath, sets, files, *quiet)
 	} else if *from != "text" {
 		return usagef("--from %q: want text or pbg", *from)
 	}
@@ -80,7 +82,7 @@ func runImport(env *Env, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
 	}
-	cfg, err := readConfig(env, *cfgPath)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}
