@@ -108,6 +108,12 @@ func TestPythonConfigCommands(t *testing.T) {
 	if code, _, e := run(t, "train", "--quiet", "--config", py, "--set", "no_such_key=1"); code != 2 || !strings.Contains(e, "no_such_key") {
 		t.Errorf("train --set no_such_key=1: exit %d\n%s", code, e)
 	}
+	// What batchprep does not support is refused as in a TOML or JSON config.
+	bias := filepath.Join(dir, "bias.py")
+	os.WriteFile(bias, []byte(strings.Replace(pbgNations, "global_emb=False,", "global_emb=False, bias=True,", 1)), 0o644)
+	if code, _, e := run(t, "train", "--quiet", "--config", bias); code != 1 || !strings.Contains(e, "bias = true is not supported") {
+		t.Errorf("train with bias=True: exit %d\n%s", code, e)
+	}
 	if out := ok("eval", "--config", py, "--edges", filepath.Join(dir, "test.txt"), "--rel-col", "1"); !strings.Contains(out, "mrr") && !strings.Contains(out, "MRR") {
 		t.Errorf("eval output:\n%s", out)
 	}
