@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"regexp"
@@ -28,7 +29,7 @@ func TestTrainMemoryLimit(t *testing.T) {
 	// The prediction at dimension 60000: two partitions of 7 rows of 240
 	// KB, plus the runtime; a budget that holds a third less of the
 	// partitions (and no prefetch) needs more of them.
-	cfg, err := loadConfig(cfgPath, []string{"dimension=60000", "num_epochs=1"})
+	cfg, err := loadConfig(&Env{Ctx: context.Background()}, cfgPath, []string{"dimension=60000", "num_epochs=1"})
 	if err != nil {
 		t.Fatal(err)
 	}

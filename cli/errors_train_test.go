@@ -48,7 +48,6 @@ func TestBadInputsTableTrain(t *testing.T) {
 	}
 	defer busy.Close()
 	other := "checkpoint_path=" + filepath.Join(dir, "none")
-	pyCfg := write("pbg_config.py", "def get_torchbiggraph_config():\n    return dict(entity_path='ent')\n")
 	dupJSON := write("dup.json", "{\"entity_path\": \"ent\",\n \"entity_path\": \"ent2\"}\n")
 	// A store that holds no edge (an empty file imported), with a
 	// checkpoint_path that nothing may create.
@@ -105,7 +104,6 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train no evaluation negatives", set("eval_num_batch_negs=0", "eval_num_uniform_negs=0"), false, 1,
 			"eval_num_uniform_negs: 0, and eval_num_batch_negs 0, with eval_fraction = 0.1 would rank each held-out edge against no negative: set one of them >= 1"},
 		{"train a JSON duplicate key", []string{"train", "--config", dupJSON}, false, 1, `entity_path: json: line 2, column 2: key "entity_path" is given twice in one object (first at line 1, column 2)`},
-		{"train a PBG Python config", []string{"train", "--config", pyCfg}, false, 1, "pbg_config.py: a Python config is not read here. PBG Python configs: dump the dict with json.dumps and pass the JSON"},
 		// nothing to train is an error, and nothing is written (issue 22, 5)
 		{"train zero epochs", set("num_epochs=0", "checkpoint_path="+filepath.Join(dir, "ckpt0")), false, 1, "nothing to train: num_epochs is 0 (set it to 1 or more"},
 		{"train an empty store", []string{"train", "--config", emptyCfg, "--quiet"}, false, 1, "nothing to train: the training edge sets hold no edge: edges0 (edge_paths[0], role train); import edges first"},

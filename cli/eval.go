@@ -69,7 +69,7 @@ func runEval(env *Env, args []string) error {
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	cfg, err := loadConfig(*cfgPath, sets)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func runExport(env *Env, args []string) (err error) {
 	case *format == "pbg" && (*out == "" || *out == "-"):
 		return usagef("--format pbg needs --out DIR")
 	}
-	cfg, err := loadConfig(*cfgPath, sets)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/internal/plural"
 )
@@ -38,7 +37,7 @@ Examples:
 
 func runImport(env *Env, args []string) error {
 	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
-	cfgPath := fs.String("config", "", "PBG config `file` (TOML or JSON) (required, no default)")
+	cfgPath := fs.String("config", "", "PBG config `file` (TOML, JSON or PBG's Python) (required, no default)")
 	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
 	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
 	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")
@@ -46,13 +45,15 @@ func runImport(env *Env, args []string) error {
 	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
 	quiet := fs.Bool("quiet", false, "no progress and no summary on stderr")
+	var sets stringList
+	fs.Var(&sets, "set", "override a config key: key=value (repeatable), as given to train")
 	from := fs.String("from", "text", "input: text (edge lists) or pbg (PyTorch-BigGraph's data: ENTITY_DIR EDGE_DIR...)")
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if *from == "pbg" {
-		return importPBG(env, *cfgPath, files, *quiet)
+		return importPBG(env, *cfgPath, sets, files, *quiet)
 	} else if *from != "text" {
 		return usagef("--from %q: want text or pbg", *from)
 	}
@@ -81,7 +82,7 @@ func runImport(env *Env, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

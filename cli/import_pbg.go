@@ -5,19 +5,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/pbg"
 )
 
 // importPBG converts PBG's data directories (import --from pbg).
-func importPBG(env *Env, cfgPath string, dirs []string, quiet bool) error {
+func importPBG(env *Env, cfgPath string, sets, dirs []string, quiet bool) error {
 	if cfgPath == "" {
 		return usagef("--config is required")
 	}
 	if len(dirs) < 2 {
 		return usagef("--from pbg needs PBG's entity directory, then one PBG edge directory per edge_paths entry")
 	}
-	cfg, err := config.Load(cfgPath)
+	cfg, err := loadConfig(env, cfgPath, sets)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ batches is printed again with "resumed":true. Ctrl-C stops after the
 current batch and still writes --state-out (exit 130; SIGTERM 143). A run
 that prints no batch (a state already at the end) says so on stderr.
 
+--set key=value overrides a config key, as for train (repeatable; dotted
+paths such as entities.user.num_partitions; values in JSON syntax or plain
+strings).
+
 Distributed mode (docs/distributed.md): with --etcd HOST:PORT --rank R
 --world W, this process is one of W ranks sharing the buckets through etcd
 (see 'batchprep coordinator'); it prints the bucket and batch lines of the
@@ -59,6 +63,7 @@ train prints before it starts.
 
 Examples:
   batchprep plan --config fb15k.toml --format summary
+  batchprep plan --config fb15k.toml --format text --set bucket_order=outside_in
   batchprep plan --config fb15k.toml --max-batches 1000 --state-out plan.json > part1.jsonl
   batchprep plan --config fb15k.toml --state-in plan.json > part2.jsonl
   batchprep plan --config fb15k.toml --etcd 127.0.0.1:2379 --rank 0 --world 2
@@ -76,7 +81,9 @@ var openPlanStore = func(cfg *config.Config) (graph.Reader, func() error, error)
 
 func runPlan(env *Env, args []string) error {
 	fs := newFlagSet(env, "plan", "", planDescription)
-	cfgPath := fs.String("config", "", "graph config `file` (TOML or JSON, PBG key names; docs/config.md) (required, no default)")
+	cfgPath := fs.String("config", "", "graph config `file` (TOML, JSON or PBG's Python, PBG key names; docs/config.md) (required, no default)")
+	var sets stringList
+	fs.Var(&sets, "set", "override a config key: key=value (repeatable), as given to train")
 	maxBatches := fs.Int64("max-batches", 0, "stop after this many batch records (0: no limit)")
 	stateIn := fs.String("state-in", "", "resume from this state file")
 	stateOut := fs.String("state-out", "", "write the state here when stopping or finishing (atomically)")
@@ -105,7 +112,7 @@ func runPlan(env *Env, args []string) error {
 			return err
 		}
 	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

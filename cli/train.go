@@ -65,8 +65,8 @@ Examples:
 // loadConfig loads --config and applies --set overrides. A --set that is
 // not key=value or names no config key is a usage mistake (exit 2); a bad
 // value is a config error naming the key (exit 1).
-func loadConfig(path string, sets []string) (*config.Config, error) {
-	cfg, err := config.Load(path)
+func loadConfig(env *Env, path string, sets []string) (*config.Config, error) {
+	cfg, err := readConfig(env, path)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func applySets(cfg *config.Config, sets []string) (*config.Config, error) {
 
 func runTrain(env *Env, args []string) error {
 	fs := newFlagSet(env, "train", "", trainDescription)
-	cfgPath := fs.String("config", "", "graph config (TOML or JSON, PBG key names) (required)")
+	cfgPath := fs.String("config", "", "graph config (TOML, JSON or PBG's Python, PBG key names) (required)")
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -105,7 +105,7 @@ func runTrain(env *Env, args []string) error {
 			return usagef("--memory-limit %v", err)
 		}
 	}
-	cfg, err := loadConfig(*cfgPath, sets)
+	cfg, err := loadConfig(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ func (r *verifyReport) problem(err error) {
 // overrides; it returns the config and the open store when both could be
 // opened, and an error only for a --set that is a usage mistake.
 func verifyStore(rep *verifyReport, path string, sets []string) (*config.Config, *edgestore.Store, error) {
-	cfg, err := config.Load(path)
+	cfg, err := readConfig(rep.env, path)
 	if err == nil {
 		cfg, err = applySets(cfg, sets)
 	}

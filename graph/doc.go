@@ -2,7 +2,7 @@
 // PyTorch-BigGraph batch preparation): edges as columns, and bucket
 // coordinates. The subpackages do the work:
 //
-//	config     PBG-compatible configuration (TOML or JSON), defaults, validation
+//	config     PBG-compatible configuration (TOML, JSON or PBG's Python), defaults, validation
 //	edgestore  the on-disk format: entity dictionaries and one file per bucket
 //	importer   edge lists (TSV/CSV/space) to an edge store
 //	bucket     bucket orders: random, affinity, inside_out, outside_in

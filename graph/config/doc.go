@@ -1,6 +1,7 @@
 // Package config loads PyTorch-BigGraph (PBG) configurations written in
-// TOML or JSON, with PBG's own key names, so that a PBG config dict dumped
-// with json.dumps loads unchanged.
+// TOML, JSON or PBG's own Python form, with PBG's own key names, so that a
+// PBG config dict (dumped with json.dumps, or returned by a .py file's
+// get_torchbiggraph_config) loads unchanged.
 //
 // Invariants (tests cite them by number):
 //
@@ -40,10 +41,20 @@
 //     left out of Canonical, so older configs keep their fingerprints.
 //  10. A key given twice in one JSON object is an error naming the key, its
 //     line and column and those of the first one, as TOML's decoder refuses
-//     it; a PBG config written in Python (.py, or defining
-//     get_torchbiggraph_config) is an error that gives the command dumping
-//     it to JSON. An override (WithOverrides) that is not key=value, names
-//     no key of the schema or leads nowhere unwraps to ErrBadOverride.
+//     it. An override (WithOverrides) that is not key=value, names no key
+//     of the schema or leads nowhere unwraps to ErrBadOverride.
+//  11. A .py config is PBG's Python form: LoadWith runs it (this runs the
+//     file's code) with a Python interpreter, isolated (-I) and bounded by
+//     a timeout, in a child process that only runs the file, calls its
+//     get_torchbiggraph_config() and writes the dict as JSON; that JSON is
+//     then read exactly as a .json config (same keys, validation and path
+//     resolution), so a .py and a .json of one dict load equal. Its
+//     failures are *Errors naming the file: the file's own traceback
+//     (without the loader's frames), a missing or non-function
+//     get_torchbiggraph_config, a result that is not a dict, a value JSON
+//     cannot carry (named by its key), the timeout, a missing
+//     interpreter. Only the .py extension runs code: another file that
+//     defines get_torchbiggraph_config is refused.
 //
 // Validate checks what import and plan need; ValidateTraining adds what
 // only training needs (dimension, batch_size a multiple of num_batch_negs).

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,18 +14,25 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// Load reads the config file at path: TOML for a .toml extension, JSON for
-// .json, otherwise sniffed (a first non-blank byte '{' means JSON). Defaults
-// are applied and the result is validated (invariants 1-4). Relative paths
-// in it are made relative to the config file's directory (invariant 6).
-// Errors are *Error values naming the file and the key.
+// Load is LoadWith with the default LoadOptions and no deadline of its own
+// beyond the Python timeout.
 func Load(path string) (*Config, error) {
+	return LoadWith(context.Background(), path, LoadOptions{})
+}
+
+// LoadWith reads the config file at path: TOML for a .toml extension, JSON
+// for .json, a PBG Python config for .py, otherwise sniffed (a first
+// non-blank byte '{' means JSON). A .py file is run by a Python interpreter
+// (opts; this runs the file's code) that calls its
+// get_torchbiggraph_config() and hands the dict back as JSON, which is
+// then read as a JSON config (invariant 11). Defaults are applied and the
+// result is validated (invariants 1-4). Relative paths in it are made
+// relative to the config file's directory (invariant 6). Errors are *Error
+// values naming the file and the key.
+func LoadWith(ctx context.Context, path string, opts LoadOptions) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error(), Err: err}
-	}
-	if strings.EqualFold(filepath.Ext(path), ".py") || bytes.Contains(data, []byte("def get_torchbiggraph_config(")) {
-		return nil, &Error{File: path, Msg: pythonConfigMsg(path)}
 	}
 	format := ""
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -32,6 +40,15 @@ func Load(path string) (*Config, error) {
 		format = "toml"
 	case ".json":
 		format = "json"
+	case ".py":
+		if data, err = loadPython(ctx, path, opts); err != nil {
+			return nil, err
+		}
+		format = "json"
+	default:
+		if bytes.Contains(data, []byte("def get_torchbiggraph_config(")) {
+			return nil, &Error{File: path, Msg: "defines get_torchbiggraph_config() as a PBG Python config does, but only a file named .py is run as Python: rename it"}
+		}
 	}
 	c, err := Parse(data, format)
 	if err != nil {
@@ -43,16 +60,6 @@ func Load(path string) (*Config, error) {
 	}
 	c.ResolvePaths(filepath.Dir(path))
 	return c, nil
-}
-
-// pythonConfigMsg explains what to do with a PBG config written in Python
-// (a module whose get_torchbiggraph_config() returns the dict), with the
-// command that turns the one at path into JSON.
-func pythonConfigMsg(path string) string {
-	out := strings.TrimSuffix(path, filepath.Ext(path)) + ".json"
-	return fmt.Sprintf("a Python config is not read here. PBG Python configs: dump the dict with json.dumps and pass the JSON, e.g.\n"+
-		"  python3 -c \"import json, runpy; print(json.dumps(runpy.run_path('%s')['get_torchbiggraph_config']()))\" > %s\n"+
-		"then --config %s (the keys keep their PBG names)", path, out, out)
 }
 
 // ResolvePaths makes the relative paths of c (entity_path, edge_paths,

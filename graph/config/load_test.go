@@ -361,21 +361,3 @@ func TestJSONDuplicateKeys(t *testing.T) {
 		t.Errorf("the same keys in two relations: %v", err)
 	}
 }
-
-// Invariant 10: a PBG config written in Python is refused with the way to turn it into
-// JSON, whether the file ends in .py or only defines PBG's function.
-func TestPythonConfig(t *testing.T) {
-	dir := t.TempDir()
-	py := "def get_torchbiggraph_config():\n    return dict(entity_path=\"e\")\n"
-	for _, name := range []string{"pbg.py", "pbg.cfg"} {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(py), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := Load(p)
-		if err == nil || !strings.Contains(err.Error(), p+": a Python config is not read here. PBG Python configs: dump the dict with json.dumps and pass the JSON") ||
-			!strings.Contains(err.Error(), "runpy.run_path('"+p+"')['get_torchbiggraph_config']()") {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}

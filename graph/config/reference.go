@@ -22,8 +22,8 @@ func Reference() []byte {
 A graph config is a TOML or JSON file with PyTorch-BigGraph's key names: a PBG config dict
 dumped with ` + "`json.dumps`" + ` loads unchanged. Unknown keys, and values of the wrong type or out of
 range, are errors naming the key (and the file, line and column for a syntax error); so is a
-key given twice, in JSON as in TOML. A PBG config written in Python is not read: dump its dict
-with ` + "`json.dumps`" + ` and pass the JSON (the error prints the one-line command).
+key given twice, in JSON as in TOML. A PBG config written in Python (a ` + "`.py`" + ` file) is
+read too, by running it: see [Python configs](#python-configs) below.
 Relative paths (` + "`entity_path`, `edge_paths`, `checkpoint_path`, `init_path`" + `) are relative
 to the directory of the config file, so a command works from any directory.
 
@@ -72,8 +72,61 @@ naming the key, the value and the limit, before anything is allocated:
 		{"`num_batch_negs`, `num_uniform_negs`, `eval_num_batch_negs`, `eval_num_uniform_negs`", MaxNegatives}} {
 		fmt.Fprintf(&b, "| %s | %d |\n", l.what, l.v)
 	}
+	b.WriteString(pythonSection)
 	return b.Bytes()
 }
+
+// pythonSection documents Python configs (invariant 11).
+const pythonSection = `
+## Python configs
+
+PyTorch-BigGraph writes its configs in Python: a module whose ` + "`get_torchbiggraph_config()`" + `
+returns the config dict. ` + "`--config FILE.py`" + ` is accepted by every command that takes
+` + "`--config`" + ` (` + "`import`, `plan`, `train`, `eval`, `export`, `verify`" + `).
+
+**This runs the file's code**, with your rights, as ` + "`python3 FILE.py`" + ` would: give batchprep
+only Python configs you would run yourself. batchprep starts ` + "`/usr/bin/python3 -I`" + ` (isolated:
+` + "`PYTHONPATH`" + `, the user's site directory and the working directory are not searched for
+imports) with a short loader that runs the file, calls ` + "`get_torchbiggraph_config()`" + ` and writes
+the dict back as JSON; nothing else of batchprep runs in Python. The dict is then read exactly
+as the same dict written as a ` + "`.json`" + ` file: the same keys, the same validation and errors
+(PBG features batchprep does not support are refused by the same messages), relative paths
+relative to the config file's directory (PBG itself takes them relative to the working
+directory). ` + "`--set`" + ` overrides apply afterwards, as for any config.
+
+` + "```python" + `
+# fb15k.py
+def get_torchbiggraph_config():
+    return dict(
+        entity_path="data/FB15k",
+        edge_paths=["data/FB15k/train", "data/FB15k/valid", "data/FB15k/test"],
+        edge_roles=["train", "valid", "test"],
+        checkpoint_path="model/fb15k",
+        entities={"all": {"num_partitions": 1}},
+        relations=[dict(name="all_edges", lhs="all", rhs="all", operator="complex_diagonal")],
+        dynamic_relations=True,
+        dimension=400,
+        comparator="dot",
+        loss_fn="softmax",
+        num_uniform_negs=1000,
+        lr=0.1,
+    )
+` + "```" + `
+
+` + "`batchprep plan --config fb15k.py`" + ` then reads it as it would the JSON of that dict. Whatever
+the file prints goes to stderr. Errors name the file and show the file's own traceback
+(a syntax error, an exception while loading or inside the function), or say what is wrong: no
+` + "`get_torchbiggraph_config`" + `, a result that is not a dict, a value JSON cannot carry (a set, an
+object, NaN: named by its key, such as ` + "`relations[0].operator`" + `).
+
+| environment variable | default | meaning |
+|---|---|---|
+| ` + "`BATCHPREP_PYTHON`" + ` | ` + "`/usr/bin/python3`" + ` | The interpreter (a bare name is looked up in ` + "`PATH`" + `). |
+| ` + "`BATCHPREP_PYTHON_TIMEOUT`" + ` | ` + "`30s`" + ` | How long the file and its function may take (` + "`90s`, `2m`" + `, or seconds); past it Python is stopped and the command fails. |
+
+Only a file named ` + "`.py`" + ` is run; another file that defines ` + "`get_torchbiggraph_config`" + ` is
+refused. ` + "`serve`" + ` never runs a Python config a request names.
+`
 
 func groupTitle(g string) string {
 	return map[string]string{"store": "Store and import", "plan": "Plan", "training": "Training",
