@@ -222,12 +222,27 @@ func TestGraphContract(t *testing.T) {
 func TestGraphBadRequests(t *testing.T) {
 	cfg := graphFixture(t)
 	_, conn, _ := startServer(t, serve.Options{})
+	// A Python config is refused by its name, never run (its code would
+	// run on the server's host); the file here would create marker.
+	dir := filepath.Dir(cfg)
+	py := filepath.Join(dir, "pbg.py")
+	marker := filepath.Join(dir, "ran")
+	code := fmt.Sprintf("open(%q, 'w').close()\ndef get_torchbiggraph_config():\n    return {}\n", marker)
+	if err := os.WriteFile(py, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("the server ran the Python config")
+		}
+	}()
 	cases := []struct {
 		req  *pb.GraphRequest
 		code codes.Code
 		msg  string
 	}{
 		{&pb.GraphRequest{}, codes.InvalidArgument, "config: "},
+		{&pb.GraphRequest{Config: py}, codes.InvalidArgument, "is a Python config; the server does not run Python configs"},
 		{&pb.GraphRequest{Config: cfg + ".missing"}, codes.NotFound, "config: "},
 		{&pb.GraphRequest{Config: cfg, Worker: 3}, codes.InvalidArgument, "worker 3"},
 		{&pb.GraphRequest{Config: cfg, Worker: -1}, codes.InvalidArgument, "worker -1"},

@@ -40,6 +40,9 @@ func (s *Server) loadGraphConfig(p string) (*config.Config, error) {
 	}
 	format := ""
 	switch strings.ToLower(filepath.Ext(real)) {
+	case ".py":
+		// Running a client's file would run its code on this host.
+		return nil, status.Errorf(codes.InvalidArgument, "config: %q is a Python config; the server does not run Python configs: convert it to JSON (batchprep accepts it with --config on the command line) and name that", p)
 	case ".toml":
 		format = "toml"
 	case ".json":
