@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/plural"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -132,14 +133,14 @@ func (r *Reader) dense(d *corpus.StreamData, st corpus.Stream, sh *shape, c *col
 		if sh.depth == 2 {
 			for j := item; j < item+int(m); j++ {
 				if int(c.itemLen[j]) != st.Dim {
-					return r.fail(row, st.Name, fmt.Sprintf("sample %d has %d values; the stream's dimension is %d", j-item, c.itemLen[j], st.Dim), ErrDenseLength)
+					return r.fail(row, st.Name, fmt.Sprintf("sample %d has %s; the stream's dimension is %d", j-item, plural.Count(c.itemLen[j], "value"), st.Dim), ErrDenseLength)
 				}
 			}
 			item += int(m)
 			samples += int64(m)
 		} else {
 			if int(m)%st.Dim != 0 {
-				return r.fail(row, st.Name, fmt.Sprintf("a list of %d values, not a multiple of the stream's dimension %d", m, st.Dim), ErrDenseLength)
+				return r.fail(row, st.Name, fmt.Sprintf("a list of %s, not a multiple of the stream's dimension %d", plural.Count(m, "value"), st.Dim), ErrDenseLength)
 			}
 			samples += int64(int(m) / st.Dim)
 		}
@@ -192,14 +193,14 @@ func (r *Reader) sparse(d *corpus.StreamData, st corpus.Stream, cols streamCols,
 	}
 	for i := range c.rowItems {
 		if v.rowItems[i] != c.rowItems[i] {
-			return r.fail(first+int64(i), cols.vals.name, fmt.Sprintf("%d samples, but the column %q has %d", v.rowItems[i], st.Name, c.rowItems[i]), ErrShape)
+			return r.fail(first+int64(i), cols.vals.name, fmt.Sprintf("%s, but the column %q has %d", plural.Count(v.rowItems[i], "sample"), st.Name, c.rowItems[i]), ErrShape)
 		}
 	}
 	if depth == 2 {
 		for j := range c.itemLen {
 			if v.itemLen[j] != c.itemLen[j] {
 				i := r.rowOfItem(d.SeqStart, j)
-				return r.fail(first+int64(i), cols.vals.name, fmt.Sprintf("sample %d has %d values, but %d indices in the column %q", j-int(d.SeqStart[i]), v.itemLen[j], c.itemLen[j], st.Name), ErrShape)
+				return r.fail(first+int64(i), cols.vals.name, fmt.Sprintf("sample %d has %s, but %d indices in the column %q", j-int(d.SeqStart[i]), plural.Count(v.itemLen[j], "value"), c.itemLen[j], st.Name), ErrShape)
 			}
 		}
 	}

@@ -145,7 +145,7 @@ func newColReader(file string, rg parquet.RowGroup, group int, groupFirst, from 
 	if from > groupFirst {
 		if err := pages.SeekToRow(from - groupFirst); err != nil {
 			pages.Close()
-			return nil, fmt.Errorf("%s: row group %d, column %q: seeking to row %d: %w", file, group, sh.name, from, err)
+			return nil, &Error{File: file, RowGroup: group, Row: from, Column: sh.name, Msg: "a damaged page index: the row cannot be found", Err: ErrDamaged}
 		}
 	}
 	return &colReader{sh: sh, role: r, file: file, group: group, row: from, pages: pages,
@@ -173,7 +173,7 @@ func (cr *colReader) fill() (bool, error) {
 				if err == io.EOF {
 					return false, nil
 				}
-				return false, cr.fail(cr.row, "reading a page: "+err.Error(), ErrRowCount)
+				return false, cr.fail(cr.row, "a damaged page: it cannot be decoded", ErrDamaged)
 			}
 			cr.page, cr.vr = p, p.Values()
 		}
@@ -181,7 +181,7 @@ func (cr *colReader) fill() (bool, error) {
 		cr.bi, cr.bn = 0, n
 		if err != nil {
 			if err != io.EOF {
-				return false, cr.fail(cr.row, "reading values: "+err.Error(), ErrRowCount)
+				return false, cr.fail(cr.row, "a damaged page: its values cannot be decoded", ErrDamaged)
 			}
 			cr.vr = nil
 		}

@@ -18,6 +18,7 @@ var (
 	ErrShape         = errors.New("pqcorpus: values column shaped unlike its indices")
 	ErrRowCount      = errors.New("pqcorpus: column with a wrong number of rows")
 	ErrTooLarge      = errors.New("pqcorpus: sequence too large")
+	ErrDamaged       = errors.New("pqcorpus: damaged file")
 )
 
 // Error is a problem with the contents of a Parquet file. RowGroup and Row
@@ -45,3 +46,8 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// damaged reports a file the Parquet library could not decode.
+func damaged(file string, group int, row int64) *Error {
+	return &Error{File: file, RowGroup: group, Row: row, Msg: "a damaged Parquet file: its pages cannot be decoded", Err: ErrDamaged}
+}

@@ -72,7 +72,12 @@ func Open(path string, cfg Config) (*Reader, error) {
 	return r, nil
 }
 
-func open(f *os.File, path string, cfg Config) (*Reader, error) {
+func open(f *os.File, path string, cfg Config) (r *Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil { // the library's checks of a damaged file
+			r, err = nil, damaged(path, -1, -1)
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("pqcorpus: %w", err)
@@ -83,9 +88,9 @@ func open(f *os.File, path string, cfg Config) (*Reader, error) {
 	}
 	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "unreadable Parquet file: " + err.Error(), Err: ErrNotParquet}
+		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "a damaged Parquet file: its footer cannot be read", Err: ErrDamaged}
 	}
-	r := &Reader{path: path, f: f, pf: pf, cfg: cfg}
+	r = &Reader{path: path, f: f, pf: pf, cfg: cfg}
 	if err := r.resolve(); err != nil {
 		return nil, err
 	}
@@ -166,9 +171,11 @@ func (r *Reader) index() error {
 	if n > 1<<31-1 {
 		return &Error{File: r.path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf("%d rows; at most 2^31-1 sequences are supported", n), Err: ErrTooLarge}
 	}
-	l := &corpus.Layout{ChunkStart: []int{0}, Samples: make([]uint32, 0, n)}
+	// The footer's row count sizes the arrays only up to a bound: a damaged
+	// footer may claim any count.
+	l := &corpus.Layout{ChunkStart: []int{0}, Samples: make([]uint32, 0, min(n, 1<<20))}
 	if r.cfg.Label != "" {
-		l.Labels = make([]uint32, 0, n)
+		l.Labels = make([]uint32, 0, min(n, 1<<20))
 	}
 	r.totals = make([]int64, len(r.cfg.Streams))
 	var chunkB int64
@@ -266,7 +273,12 @@ func (r *Reader) HasIDs() bool { return r.id != nil }
 func (r *Reader) Close() error { return r.f.Close() }
 
 // LoadChunk reads chunk c's rows. It is safe for concurrent use.
-func (r *Reader) LoadChunk(c int) (*corpus.Chunk, error) {
+func (r *Reader) LoadChunk(c int) (ch *corpus.Chunk, err error) {
+	defer func() {
+		if p := recover(); p != nil { // the library's checks of a damaged file
+			ch, err = nil, damaged(r.path, r.groupOf(int64(r.layout.ChunkStart[c])), int64(r.layout.ChunkStart[c]))
+		}
+	}()
 	a, b := r.layout.Chunk(c)
 	return r.loadRows(int64(a), int64(b))
 }
