@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/deprecated"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // shape is how one leaf column nests: its path from a top-level field down
@@ -92,6 +94,9 @@ func findShape(s *parquet.Schema, file, name string) (*shape, error) {
 	}
 	sh.col = leaf.ColumnIndex
 	sh.kind = node.Type().Kind()
+	if isDecimal(node) {
+		return nil, &Error{File: file, RowGroup: -1, Row: -1, Column: name, Msg: "holds decimals; want float, double or integers (cast the column when writing it)", Err: ErrColumnType}
+	}
 	return sh, nil
 }
 
@@ -284,4 +289,16 @@ func (cr *colReader) value(v *parquet.Value, r, d int, row int64, out *colData) 
 		}
 	}
 	return nil
+}
+
+// isDecimal reports whether a leaf holds DECIMAL values (scaled integers or
+// bytes, which read as plain numbers would have the wrong scale).
+func isDecimal(n parquet.Node) bool {
+	if lt := n.Type().LogicalType(); lt != nil {
+		if _, ok := lt.Value.(*format.DecimalType); ok {
+			return true
+		}
+	}
+	ct := n.Type().ConvertedType()
+	return ct != nil && *ct == deprecated.Decimal
 }
