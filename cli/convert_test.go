@@ -121,3 +121,5 @@ func TestInspectParquet(t *testing.T) {
 		t.Errorf("report %s", b)
 	}
 }
+
+

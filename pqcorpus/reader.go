@@ -1,6 +1,7 @@
 package pqcorpus
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -64,7 +65,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pqcorpus: %w", err)
 	}
-	r, err := open(f, path, cfg)
+	r, err := open(nil, f, path, cfg)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -72,7 +73,18 @@ func Open(path string, cfg Config) (*Reader, error) {
 	return r, nil
 }
 
-func open(f *os.File, path string, cfg Config) (r *Reader, err error) {
+// OpenFile is Open of a file the caller opened already: f is the file
+// read (path names it in messages), and the index pass checks ctx between
+// batches of rows, stopping with an error that unwraps to ctx.Err(). On
+// success the Reader owns f (Close closes it); on error the caller does.
+func OpenFile(ctx context.Context, f *os.File, path string, cfg Config) (*Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return open(ctx, f, path, cfg)
+}
+
+func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil { // the library's checks of a damaged file
 			r, err = nil, damaged(path, -1, -1)
@@ -98,7 +110,7 @@ func open(f *os.File, path string, cfg Config) (r *Reader, err error) {
 	for _, rg := range pf.RowGroups() {
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
 	}
-	if err := r.index(); err != nil {
+	if err := r.index(ctx); err != nil {
 		return nil, err
 	}
 	if err := r.fingerprint(st.Size()); err != nil {
@@ -166,7 +178,7 @@ func hasField(s *parquet.Schema, name string) bool {
 const indexBatch = 4096
 
 // index reads every row once, recording sample counts and cutting chunks.
-func (r *Reader) index() error {
+func (r *Reader) index(ctx context.Context) error {
 	n := r.first[len(r.first)-1]
 	if n > 1<<31-1 {
 		return &Error{File: r.path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf("%d rows; at most 2^31-1 sequences are supported", n), Err: ErrTooLarge}
@@ -186,6 +198,10 @@ func (r *Reader) index() error {
 			return err
 		}
 		for row := r.first[g]; row < r.first[g+1]; row += indexBatch {
+			if ctx != nil && ctx.Err() != nil {
+				rd.close()
+				return fmt.Errorf("pqcorpus: indexing stopped: %w", ctx.Err())
+			}
 			k := int(min(indexBatch, r.first[g+1]-row))
 			ch, err := rd.next(k)
 			if err != nil {
