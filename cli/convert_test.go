@@ -121,5 +121,3 @@ func TestInspectParquet(t *testing.T) {
 		t.Errorf("report %s", b)
 	}
 }
-
-
