@@ -121,3 +121,15 @@ func TestInspectParquet(t *testing.T) {
 		t.Errorf("report %s", b)
 	}
 }
+
+// TestReadParquetRefusesCTFState: a state saved on the CTF file is refused
+// on its Parquet copy (another file), naming what differs.
+func TestReadParquetRefusesCTFState(t *testing.T) {
+	ctfPath, pqPath := convertATIS(t)
+	st := filepath.Join(t.TempDir(), "st.json")
+	readOut(t, ctfPath, "--chunk-sequences", "64", "--max-minibatches", "3", "--state-out", st)
+	code, _, errOut := run(t, append([]string{"read", pqPath, "--chunk-sequences", "64", "--state-in", st}, atisFlags...)...)
+	if code != 1 || !strings.Contains(errOut, "corpus.format") {
+		t.Errorf("code %d, stderr %q: want the state refused, naming corpus.format", code, errOut)
+	}
+}
