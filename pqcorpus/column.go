@@ -143,7 +143,7 @@ type colReader struct {
 	bn    int
 }
 
-const valueBuffer = 4096
+const valueBuffer = 1024
 
 func newColReader(file string, rg parquet.RowGroup, group int, groupFirst, from int64, sh *shape, r role) (*colReader, error) {
 	pages := rg.ColumnChunks()[sh.col].Pages()
