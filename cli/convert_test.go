@@ -133,3 +133,27 @@ func TestReadParquetRefusesCTFState(t *testing.T) {
 		t.Errorf("code %d, stderr %q: want the state refused, naming corpus.format", code, errOut)
 	}
 }
+
+// TestParquetDataErrors: read and inspect of a Parquet corpus whose rows
+// do not fit the --stream flags fail with exit code 1 and name the row
+// group, row and column.
+func TestParquetDataErrors(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.ctf")
+	os.WriteFile(in, []byte("1 |x 1 2\n2 |x 3 4\n"), 0o644)
+	pq := filepath.Join(dir, "c.parquet")
+	if code, _, errOut := run(t, "convert", in, pq, "--stream", "x:2"); code != 0 {
+		t.Fatalf("convert: %d %s", code, errOut)
+	}
+	const want = `row group 0, row 0, column "x": sample 0 has 2 values; the stream's dimension is 1`
+	if code, _, errOut := run(t, "read", pq, "--stream", "x:1"); code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("read: code %d, stderr %q", code, errOut)
+	}
+	code, out, _ := run(t, "inspect", pq, "--stream", "x:1")
+	if code != 1 || !strings.Contains(out, "FAILED") || !strings.Contains(out, want) {
+		t.Errorf("inspect: code %d, stdout %q", code, out)
+	}
+	if code, _, errOut := run(t, "read", pq, "--stream", "y:1"); code != 1 || !strings.Contains(errOut, `column "y": no such column in the file`) {
+		t.Errorf("read of a missing column: code %d, stderr %q", code, errOut)
+	}
+}
