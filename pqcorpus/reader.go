@@ -110,6 +110,9 @@ func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, 
 	for _, rg := range pf.RowGroups() {
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
 	}
+	if err := r.checkPages(); err != nil {
+		return nil, err
+	}
 	if err := r.index(ctx); err != nil {
 		return nil, err
 	}
