@@ -133,6 +133,9 @@ func runInspect(env *Env, args []string) error {
 	var rep *inspectReport
 	var fatal error
 	if corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+		if *lineMode || *cacheIndex {
+			return usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", pos[0])
+		}
 		rep, fatal, err = inspectParquet(pos[0], cfg)
 	} else if len(cfg.Streams) == 0 {
 		rep, fatal, err = inspectInferred(pos[0], cfg, inspectGuessBytes)

@@ -136,6 +136,9 @@ func runRead(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.cacheIndex && corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+		return usagef("--cache-index: %s is a Parquet file, which has no index to cache", pos[0])
+	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
 	r, err := corpusfile.Open(pos[0], ctfCfg)
