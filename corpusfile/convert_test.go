@@ -202,3 +202,41 @@ func TestDetect(t *testing.T) {
 		t.Error("a .parquet file holding text opened")
 	}
 }
+
+// TestToCTFRenumbersIDs: ids CTF cannot hold (not digits, or repeating the
+// previous one) become row numbers, and are counted.
+func TestToCTFRenumbersIDs(t *testing.T) {
+	dir := t.TempDir()
+	streams := []corpus.Stream{{Name: "x", Dim: 1}}
+	ch := &corpus.Chunk{IDs: []string{"7", "q", "9", "9"}, Streams: []corpus.StreamData{{SeqStart: []int32{0, 1, 2, 3, 4}, Dense: []float32{1, 2, 3, 4}}}}
+	pq := filepath.Join(dir, "c.parquet")
+	f, err := os.Create(pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqcorpus.NewWriter(f, streams, pqcorpus.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteChunk(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := Open(pq, ctf.Config{Streams: streams})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := filepath.Join(dir, "c.ctf")
+	st, err := ToCTF(r, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if st.RenumberedIDs != 2 || string(b) != "7 |x 1\n1 |x 2\n9 |x 3\n3 |x 4\n" {
+		t.Errorf("renumbered %d, wrote %q", st.RenumberedIDs, b)
+	}
+}
