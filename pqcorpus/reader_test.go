@@ -234,3 +234,23 @@ func TestChunksSpanRowGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstBadRowGroupReported: with bad rows in several row groups, which
+// are indexed in parallel, the error is always the first one's.
+func TestFirstBadRowGroupReported(t *testing.T) {
+	var rows []map[string]any
+	for i := range 40 {
+		x := []any{int32(i % 3)}
+		if i == 13 || i == 27 || i == 38 {
+			x = []any{int32(7)}
+		}
+		rows = append(rows, map[string]any{"x": x})
+	}
+	p := writeFile(t, parquet.Group{"x": list(i32)}, rows, 5)
+	for range 20 {
+		_, err := Open(p, Config{Streams: []corpus.Stream{{Name: "x", Dim: 3, Sparse: true}}})
+		if !errors.Is(err, ErrIndexRange) || !strings.Contains(err.Error(), "row group 2, row 13,") {
+			t.Fatalf("error %v, want row group 2, row 13", err)
+		}
+	}
+}
