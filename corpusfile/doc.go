@@ -1,7 +1,7 @@
 // Package corpusfile opens a sequence corpus file whatever its format (CNTK
 // Text Format or Parquet) behind one interface, and converts a corpus from
 // one format to the other. Callers that read corpora (the read, inspect and
-// convert commands) open files here and see only a Reader.
+// convert commands, the server) open files here and see only a Reader.
 //
 // Invariants (tests cite them by number):
 //

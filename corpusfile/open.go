@@ -1,6 +1,8 @@
 package corpusfile
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,6 +20,11 @@ type Reader interface {
 	// Summary counts what was read so far (for Parquet, which Open checks
 	// in full, only the totals).
 	Summary() ctf.Summary
+	// Session returns the corpus one reading of the file sees, with its
+	// own error budget and warnings (ctf.Reader.NewSession), so that
+	// several readings (a server's calls) share one index. A Parquet file,
+	// checked in full when opened, has neither: its session is the Reader.
+	Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, error)
 	Close() error
 }
 
@@ -44,13 +51,52 @@ func Detect(path string) Format {
 // MaxErrors says.
 func Open(path string, cfg ctf.Config) (Reader, error) {
 	if Detect(path) == CTF {
-		return ctf.Open(path, cfg)
+		r, err := ctf.Open(path, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return ctfReader{r}, nil
 	}
 	r, err := pqcorpus.Open(path, ParquetConfig(cfg))
 	if err != nil {
 		return nil, err
 	}
 	return parquetReader{r}, nil
+}
+
+// OpenFile is Open of a file the caller opened and checked already: f is
+// what is read (path names it in messages), its format is told from its
+// first bytes or path's name, the index pass stops once ctx is done, and
+// progress (CTF only; may be nil) hears of the bytes it reads. On success
+// the Reader owns f; on error the caller does.
+func OpenFile(ctx context.Context, f *os.File, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
+	var magic [4]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	if string(magic[:n]) == pqcorpus.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {
+		r, err := pqcorpus.OpenFile(ctx, f, path, ParquetConfig(cfg))
+		if err != nil {
+			return nil, err
+		}
+		return parquetReader{r}, nil
+	}
+	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: f, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	return ctfReader{r}, nil
+}
+
+// ctfReader adds Session to a ctf.Reader.
+type ctfReader struct{ *ctf.Reader }
+
+func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, error) {
+	return c.NewSession(maxErrors, warn)
+}
+
+// CTFOf returns the CTF reader behind r, if r reads CTF.
+func CTFOf(r Reader) (*ctf.Reader, bool) {
+	c, ok := r.(ctfReader)
+	return c.Reader, ok
 }
 
 // ParquetConfig is the Parquet reader's part of a CTF configuration.
@@ -61,6 +107,8 @@ func ParquetConfig(cfg ctf.Config) pqcorpus.Config {
 
 // parquetReader adds a Summary to a pqcorpus.Reader.
 type parquetReader struct{ *pqcorpus.Reader }
+
+func (p parquetReader) Session(int, func(ctf.Error)) (corpus.Source, error) { return p.Reader, nil }
 
 func (p parquetReader) Summary() ctf.Summary {
 	return ctf.Summary{Sequences: p.Layout().NumSequences(), Chunks: p.Layout().NumChunks(),

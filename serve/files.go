@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/pqcorpus"
 )
@@ -18,7 +19,7 @@ import (
 // data directories, and the file so opened is the one indexed (the path is
 // not opened again). A call cancelled while the file is being indexed
 // returns at once, and the pass stops unless another call waits for it.
-func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (indexed, func(), error) {
+func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (corpusfile.Reader, func(), error) {
 	f, real, err := s.root.openRegular("files", setup.file)
 	if err != nil {
 		return nil, nil, err

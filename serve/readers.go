@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
 )
 
@@ -42,7 +43,7 @@ type readerEntry struct {
 	done    chan struct{}
 	err     error
 	// Once indexed, refs counts the calls using r.
-	r        indexed
+	r        corpusfile.Reader
 	refs     int
 	lastUsed uint64
 }
@@ -60,7 +61,7 @@ func newReaderCache(max int) *readerCache {
 // When no reader of that file matches, it starts an index pass, or waits
 // for the one another call started; when ctx ends first it returns ctx's
 // error, and the pass stops once no call waits for it.
-func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (indexed, func(), error) {
+func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (corpusfile.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
@@ -126,7 +127,7 @@ func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info 
 // index runs one index pass and hands its reader to the calls still
 // waiting, or closes it when none is left.
 func (c *readerCache) index(ctx context.Context, e *readerEntry, f *os.File, abs string, cfg ctf.Config, progress func(int64)) {
-	r, err := openIndexed(ctx, f, abs, cfg, progress)
+	r, err := corpusfile.OpenFile(ctx, f, abs, cfg, progress)
 	if err != nil {
 		f.Close()
 	}
