@@ -93,11 +93,6 @@ func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, 
 	return c.NewSession(maxErrors, warn)
 }
 
-// CTFOf returns the CTF reader behind r, if r reads CTF.
-func CTFOf(r Reader) (*ctf.Reader, bool) {
-	c, ok := r.(ctfReader)
-	return c.Reader, ok
-}
 
 // ParquetConfig is the Parquet reader's part of a CTF configuration.
 func ParquetConfig(cfg ctf.Config) pqcorpus.Config {

@@ -184,10 +184,10 @@ func (cr *colReader) fill() (bool, error) {
 		}
 		n, err := cr.vr.ReadValues(cr.buf)
 		cr.bi, cr.bn = 0, n
-		if err != nil {
-			if err != io.EOF {
-				return false, cr.fail(cr.row, "a damaged page: its values cannot be decoded", ErrDamaged)
-			}
+		if err != nil && err != io.EOF {
+			return false, cr.fail(cr.row, "a damaged page: its values cannot be decoded", ErrDamaged)
+		}
+		if err != nil || n == 0 { // the page is done (a reader that returns nothing is too)
 			cr.vr = nil
 		}
 	}
