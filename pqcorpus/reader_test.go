@@ -254,3 +254,24 @@ func TestFirstBadRowGroupReported(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyAndScalarColumns: a legacy two-level list (a repeated leaf) and
+// a scalar column (one sample per row) read as streams.
+func TestLegacyAndScalarColumns(t *testing.T) {
+	g := parquet.Group{"legacy": parquet.Repeated(f64), "scalar": f32, "hot": parquet.Optional(i64)}
+	rows := []map[string]any{
+		{"legacy": []any{1.0, 2.0, 3.0, 4.0}, "scalar": float32(0.5), "hot": int64(2)},
+		{"legacy": []any{5.0, 6.0}, "scalar": float32(1.5), "hot": int64(1)},
+	}
+	p := writeFile(t, g, rows, 1)
+	streams := []corpus.Stream{{Name: "legacy", Dim: 2}, {Name: "scalar", Dim: 1}, {Name: "hot", Dim: 3, Sparse: true}}
+	r := openT(t, p, Config{Streams: streams})
+	if got := r.Layout().Samples; !reflect.DeepEqual(got, []uint32{2, 1}) {
+		t.Errorf("samples %v, want [2 1]", got)
+	}
+	ch := chunk(t, r, 0)
+	if !reflect.DeepEqual(ch.Streams[0].Dense, []float32{1, 2, 3, 4, 5, 6}) || !reflect.DeepEqual(ch.Streams[1].Dense, []float32{0.5, 1.5}) ||
+		!reflect.DeepEqual(ch.Streams[2].Indices, []int32{2, 1}) || !reflect.DeepEqual(ch.Streams[2].SeqStart, []int32{0, 1, 2}) {
+		t.Errorf("streams %+v", ch.Streams)
+	}
+}
