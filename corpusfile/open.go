@@ -93,7 +93,6 @@ func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, 
 	return c.NewSession(maxErrors, warn)
 }
 
-
 // ParquetConfig is the Parquet reader's part of a CTF configuration.
 func ParquetConfig(cfg ctf.Config) pqcorpus.Config {
 	return pqcorpus.Config{Streams: cfg.Streams, DefinesMBSize: cfg.DefinesMBSize, Label: cfg.Label,
