@@ -33,8 +33,9 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run the main job on built-in data and explain what happens", runDemo},
-	{"inspect", "index a CTF file and report sequences, samples, chunks, warnings and errors", runInspect},
-	{"read", "read minibatches from a CTF corpus on the nominal timeline", runRead},
+	{"inspect", "index a CTF or Parquet corpus and report sequences, samples, chunks, warnings and errors", runInspect},
+	{"read", "read minibatches from a CTF or Parquet corpus on the nominal timeline", runRead},
+	{"convert", "convert a sequence corpus from CTF to Parquet or back", runConvert},
 	{"import", "import edge lists into partitioned bucket files", runImport},
 	{"plan", "print the batch schedule of a graph config without training", runPlan},
 	{"train", "train graph embeddings on the planned batches, checkpointing every bucket", runTrain},

@@ -13,12 +13,13 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 
 const inspectDescription = `
-Index a CTF file, parse every chunk and report: sequences, samples per
+Index a CTF or Parquet corpus, parse every chunk and report: sequences, samples per
 stream, the sequence-length histogram, chunks, and every warning and error
 with file, line, column and byte offset.
 
@@ -48,6 +49,8 @@ const maxListedDiagnostics = 100
 
 type inspectReport struct {
 	File            string           `json:"file"`
+	Format          string           `json:"format,omitempty"`
+	RowGroups       int              `json:"row_groups,omitempty"`
 	Sequences       int              `json:"sequences"`
 	Samples         map[string]int64 `json:"samples"`
 	TotalSamples    uint64           `json:"total_samples"`
@@ -129,7 +132,12 @@ func runInspect(env *Env, args []string) error {
 	}
 	var rep *inspectReport
 	var fatal error
-	if len(cfg.Streams) == 0 {
+	if corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+		if *lineMode || *cacheIndex {
+			return usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", pos[0])
+		}
+		rep, fatal, err = inspectParquet(pos[0], cfg)
+	} else if len(cfg.Streams) == 0 {
 		rep, fatal, err = inspectInferred(pos[0], cfg, inspectGuessBytes)
 	} else {
 		if err := cfg.Validate(); err != nil {
@@ -367,14 +375,20 @@ func (rep *inspectReport) text(w io.Writer) {
 		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
 	}
 	mode := "sequence ids"
-	if rep.LineMode {
+	if rep.Format == string(corpusfile.Parquet) {
+		mode = fmt.Sprintf("Parquet, one row per sequence, %s", plural.Count(rep.RowGroups, "row group"))
+	} else if rep.LineMode {
 		mode = "line mode (each line a sequence)"
 	}
 	fmt.Fprintf(w, "mode       %s\n", mode)
 	fmt.Fprintf(w, "sequences  %d\n", rep.Sequences)
 	fmt.Fprintf(w, "samples    %d (labels %d)\n", rep.TotalSamples, rep.TotalLabels)
 	for _, st := range rep.Streams {
-		fmt.Fprintf(w, "  %-12s %s\n", st.Name, plural.Count(rep.Samples[st.Name], "line"))
+		unit := "line"
+		if rep.Format != "" {
+			unit = "sample"
+		}
+		fmt.Fprintf(w, "  %-12s %s\n", st.Name, plural.Count(rep.Samples[st.Name], unit))
 	}
 	fmt.Fprintf(w, "chunks     %d (%d-%d sequences each)\n", rep.Chunks, rep.ChunkSequences[0], rep.ChunkSequences[1])
 	fmt.Fprintf(w, "sequence lengths (samples):\n")

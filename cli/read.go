@@ -13,15 +13,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/source"
 )
 
 const readDescription = `
-Read minibatches from a CTF corpus on the nominal timeline: whole
-sequences packed up to the minibatch size, in the randomizer's order, cut at
-epoch ends, split among --workers ranks.
+Read minibatches from a corpus on the nominal timeline: whole sequences
+packed up to the minibatch size, in the randomizer's order, cut at epoch
+ends, split among --workers ranks. The corpus is a CTF file or a Parquet
+file (detected from its first bytes or a .parquet name; one row per
+sequence, one column per stream: docs/formats-parquet-corpus.md).
 
 Formats:
   jsonl    one JSON object per minibatch on stdout, nothing else (the
@@ -133,9 +136,12 @@ func runRead(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.cacheIndex && corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+		return usagef("--cache-index: %s is a Parquet file, which has no index to cache", pos[0])
+	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
-	r, err := ctf.Open(pos[0], ctfCfg)
+	r, err := corpusfile.Open(pos[0], ctfCfg)
 	if err != nil {
 		return err
 	}
@@ -240,7 +246,7 @@ const outputChunk = 1 << 20
 // It returns the state after the last minibatch whose output was written
 // in full (the starting state when none was): a state saved from it is
 // never ahead of what stdout received, even when a write fails midway.
-func readLoop(env *Env, f *readFlags, src *source.Source, r *ctf.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
+func readLoop(env *Env, f *readFlags, src *source.Source, r corpusfile.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
 	delivered := src.State()
 	pend := make([]byte, 0, outputChunk+4096)
 	flush := func() error {

@@ -9,7 +9,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // acquire opens (or shares) the indexed reader of the call's corpus file
@@ -17,7 +19,7 @@ import (
 // data directories, and the file so opened is the one indexed (the path is
 // not opened again). A call cancelled while the file is being indexed
 // returns at once, and the pass stops unless another call waits for it.
-func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (*ctf.Reader, func(), error) {
+func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (corpusfile.Reader, func(), error) {
 	f, real, err := s.root.openRegular("files", setup.file)
 	if err != nil {
 		return nil, nil, err
@@ -59,6 +61,21 @@ func (s *Server) dataError(code codes.Code, field, file string, err error) error
 			msg = ce.Msg
 		}
 		return status.Errorf(code, "%s: line %d, column %d: %s", prefix, ce.Line, ce.Col, msg)
+	}
+	var pe *pqcorpus.Error
+	if errors.As(err, &pe) && pe != nil {
+		msg := "the data cannot be read here"
+		if quotesNothing(pe.Msg) {
+			msg = pe.Msg
+		}
+		where := ""
+		if pe.RowGroup >= 0 {
+			where = fmt.Sprintf("row group %d, row %d, ", pe.RowGroup, pe.Row)
+		}
+		if pe.Column != "" {
+			where += fmt.Sprintf("column %s, ", pe.Column)
+		}
+		return status.Errorf(code, "%s: %s%s", prefix, where, msg)
 	}
 	msg := strings.TrimPrefix(err.Error(), "ctf: ")
 	if !quotesNothing(msg) {

@@ -9,10 +9,11 @@ import (
 	"os"
 	"sync"
 
+	"github.com/batchprep/batchprep/corpusfile"
 	"github.com/batchprep/batchprep/ctf"
 )
 
-// readerCache keeps indexed CTF files for reuse by later calls with the
+// readerCache keeps indexed corpus files (CTF or Parquet) for reuse by later calls with the
 // same reader settings (invariant 3): indexing a large file is a full pass,
 // restoring a position on an indexed one is cheap. Calls asking for a file
 // that is being indexed wait for that pass rather than start another; the
@@ -42,7 +43,7 @@ type readerEntry struct {
 	done    chan struct{}
 	err     error
 	// Once indexed, refs counts the calls using r.
-	r        *ctf.Reader
+	r        corpusfile.Reader
 	refs     int
 	lastUsed uint64
 }
@@ -60,7 +61,7 @@ func newReaderCache(max int) *readerCache {
 // When no reader of that file matches, it starts an index pass, or waits
 // for the one another call started; when ctx ends first it returns ctx's
 // error, and the pass stops once no call waits for it.
-func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (*ctf.Reader, func(), error) {
+func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (corpusfile.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
@@ -126,7 +127,7 @@ func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info 
 // index runs one index pass and hands its reader to the calls still
 // waiting, or closes it when none is left.
 func (c *readerCache) index(ctx context.Context, e *readerEntry, f *os.File, abs string, cfg ctf.Config, progress func(int64)) {
-	r, err := ctf.OpenContext(ctx, abs, cfg, ctf.OpenOptions{File: f, Progress: progress})
+	r, err := corpusfile.OpenFile(ctx, f, abs, cfg, progress)
 	if err != nil {
 		f.Close()
 	}

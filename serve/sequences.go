@@ -140,7 +140,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	// `batchprep read` would: other calls on the file neither spend it nor
 	// hide a chunk's warnings from it.
 	var diag diagnostics
-	sess, err := r.NewSession(setup.built.CTF.MaxErrors, diag.warn)
+	sess, err := r.Session(setup.built.CTF.MaxErrors, diag.warn)
 	if err != nil {
 		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}

@@ -67,8 +67,11 @@ func verdict(rootExists, fileExists, required bool, rel string) (string, string)
 	return "skip", fmt.Sprintf("shared data %s is absent (expected ../shared/data beside the module root): skipping", rel)
 }
 
-// required tells whether the environment demands the shared data.
-func required() bool {
+// Required tells whether the environment demands the shared test inputs
+// (CI=true or BATCHPREP_REQUIRE_SHARED=1): a test that would skip for a
+// missing input fails instead. Other harnesses (internal/duckdbtest) follow
+// the same rule.
+func Required() bool {
 	return os.Getenv("CI") == "true" || os.Getenv("BATCHPREP_REQUIRE_SHARED") == "1"
 }
 
@@ -78,7 +81,7 @@ func Need(tb testing.TB, rel ...string) string {
 	tb.Helper()
 	p := Dir(rel...)
 	_, rootOK := root()
-	switch act, msg := verdict(rootOK, p != "", required(), filepath.Join(rel...)); act {
+	switch act, msg := verdict(rootOK, p != "", Required(), filepath.Join(rel...)); act {
 	case "fail":
 		tb.Fatal(msg)
 	case "skip":

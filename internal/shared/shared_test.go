@@ -37,7 +37,7 @@ func TestVerdict(t *testing.T) {
 func TestDirAndNeed(t *testing.T) {
 	r, ok := root()
 	if !ok {
-		if required() {
+		if Required() {
 			t.Fatal("../shared/data is absent and CI requires it")
 		}
 		t.Skip("../shared/data is absent: nothing to locate")

@@ -1,0 +1,16 @@
+// Package corpusfile opens a sequence corpus file whatever its format (CNTK
+// Text Format or Parquet) behind one interface, and converts a corpus from
+// one format to the other. Callers that read corpora (the read, inspect and
+// convert commands, the server) open files here and see only a Reader.
+//
+// Invariants (tests cite them by number):
+//
+//  1. The format is the file's: Parquet when the file starts with PAR1 or
+//     its name ends in .parquet, CTF otherwise.
+//  2. ToParquet then reading the Parquet file gives the same layout
+//     (with the same chunking options), ids and stream data as the source,
+//     so the same minibatches; ToCTF then reading the CTF file does too,
+//     when the ids are digits (other ids are replaced by row numbers).
+//  3. Both conversions write to a temporary file beside the output, fsync
+//     it and rename it into place: a failed conversion leaves no output.
+package corpusfile

@@ -1,0 +1,116 @@
+package corpusfile
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/pqcorpus"
+)
+
+// Reader is an open corpus file.
+type Reader interface {
+	corpus.Source
+	// Fingerprint identifies the file for the minibatch source's state.
+	Fingerprint() map[string]string
+	Path() string
+	// Summary counts what was read so far (for Parquet, which Open checks
+	// in full, only the totals).
+	Summary() ctf.Summary
+	// Session returns the corpus one reading of the file sees, with its
+	// own error budget and warnings (ctf.Reader.NewSession), so that
+	// several readings (a server's calls) share one index. A Parquet file,
+	// checked in full when opened, has neither: its session is the Reader.
+	Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, error)
+	Close() error
+}
+
+// Format names a corpus file format.
+type Format string
+
+const (
+	CTF     Format = "ctf"
+	Parquet Format = "parquet"
+)
+
+// Detect returns the format of the file at path (invariant 1).
+func Detect(path string) Format {
+	if strings.EqualFold(filepath.Ext(path), ".parquet") || pqcorpus.IsParquet(path) {
+		return Parquet
+	}
+	return CTF
+}
+
+// Open opens the corpus at path with cfg. A Parquet file takes the streams,
+// the defines-mb-size and label streams and the chunking from cfg; CTF's
+// own settings (line mode, the index cache) do not apply to it, and since
+// Open checks every row of a Parquet file, a bad row fails it whatever
+// MaxErrors says.
+func Open(path string, cfg ctf.Config) (Reader, error) {
+	if Detect(path) == CTF {
+		r, err := ctf.Open(path, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return ctfReader{r}, nil
+	}
+	r, err := pqcorpus.Open(path, ParquetConfig(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return parquetReader{r}, nil
+}
+
+// OpenFile is Open of a file the caller opened and checked already: f is
+// what is read (path names it in messages), its format is told from its
+// first bytes or path's name, the index pass stops once ctx is done, and
+// progress (CTF only; may be nil) hears of the bytes it reads. On success
+// the Reader owns f; on error the caller does.
+func OpenFile(ctx context.Context, f *os.File, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
+	var magic [4]byte
+	n, _ := f.ReadAt(magic[:], 0)
+	if string(magic[:n]) == pqcorpus.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {
+		r, err := pqcorpus.OpenFile(ctx, f, path, ParquetConfig(cfg))
+		if err != nil {
+			return nil, err
+		}
+		return parquetReader{r}, nil
+	}
+	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: f, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	return ctfReader{r}, nil
+}
+
+// ctfReader adds Session to a ctf.Reader.
+type ctfReader struct{ *ctf.Reader }
+
+func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, error) {
+	return c.NewSession(maxErrors, warn)
+}
+
+// ParquetConfig is the Parquet reader's part of a CTF configuration.
+func ParquetConfig(cfg ctf.Config) pqcorpus.Config {
+	return pqcorpus.Config{Streams: cfg.Streams, DefinesMBSize: cfg.DefinesMBSize, Label: cfg.Label,
+		ChunkBytes: cfg.ChunkBytes, ChunkSequences: cfg.ChunkSequences}
+}
+
+// parquetReader adds a Summary to a pqcorpus.Reader.
+type parquetReader struct{ *pqcorpus.Reader }
+
+func (p parquetReader) Session(int, func(ctf.Error)) (corpus.Source, error) { return p.Reader, nil }
+
+func (p parquetReader) Summary() ctf.Summary {
+	return ctf.Summary{Sequences: p.Layout().NumSequences(), Chunks: p.Layout().NumChunks(),
+		Samples: p.StreamSamples(), Skipped: map[string]int{}, Warnings: map[string]int{}}
+}
+
+// ParquetOf returns the Parquet reader behind r, if r reads Parquet.
+func ParquetOf(r Reader) (*pqcorpus.Reader, bool) {
+	p, ok := r.(parquetReader)
+	return p.Reader, ok
+}

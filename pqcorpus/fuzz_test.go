@@ -1,0 +1,85 @@
+package pqcorpus
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/parquet-go/parquet-go"
+)
+
+// fuzzStreams is the configuration the fuzz target reads every input with:
+// one stream of each kind the seeds hold.
+var fuzzStreams = []corpus.Stream{{Name: "d", Dim: 2}, {Name: "s", Dim: 5, Sparse: true}}
+
+// fuzzSeeds are small files: written by Writer in each form, and with
+// optional nodes and nulls as other writers make them.
+func fuzzSeeds(t testing.TB) [][]byte {
+	ch := &corpus.Chunk{IDs: []string{"1", "2"}, Streams: []corpus.StreamData{
+		{SeqStart: []int32{0, 2, 3}, Dense: []float32{1, 2, 3, 4, 5, 6}},
+		{SeqStart: []int32{0, 1, 3}, RowStart: []int32{0, 1, 3, 4}, Indices: []int32{4, 0, 1, 2}, Values: []float32{1, 0.5, 2, 1}},
+	}}
+	var seeds [][]byte
+	for _, forms := range [][]Form{{Dense, SparseLists}} {
+		var b bytes.Buffer
+		w, err := NewWriter(&b, fuzzStreams, WriterOptions{Forms: forms, RowGroupRows: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteChunk(ch); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b.Bytes())
+	}
+	g := parquet.Group{"d": parquet.Optional(list(parquet.Optional(f64))), "s": parquet.Optional(list(parquet.Optional(i64)))}
+	for _, rows := range [][]map[string]any{
+		{{"d": []any{1.0, 2.0}, "s": []any{int64(1)}}, {"d": []any{3.0, 4.0, 5.0, 6.0}, "s": []any{int64(4), int64(0)}}},
+		{{"d": []any{1.0, nil}, "s": nil}},
+	} {
+		data, err := os.ReadFile(writeFile(t, g, rows, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	return seeds
+}
+
+// FuzzReader: whatever the bytes, Open and LoadChunk return a corpus or an
+// error, never panic or hang, and a corpus they return satisfies the
+// layout's invariants.
+func FuzzReader(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "f.parquet")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(p, Config{Streams: fuzzStreams, ChunkSequences: 1})
+		if err != nil {
+			return
+		}
+		defer r.Close()
+		if err := r.Layout().Validate(); err != nil && r.Layout().NumSequences() > 0 {
+			t.Fatalf("layout: %v", err)
+		}
+		for c := range r.Layout().NumChunks() {
+			ch, err := r.LoadChunk(c)
+			if err != nil {
+				continue
+			}
+			a, b := r.Layout().Chunk(c)
+			if ch.Len() != b-a {
+				t.Fatalf("chunk %d: %d sequences, want %d", c, ch.Len(), b-a)
+			}
+		}
+	})
+}

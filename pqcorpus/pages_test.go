@@ -1,0 +1,70 @@
+package pqcorpus
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// TestDamagedPageHeader: a page header declaring more uncompressed bytes
+// than its whole column chunk is reported as damaged before the library
+// allocates what it declares.
+func TestDamagedPageHeader(t *testing.T) {
+	// 20 doubles: a page of more than 63 bytes (a two-byte size in the
+	// header) in a chunk of fewer than 8191.
+	x := make([]any, 20)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	data, err := os.ReadFile(writeFile(t, parquet.Group{"x": list(f64)}, []map[string]any{{"x": x}}, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := pf.Metadata().RowGroups[0].Columns[0].MetaData
+	off := m.DataPageOffset
+	if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < off {
+		off = m.DictionaryPageOffset
+	}
+	var proto thrift.CompactProtocol
+	rd := bytes.NewReader(data[off:])
+	var h format.PageHeader
+	if err := thrift.NewDecoder(proto.NewReader(rd)).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	n := len(data[off:]) - rd.Len()
+	// A size above the chunk's total whose varint is as long as the old
+	// one, so the file's offsets stay right.
+	var patched []byte
+	for _, v := range []int32{63, 8191, 1<<20 - 1} {
+		if int64(v) <= m.TotalUncompressedSize {
+			continue
+		}
+		h.UncompressedPageSize = v
+		if patched, err = thrift.Marshal(&proto, &h); err == nil && len(patched) == n {
+			break
+		}
+		patched = nil
+	}
+	if patched == nil {
+		t.Fatal("no same-length header found")
+	}
+	copy(data[off:], patched)
+	p := filepath.Join(t.TempDir(), "damaged.parquet")
+	os.WriteFile(p, data, 0o644)
+	_, err = Open(p, Config{Streams: []corpus.Stream{{Name: "x", Dim: 20}}})
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "page header does not fit its column chunk") {
+		t.Fatalf("error %v, want the damaged page header reported", err)
+	}
+}

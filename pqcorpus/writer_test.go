@@ -1,0 +1,67 @@
+package pqcorpus
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+)
+
+// TestWriterRoundTrip: each form Widen chooses reads back as written,
+// across row groups of two rows.
+func TestWriterRoundTrip(t *testing.T) {
+	streams := []corpus.Stream{{Name: "d", Dim: 2}, {Name: "hot", Dim: 5, Sparse: true}, {Name: "single", Dim: 5, Sparse: true}, {Name: "bag", Dim: 5, Sparse: true}}
+	ch := &corpus.Chunk{IDs: []string{"10", "11", "12"}, Streams: []corpus.StreamData{
+		{SeqStart: []int32{0, 1, 3, 4}, Dense: []float32{1, 2, 3, 4, 5, 6, 7, 8}},
+		{SeqStart: []int32{0, 1, 2, 3}, RowStart: []int32{0, 1, 2, 3}, Indices: []int32{4, 0, 2}, Values: []float32{1, 1, 1}},
+		{SeqStart: []int32{0, 2, 3, 4}, RowStart: []int32{0, 1, 2, 3, 4}, Indices: []int32{1, 2, 3, 4}, Values: []float32{0.5, 1, -2, 1}},
+		{SeqStart: []int32{0, 1, 3, 4}, RowStart: []int32{0, 2, 2, 3, 4}, Indices: []int32{0, 1, 2, 3}, Values: []float32{1, 1, 3, 1}},
+	}}
+	forms := Forms(streams)
+	Widen(forms, streams, ch)
+	if want := []Form{Dense, OneHot, SparseSingle, SparseLists}; !reflect.DeepEqual(forms, want) {
+		t.Fatalf("forms %v, want %v", forms, want)
+	}
+	p := filepath.Join(t.TempDir(), "w.parquet")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWriter(f, streams, WriterOptions{Forms: forms, RowGroupRows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteChunk(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := openT(t, p, Config{Streams: streams})
+	if r.RowGroups() != 2 {
+		t.Errorf("%d row groups, want 2", r.RowGroups())
+	}
+	if got := r.Layout().Samples; !reflect.DeepEqual(got, []uint32{2, 2, 1}) {
+		t.Errorf("samples %v, want [2 2 1]", got)
+	}
+	got := chunk(t, r, 0)
+	if !reflect.DeepEqual(got.IDs, ch.IDs) {
+		t.Errorf("ids %v", got.IDs)
+	}
+	for s := range streams {
+		g, w := got.Streams[s], ch.Streams[s]
+		n := int(w.SeqStart[len(w.SeqStart)-1])
+		if !reflect.DeepEqual(g.SeqStart, w.SeqStart) || !reflect.DeepEqual(g.Dense, w.Dense) {
+			t.Errorf("stream %s: %v %v, want %v %v", streams[s].Name, g.SeqStart, g.Dense, w.SeqStart, w.Dense)
+		}
+		if streams[s].Sparse {
+			e := w.RowStart[n]
+			if !reflect.DeepEqual(g.RowStart[:n+1], w.RowStart) || !reflect.DeepEqual(g.Indices[:e], w.Indices) || !reflect.DeepEqual(g.Values[:e], w.Values) {
+				t.Errorf("stream %s: %v %v %v, want %v %v %v", streams[s].Name, g.RowStart[:n+1], g.Indices, g.Values[:e], w.RowStart, w.Indices, w.Values)
+			}
+		}
+	}
+}
