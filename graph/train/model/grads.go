@@ -20,7 +20,7 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 	if len(rg.slot) != t.Rows {
 		// Another partition (or a new table of another size): resize.
 		if cap(rg.slot) < t.Rows {
-			rg.slot = make([]int32, t.Rows)
+			rg.slot = makeHuge[int32](t.Rows)
 		}
 		rg.slot = rg.slot[:t.Rows]
 		for i := range rg.slot {
