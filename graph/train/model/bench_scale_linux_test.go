@@ -22,33 +22,46 @@ var scaleTables = map[bool]*Table{}
 // softmax, 1000 positives in chunks of 50, 1000 uniform negatives per
 // chunk, both sides) at d = 100 on a table of a million entities (400 MB of
 // embeddings: rows are no longer in cache), one relation, uniform
-// positives, a new batch each step. Each iteration is two steps, one on a
-// table (and worker) on transparent huge pages, this package's default on
-// Linux, and one on small pages (SetHugePages(false)), alternating which
-// goes first, so that the baseline shares the machine's load. It reports
-// on-cpu-edges/s and off-cpu-edges/s (edges per second of the thread's CPU
-// time, the figure a loaded machine moves least), their ratio on/off, and
-// huge-MiB, the table's memory the kernel put on huge pages (0 when THP is
-// "never").
+// positives, a new batch each step, as this package runs it (tables on
+// transparent huge pages on Linux, rows prefetched) next to a baseline
+// without one of the two: hugepages (the table and the worker's arrays on
+// small pages, SetHugePages(false)), prefetch (no prefetching) and
+// neither (small pages, no prefetching: the code before both). Each
+// iteration is one step of each, alternating which goes first, so that the
+// baseline shares the machine's load. It reports cpu-edges/s and
+// base-cpu-edges/s (edges per second of the thread's CPU time, the figure a
+// loaded machine moves least), their ratio speedup, and huge-MiB, the
+// table's memory the kernel put on huge pages (0 when THP is "never").
 //
 //	go test ./graph/train/model -run '^$' -bench StepScale -benchtime 40x -count 5
 func BenchmarkStepScale(b *testing.B) {
+	b.Run("hugepages", func(b *testing.B) { stepScale(b, stepArm{huge: false, ahead: prefetchAhead}) })
+	b.Run("prefetch", func(b *testing.B) { stepScale(b, stepArm{huge: true, ahead: 0}) })
+	b.Run("neither", func(b *testing.B) { stepScale(b, stepArm{huge: false, ahead: 0}) })
+}
+
+// stepArm is one setting BenchmarkStepScale times.
+type stepArm struct {
+	huge  bool // table and worker arrays on huge pages
+	ahead int  // Worker.ahead
+	tab   *Table
+	w     *Worker
+	rng   *rand.Rand
+	batch Batch
+	cpu   time.Duration
+}
+
+// stepScale times steps of the package's setting interleaved with steps
+// of base.
+func stepScale(b *testing.B, base stepArm) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	type arm struct {
-		tab   *Table
-		w     *Worker
-		rng   *rand.Rand
-		batch Batch
-		cpu   time.Duration
-	}
-	var arms [2]*arm // huge pages on, off
-	for i, hp := range []bool{true, false} {
-		was := SetHugePages(hp)
-		tab := scaleTables[hp]
-		if tab == nil {
-			tab = NewTable(scaleRows, 100, 1e-3, rand.New(rand.NewPCG(5, 6)))
-			scaleTables[hp] = tab
+	arms := [2]*stepArm{{huge: true, ahead: prefetchAhead}, &base}
+	for _, a := range arms {
+		was := SetHugePages(a.huge)
+		if a.tab = scaleTables[a.huge]; a.tab == nil {
+			a.tab = NewTable(scaleRows, 100, 1e-3, rand.New(rand.NewPCG(5, 6)))
+			scaleTables[a.huge] = a.tab
 		}
 		op, _ := NewOperator("complex_diagonal", 100)
 		m, err := New(Settings{Dim: 100, Comparator: "dot", Loss: "softmax", NumBatchNegs: 50, NumUniformNegs: 1000,
@@ -56,11 +69,11 @@ func BenchmarkStepScale(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a := &arm{tab: tab, w: NewWorker(m), rng: rand.New(rand.NewPCG(7, 8)),
-			batch: Batch{Lhs: make([]uint32, 1000), Rhs: make([]uint32, 1000), Rel: make([]uint32, 1000)}}
-		a.w.Step(a.batch, tab, tab, a.rng) // buffers grown
+		a.w, a.rng = NewWorker(m), rand.New(rand.NewPCG(7, 8))
+		a.w.ahead = a.ahead
+		a.batch = Batch{Lhs: make([]uint32, 1000), Rhs: make([]uint32, 1000), Rel: make([]uint32, 1000)}
+		a.w.Step(a.batch, a.tab, a.tab, a.rng) // buffers grown
 		SetHugePages(was)
-		arms[i] = a
 	}
 	b.ResetTimer()
 	for n := range b.N {
@@ -75,10 +88,10 @@ func BenchmarkStepScale(b *testing.B) {
 		}
 	}
 	edges := float64(b.N * 1000)
-	on, off := edges/arms[0].cpu.Seconds(), edges/arms[1].cpu.Seconds()
-	b.ReportMetric(on, "on-cpu-edges/s")
-	b.ReportMetric(off, "off-cpu-edges/s")
-	b.ReportMetric(on/off, "on/off")
+	got, was := edges/arms[0].cpu.Seconds(), edges/arms[1].cpu.Seconds()
+	b.ReportMetric(got, "cpu-edges/s")
+	b.ReportMetric(was, "base-cpu-edges/s")
+	b.ReportMetric(got/was, "speedup")
 	b.ReportMetric(float64(hugeKiB(b, alignedInside(arms[0].tab.Emb)))/1024, "huge-MiB")
 }
 
