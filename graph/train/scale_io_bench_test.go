@@ -47,9 +47,9 @@ operator = "complex_diagonal"
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
 // settings at dimension 100, 2 workers, for P = 1 and 8 partitions, with
 // the partition I/O behind training (io=overlap) and with it written in
-// turn (io=sequential, the baseline in the same run), and for P = 1 with
-// the tables on small pages (io=overlap/pages=small, model.SetHugePages:
-// the baseline of the huge pages). It reports edges/s
+// turn (io=sequential, the baseline in the same run), and for P = 1
+// without model's memory hints (io=overlap/hints=off: tables on small
+// pages, no prefetching; model.SetMemoryHints). It reports edges/s
 // (wall clock, the whole epoch with its checkpoints), cpu-edges/s (per
 // second of the process's CPU time), iowait-% (the share
 // of the epoch its buckets waited for partition loads and checkpoint
@@ -83,11 +83,11 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 		}
 		for _, run := range runs {
 			mode, name := run.mode, "io="+run.mode
-			if run.small {
-				name += "/pages=small"
+			if run.noHints {
+				name += "/hints=off"
 			}
 			b.Run(fmt.Sprintf("P=%d/%s", parts, name), func(b *testing.B) {
-				defer model.SetHugePages(model.SetHugePages(!run.small))
+				defer model.SetMemoryHints(model.SetMemoryHints(!run.noHints))
 				var wall, wait, cpu time.Duration
 				var trained int64
 				var io train.EpochIO
@@ -129,10 +129,10 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 }
 
 // scaleRun is one of BenchmarkTrainScaleIO's runs: the partition I/O
-// ("overlap" or "sequential"), and whether the tables are on small pages.
+// ("overlap" or "sequential"), and whether model's memory hints are off.
 type scaleRun struct {
-	mode  string
-	small bool
+	mode    string
+	noHints bool
 }
 
 // anonHugeBytes is the process's memory on transparent huge pages

@@ -25,7 +25,7 @@ var scaleTables = map[bool]*Table{}
 // positives, a new batch each step, as this package runs it (tables on
 // transparent huge pages on Linux, rows prefetched) next to a baseline
 // without one of the two: hugepages (the table and the worker's arrays on
-// small pages, SetHugePages(false)), prefetch (no prefetching) and
+// small pages), prefetch (no prefetching) and
 // neither (small pages, no prefetching: the code before both). Each
 // iteration is one step of each, alternating which goes first, so that the
 // baseline shares the machine's load. It reports cpu-edges/s and
@@ -58,7 +58,7 @@ func stepScale(b *testing.B, base stepArm) {
 	defer runtime.UnlockOSThread()
 	arms := [2]*stepArm{{huge: true, ahead: prefetchAhead}, &base}
 	for _, a := range arms {
-		was := SetHugePages(a.huge)
+		was := SetMemoryHints(a.huge)
 		if a.tab = scaleTables[a.huge]; a.tab == nil {
 			a.tab = NewTable(scaleRows, 100, 1e-3, rand.New(rand.NewPCG(5, 6)))
 			scaleTables[a.huge] = a.tab
@@ -73,7 +73,7 @@ func stepScale(b *testing.B, base stepArm) {
 		a.w.ahead = a.ahead
 		a.batch = Batch{Lhs: make([]uint32, 1000), Rhs: make([]uint32, 1000), Rel: make([]uint32, 1000)}
 		a.w.Step(a.batch, a.tab, a.tab, a.rng) // buffers grown
-		SetHugePages(was)
+		SetMemoryHints(was)
 	}
 	b.ResetTimer()
 	for n := range b.N {

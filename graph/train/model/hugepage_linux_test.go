@@ -68,7 +68,7 @@ func alignedInside(v []float32) unsafe.Pointer {
 
 // TestTableHugePages: a large table's embeddings lie on transparent huge
 // pages once written when the system grants them on request (THP mode
-// "madvise"), and on small pages with SetHugePages(false).
+// "madvise"), and on small pages with the memory hints off.
 func TestTableHugePages(t *testing.T) {
 	if mode := thpMode(); mode != "madvise" {
 		t.Skipf("transparent huge pages are %q here: the test needs \"madvise\", where only advised memory gets them", mode)
@@ -77,9 +77,9 @@ func TestTableHugePages(t *testing.T) {
 	var keep []*Table              // the first table stays, so the second cannot reuse its memory
 	defer runtime.KeepAlive(&keep)
 	for _, on := range []bool{true, false} {
-		was := SetHugePages(on)
+		was := SetMemoryHints(on)
 		tab := MakeTable(rows, dim)
-		SetHugePages(was)
+		SetMemoryHints(was)
 		keep = append(keep, tab)
 		for i := range tab.Emb {
 			tab.Emb[i] = 1

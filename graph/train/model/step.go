@@ -7,12 +7,6 @@ import (
 	"github.com/batchprep/batchprep/internal/kern"
 )
 
-// prefetchAhead is how many rows ahead a Worker prefetches the table rows
-// it gathers and updates and the row→slot entries it looks up: about the
-// memory latency over the time one row's work takes. Prefetching reads
-// and writes nothing, so results do not depend on it.
-const prefetchAhead = 4
-
 // Worker runs batch steps on a shared Model and shared Tables. Its
 // buffers are its own: one Worker per goroutine.
 type Worker struct {
@@ -31,7 +25,7 @@ type Worker struct {
 	gl, gr     rowGrads
 	usedRels   []int
 	scratch    []float32
-	ahead      int // rows prefetched ahead in gather, scatter and apply (0: none)
+	ahead      int // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
 
 	// Per chunk.
 	u, v, cand, t, f, df, dt, dcand, dx []float32
@@ -45,7 +39,10 @@ func NewWorker(m *Model) *Worker {
 	l, _ := NewLoss(m.S.Loss, m.S.Margin)
 	w := &Worker{m: m, cmp: c, loss: l, d: m.S.Dim, stamp: make([]int, len(m.Rels)),
 		params: make([][2][]float32, len(m.Rels)), dparams: make([][2][]float32, len(m.Rels)),
-		scratch: make([]float32, m.S.Dim), ahead: prefetchAhead}
+		scratch: make([]float32, m.S.Dim)}
+	if memHints.Load() {
+		w.ahead = prefetchAhead
+	}
 	w.gen = []int{0}
 	for i := range w.stamp {
 		w.stamp[i] = -1

@@ -27,7 +27,7 @@ func NewTable(rows, dim int, initScale float64, rng *rand.Rand) *Table {
 }
 
 // MakeTable returns a table of zeros, its memory advised as huge pages
-// when large (see SetHugePages): what a reader of a stored table fills.
+// when large (see SetMemoryHints): what a reader of a stored table fills.
 func MakeTable(rows, dim int) *Table {
 	return &Table{Rows: rows, Dim: dim, Emb: makeHuge[float32](rows * dim), Acc: makeHuge[float32](rows)}
 }
