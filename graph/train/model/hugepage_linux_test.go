@@ -68,7 +68,9 @@ func alignedInside(v []float32) unsafe.Pointer {
 
 // TestTableHugePages: a large table's embeddings lie on transparent huge
 // pages once written when the system grants them on request (THP mode
-// "madvise"), and on small pages with the memory hints off.
+// "madvise"), and on small pages with the memory hints off (invariant 8's
+// hints; that they change no value is TestPrefetchChangesNothing's and
+// graph/train's determinism tests' part).
 func TestTableHugePages(t *testing.T) {
 	if mode := thpMode(); mode != "madvise" {
 		t.Skipf("transparent huge pages are %q here: the test needs \"madvise\", where only advised memory gets them", mode)

@@ -9,8 +9,7 @@ import (
 
 // TestPrefetchChangesNothing: steps with rows prefetched ahead (as every
 // Worker runs them) leave the tables bit-identical to steps without, over
-// every step case and several batches each (invariant 5: prefetching is
-// no arithmetic).
+// every step case and several batches each (invariant 8).
 func TestPrefetchChangesNothing(t *testing.T) {
 	for i, c := range stepCases() {
 		var tabs [2][]*Table
