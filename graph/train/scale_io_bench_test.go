@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/batchprep/batchprep/graph/gen"
 	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/graph/train"
+	"github.com/batchprep/batchprep/graph/train/model"
 )
 
 // scaleSettings are the FB15k-237 comparison settings
@@ -44,11 +47,16 @@ operator = "complex_diagonal"
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
 // settings at dimension 100, 2 workers, for P = 1 and 8 partitions, with
 // the partition I/O behind training (io=overlap) and with it written in
-// turn (io=sequential, the baseline in the same run). It reports edges/s
-// (wall clock, the whole epoch with its checkpoints), iowait-% (the share
+// turn (io=sequential, the baseline in the same run), and for P = 1
+// without model's memory hints (io=overlap/hints=off: tables on small
+// pages, no prefetching; model.SetMemoryHints). It reports edges/s
+// (wall clock, the whole epoch with its checkpoints), cpu-edges/s (per
+// second of the process's CPU time), iowait-% (the share
 // of the epoch its buckets waited for partition loads and checkpoint
 // writes, Trainer.IOWait), and the epoch's partition traffic in MiB
-// (read-MiB, written-MiB, as plan --simulate predicts it). Large: runs
+// (read-MiB, written-MiB, as plan --simulate predicts it), and huge-MiB,
+// the most of the process's memory on transparent huge pages after a
+// bucket (0 when the kernel gives none). Large: runs
 // only with BATCHPREP_SCALE=1 (bash .ci/bench scale), with -benchtime 1x;
 // it needs about 2 GiB of memory and of disk at the defaults.
 func BenchmarkTrainScaleIO(b *testing.B) {
@@ -69,22 +77,38 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := openStore(b, cfg)
-		for _, mode := range []string{"overlap", "sequential"} {
-			b.Run(fmt.Sprintf("P=%d/io=%s", parts, mode), func(b *testing.B) {
-				var wall, wait time.Duration
+		runs := []scaleRun{{"overlap", false}, {"sequential", false}}
+		if parts == 1 {
+			runs = append(runs, scaleRun{"overlap", true})
+		}
+		for _, run := range runs {
+			mode, name := run.mode, "io="+run.mode
+			if run.noHints {
+				name += "/hints=off"
+			}
+			b.Run(fmt.Sprintf("P=%d/%s", parts, name), func(b *testing.B) {
+				defer model.SetMemoryHints(model.SetMemoryHints(!run.noHints))
+				var wall, wait, cpu time.Duration
 				var trained int64
 				var io train.EpochIO
+				var huge int64
 				for i := range b.N {
-					cfg.CheckpointPath = filepath.Join(dir, fmt.Sprintf("ckpt-%s-%d", mode, i))
-					tr, err := train.New(cfg, st, train.Options{SequentialIO: mode == "sequential"})
+					// Freed memory goes back to the kernel, so that this
+					// run's tables take the pages its setting asks for.
+					debug.FreeOSMemory()
+					cfg.CheckpointPath = filepath.Join(dir, fmt.Sprintf("ckpt-%s-%d", strings.ReplaceAll(name, "/", "-"), i))
+					tr, err := train.New(cfg, st, train.Options{SequentialIO: mode == "sequential", Bucket: func(train.Event) {
+						huge = max(huge, anonHugeBytes())
+					}})
 					if err != nil {
 						b.Fatal(err)
 					}
-					start := time.Now()
+					start, cpu0 := time.Now(), cpuTime()
 					if err := tr.Run(context.Background()); err != nil {
 						b.Fatal(err)
 					}
 					wall += time.Since(start)
+					cpu += cpuTime() - cpu0
 					load, write := tr.IOWait()
 					wait += load + write
 					trained += tr.Manifest().Edges
@@ -94,12 +118,37 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(trained)/wall.Seconds(), "edges/s")
+				b.ReportMetric(float64(trained)/cpu.Seconds(), "cpu-edges/s")
 				b.ReportMetric(100*wait.Seconds()/wall.Seconds(), "iowait-%")
 				b.ReportMetric(float64(io.LoadBytes)/(1<<20), "read-MiB")
 				b.ReportMetric(float64(io.SaveBytes)/(1<<20), "written-MiB")
+				b.ReportMetric(float64(huge)/(1<<20), "huge-MiB")
 			})
 		}
 	}
+}
+
+// scaleRun is one of BenchmarkTrainScaleIO's runs: the partition I/O
+// ("overlap" or "sequential"), and whether model's memory hints are off.
+type scaleRun struct {
+	mode    string
+	noHints bool
+}
+
+// anonHugeBytes is the process's memory on transparent huge pages
+// (AnonHugePages of /proc/self/smaps_rollup), 0 where that is not known.
+func anonHugeBytes() int64 {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "AnonHugePages:" {
+			kib, _ := strconv.ParseInt(f[1], 10, 64)
+			return kib << 10
+		}
+	}
+	return 0
 }
 
 // scaleGraph imports into cfg's store the scale benchmarks' graph:

@@ -47,9 +47,9 @@ func decodeTable(b []byte) (*model.Table, error) {
 	if dim == 0 || rows > uint64(len(b)-24)/(4*(dim+1)) || uint64(len(b)-24) != 4*rows*(dim+1) {
 		return nil, fmt.Errorf("table file: %d bytes do not hold %d rows of dimension %d", len(b), rows, dim)
 	}
-	t := &model.Table{Rows: int(rows), Dim: int(dim)}
-	t.Emb = readFloats(b[24:], int(rows*dim))
-	t.Acc = readFloats(b[24+4*rows*dim:], int(rows))
+	t := model.MakeTable(int(rows), int(dim))
+	decodeFloats(t.Emb, b[24:])
+	decodeFloats(t.Acc, b[24+4*rows*dim:])
 	return t, nil
 }
 
@@ -62,10 +62,15 @@ func appendFloats(b []byte, v []float32) []byte {
 
 func readFloats(b []byte, n int) []float32 {
 	v := make([]float32, n)
+	decodeFloats(v, b)
+	return v
+}
+
+// decodeFloats fills v from the little-endian float32s at the start of b.
+func decodeFloats(v []float32, b []byte) {
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
-	return v
 }
 
 // Model files (model.v{seq}.bin) hold the dense parameters: magic

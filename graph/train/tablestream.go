@@ -115,7 +115,7 @@ func readTable(r io.Reader, size int64) (*model.Table, error) {
 	if dim == 0 || rows > uint64(size-24)/(4*(dim+1)) || uint64(size-24) != 4*rows*(dim+1) {
 		return nil, fmt.Errorf("table file: %d bytes do not hold %d rows of dimension %d", size, rows, dim)
 	}
-	t := &model.Table{Rows: int(rows), Dim: int(dim), Emb: make([]float32, rows*dim), Acc: make([]float32, rows)}
+	t := model.MakeTable(int(rows), int(dim))
 	buf := make([]byte, streamBytes)
 	for _, v := range [][]float32{t.Emb, t.Acc} {
 		for len(v) > 0 {

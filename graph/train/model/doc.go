@@ -32,4 +32,8 @@
 //     accesses.
 //  7. Randomness (uniform negatives) comes only from the *rand.Rand the
 //     caller passes, derived from the batch's coordinates.
+//  8. The memory hints for large tables (SetMemoryHints: transparent huge
+//     pages on Linux, rows prefetched ahead on amd64) are platform-dependent
+//     but change no value and no order of arithmetic: a step gives the same
+//     bits with them on or off, on every platform.
 package model

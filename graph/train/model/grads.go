@@ -1,5 +1,7 @@
 package model
 
+import "github.com/batchprep/batchprep/internal/kern"
+
 // rowGrads accumulates a batch's gradient per row of one table, so that a
 // row drawn several times gets one Adagrad step with the summed gradient.
 type rowGrads struct {
@@ -20,7 +22,7 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 	if len(rg.slot) != t.Rows {
 		// Another partition (or a new table of another size): resize.
 		if cap(rg.slot) < t.Rows {
-			rg.slot = make([]int32, t.Rows)
+			rg.slot = makeHuge[int32](t.Rows)
 		}
 		rg.slot = rg.slot[:t.Rows]
 		for i := range rg.slot {
@@ -47,10 +49,20 @@ func (rg *rowGrads) add(row uint32, g []float32) {
 	addTo(rg.g[int(s)*d:int(s+1)*d], g[:d])
 }
 
-// apply gives every touched row its Adagrad step.
-func (rg *rowGrads) apply(lr float32, scratch []float32) {
-	d := rg.tab.Dim
+// apply gives every touched row its Adagrad step, prefetching the row and
+// accumulator ahead rows ahead.
+func (rg *rowGrads) apply(lr float32, scratch []float32, ahead int) {
+	d, tab := rg.tab.Dim, rg.tab
+	for _, r := range rg.rows[:min(ahead, len(rg.rows))] {
+		kern.Prefetch(tab.Row(int(r)))
+		kern.Prefetch(tab.Acc[r : r+1])
+	}
 	for s, r := range rg.rows {
+		if a := s + ahead; ahead > 0 && a < len(rg.rows) {
+			ra := int(rg.rows[a])
+			kern.Prefetch(tab.Row(ra))
+			kern.Prefetch(tab.Acc[ra : ra+1])
+		}
 		rg.tab.Update(int(r), rg.g[s*d:(s+1)*d], lr, scratch)
 	}
 }

@@ -3,6 +3,8 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // Worker runs batch steps on a shared Model and shared Tables. Its
@@ -23,6 +25,7 @@ type Worker struct {
 	gl, gr     rowGrads
 	usedRels   []int
 	scratch    []float32
+	ahead      int // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
 
 	// Per chunk.
 	u, v, cand, t, f, df, dt, dcand, dx []float32
@@ -37,6 +40,9 @@ func NewWorker(m *Model) *Worker {
 	w := &Worker{m: m, cmp: c, loss: l, d: m.S.Dim, stamp: make([]int, len(m.Rels)),
 		params: make([][2][]float32, len(m.Rels)), dparams: make([][2][]float32, len(m.Rels)),
 		scratch: make([]float32, m.S.Dim)}
+	if memHints.Load() {
+		w.ahead = prefetchAhead
+	}
 	w.gen = []int{0}
 	for i := range w.stamp {
 		w.stamp[i] = -1
@@ -87,7 +93,13 @@ func (w *Worker) rel(r, side int) (p, dp []float32) {
 // of tab to dst.
 func (w *Worker) gather(tab *Table, typ int, ids []uint32, dst []float32) {
 	d := w.d
+	for _, id := range ids[:min(w.ahead, len(ids))] {
+		kern.Prefetch(tab.Row(int(id)))
+	}
 	for i, id := range ids {
+		if a := i + w.ahead; w.ahead > 0 && a < len(ids) {
+			kern.Prefetch(tab.Row(int(ids[a])))
+		}
 		row := dst[i*d : (i+1)*d]
 		tab.Read(int(id), row)
 		if w.glob != nil {
@@ -100,7 +112,13 @@ func (w *Worker) gather(tab *Table, typ int, ids []uint32, dst []float32) {
 // embedding).
 func (w *Worker) scatter(rg *rowGrads, ids []uint32, g []float32) {
 	d := w.d
+	for _, id := range ids[:min(w.ahead, len(ids))] {
+		kern.PrefetchInt32(&rg.slot[id])
+	}
 	for i, id := range ids {
+		if a := i + w.ahead; w.ahead > 0 && a < len(ids) {
+			kern.PrefetchInt32(&rg.slot[ids[a]])
+		}
 		rg.add(id, g[i*d:(i+1)*d])
 		if w.dglob != nil {
 			addTo(w.dglob[rg.typ], g[i*d:(i+1)*d])
@@ -435,9 +453,9 @@ func (w *Worker) n3After(ch *chunk, x []float32, ids []uint32, g *rowGrads, side
 // entities, Adagrad for the relation parameters and global embeddings.
 func (w *Worker) apply(grR *rowGrads) {
 	m := w.m
-	w.gl.apply(m.S.Lr, w.scratch)
+	w.gl.apply(m.S.Lr, w.scratch, w.ahead)
 	if grR != &w.gl {
-		grR.apply(m.S.Lr, w.scratch)
+		grR.apply(m.S.Lr, w.scratch, w.ahead)
 	}
 	for _, r := range w.usedRels {
 		for s, d := range m.Params[r] {

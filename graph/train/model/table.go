@@ -19,11 +19,17 @@ type Table struct {
 // NewTable returns a table whose embeddings are initScale·N(0,1) drawn from
 // rng (PBG's init_scale), with zero accumulators.
 func NewTable(rows, dim int, initScale float64, rng *rand.Rand) *Table {
-	t := &Table{Rows: rows, Dim: dim, Emb: make([]float32, rows*dim), Acc: make([]float32, rows)}
+	t := MakeTable(rows, dim)
 	for i := range t.Emb {
 		t.Emb[i] = float32(initScale * rng.NormFloat64())
 	}
 	return t
+}
+
+// MakeTable returns a table of zeros, its memory advised as huge pages
+// when large (see SetMemoryHints): what a reader of a stored table fills.
+func MakeTable(rows, dim int) *Table {
+	return &Table{Rows: rows, Dim: dim, Emb: makeHuge[float32](rows * dim), Acc: makeHuge[float32](rows)}
 }
 
 // Row returns row i of the shared memory (for single-threaded readers).
