@@ -151,7 +151,7 @@ func (p *parser) relationNames(cfg *config.Config) []string {
 		}
 		return names
 	}
-	if p.opts.RelCol < 0 {
+	if !p.opts.hasRel() {
 		return []string{cfg.Relations[0].Name}
 	}
 	return append([]string{}, p.dynNames...)
@@ -174,6 +174,16 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 		progress = func(b int64) {
 			opts.Progress(Progress{Phase: "parse", File: idx, Path: name, Bytes: b, TotalBytes: size, Edges: before + int64(fe.len())})
 		}
+	}
+	format, err := formatOf(opts, name)
+	if err != nil {
+		return fe, err
+	}
+	if format == FormatParquet {
+		return fe, p.parseParquet(ctx, f, size, name, fe, progress)
+	}
+	if opts.names() {
+		return fe, fmt.Errorf("importer: %s is a text edge list, which has no column names: choose its columns by 0-based index", name)
 	}
 	err = p.parse(ctx, f, name, fe, progress)
 	return fe, err

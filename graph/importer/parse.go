@@ -45,9 +45,10 @@ type parser struct {
 	relDicts [][2]*dict // per config relation: lhs and rhs dictionaries
 	dicts    map[string]*dict
 	budget   budget
-	block    int    // read size; blockSize unless a test sets it
-	size     int64  // the file's size if known (for reserve)
-	sink     uint32 // keeps the prefetch loads alive
+	block    int     // read size; blockSize unless a test sets it
+	size     int64   // the file's size if known (for reserve)
+	sink     uint32  // keeps the prefetch loads alive
+	pq       *pqFile // the Parquet file being read; nil for text
 }
 
 // budget counts bad lines and keeps the first ones for the report.
@@ -146,7 +147,7 @@ func (p *parser) reserve(out *fileEdges, consumed int64) {
 		out.lhs = slices.Grow(out.lhs, want-len(out.lhs))
 		out.rhs = slices.Grow(out.rhs, want-len(out.rhs))
 		out.rel = slices.Grow(out.rel, want-len(out.rel))
-		if p.opts.WeightCol >= 0 {
+		if p.opts.hasWeight() {
 			out.weight = slices.Grow(out.weight, want-len(out.weight))
 		}
 	}

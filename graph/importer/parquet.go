@@ -1,0 +1,402 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// Parquet input. Each row is an edge line: its ordinal is its row number in
+// the file. The chosen columns are decoded page by page from the pages'
+// buffers; integers become their decimal text, so an integer id 42 is the
+// entity named "42", as in a text file. Row groups are decoded in parallel
+// (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
+// batches of pqBatchRows rows; the calling goroutine runs pass B on the
+// batches in row order, exactly as for text. A row group's batches queue
+// at most two deep, so memory stays bounded whatever the row group size.
+
+// Column roles: stored where text lines keep byte columns (pending.lcol,
+// rcol, relCol and fault.col) so that errors can name the column.
+const (
+	roleLhs = 1 + iota
+	roleRhs
+	roleRel
+	roleWeight
+	roles
+)
+
+var roleNames = [roles]string{"", "lhs", "rhs", "rel", "weight"}
+
+// roleWhat says what a role's column holds, for messages.
+var roleWhat = [roles]string{"", "lhs entity", "rhs entity", "relation", "weight"}
+
+// pqBatchRows is the rows of one batch between the passes (as a text
+// block of 128 KiB holds about 8000 lines).
+const pqBatchRows = 8192
+
+// pqFile is what pass B needs to know of the Parquet file being read.
+type pqFile struct {
+	colNames [roles]string
+	rgStart  []int64 // first row of each row group
+}
+
+// pos returns the Parquet position of row (0-based) and role's column.
+func (q *pqFile) pos(row int64, role int) *ParquetPos {
+	g, found := slices.BinarySearch(q.rgStart, row)
+	if !found {
+		g--
+	}
+	name := ""
+	if role > 0 && role < roles {
+		name = q.colNames[role]
+	}
+	return &ParquetPos{RowGroup: g, Row: row, Column: name}
+}
+
+// pqBatch is a batch of rows after pass A.
+type pqBatch struct {
+	batch []pending
+	rows  int64 // rows of the file read so far, this batch included
+	err   error
+}
+
+// openParquet opens a Parquet file's footer, turning the library's panics
+// on malformed input into errors.
+func openParquet(f *os.File, size int64, name string) (pf *parquet.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, r)
+		}
+	}()
+	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(256<<10))
+	if err != nil {
+		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, err)
+	}
+	return pf, nil
+}
+
+// parquetColumns finds the chosen columns in the file's schema and checks
+// their types.
+func (p *parser) parquetColumns(pf *parquet.File, name string) ([roles]*pqCol, error) {
+	var cols [roles]*pqCol
+	o := p.opts
+	top := pf.Root().Columns()
+	var names []string
+	for _, c := range top {
+		names = append(names, c.Name())
+	}
+	list := strings.Join(names, ", ")
+	for role, ch := range [roles]struct {
+		idx int
+		nm  string
+	}{{}, {o.LhsCol, o.LhsName}, {o.RhsCol, o.RhsName}, {o.RelCol, o.RelName}, {o.WeightCol, o.WeightName}} {
+		if role == 0 || (ch.nm == "" && ch.idx < 0) {
+			continue
+		}
+		var c *parquet.Column
+		if ch.nm != "" {
+			c = pf.Root().Column(ch.nm)
+			if c == nil {
+				return cols, fmt.Errorf("importer: %s: no column %q for the %s (the file's columns: %s)", name, ch.nm, roleWhat[role], list)
+			}
+		} else {
+			if ch.idx >= len(top) {
+				return cols, fmt.Errorf("importer: %s: the %s is column %d but the file has %d columns (%s)", name, roleWhat[role], ch.idx, len(top), list)
+			}
+			c = top[ch.idx]
+		}
+		col, err := columnOf(c, role)
+		if err != nil {
+			return cols, fmt.Errorf("importer: %s: %w", name, err)
+		}
+		for r, other := range cols {
+			if other != nil && other.leaf == col.leaf {
+				return cols, fmt.Errorf("importer: %s: the %s and %s are both column %q", name, roleWhat[r], roleWhat[role], col.name)
+			}
+		}
+		cols[role] = col
+	}
+	return cols, nil
+}
+
+// columnOf checks that c can hold role's values.
+func columnOf(c *parquet.Column, role int) (*pqCol, error) {
+	col := &pqCol{role: roleNames[role], name: c.Name()}
+	want := "integers or strings"
+	if role == roleWeight {
+		want = "numbers"
+	}
+	if !c.Leaf() || c.Repeated() || c.MaxRepetitionLevel() > 0 {
+		return nil, fmt.Errorf("column %q is a list or a group: the %s needs a column of %s", col.name, roleWhat[role], want)
+	}
+	t := c.Type()
+	var lv format.LogicalTypeValue
+	if lt := t.LogicalType(); lt != nil {
+		lv = lt.Value
+	}
+	it, isInt := lv.(*format.IntType)
+	intLogical := lv == nil || isInt
+	switch t.Kind() {
+	case parquet.Int32:
+		col.kind = kindInt32
+	case parquet.Int64:
+		col.kind = kindInt64
+	case parquet.ByteArray:
+		col.kind = kindBytes
+	case parquet.Float:
+		col.kind = kindFloat
+	case parquet.Double:
+		col.kind = kindDouble
+	default:
+		return nil, fmt.Errorf("column %q holds %s values: the %s needs a column of %s", col.name, kindName(t.Kind()), roleWhat[role], want)
+	}
+	if isInt && !it.IsSigned {
+		col.unsigned = true
+	}
+	switch {
+	case (col.kind == kindInt32 || col.kind == kindInt64) && !intLogical:
+		return nil, fmt.Errorf("column %q holds %s values: the %s needs a column of %s", col.name, logicalName(lv), roleWhat[role], want)
+	case role != roleWeight && (col.kind == kindFloat || col.kind == kindDouble):
+		return nil, fmt.Errorf("column %q holds floating-point numbers: the %s needs a column of integers or strings", col.name, roleWhat[role])
+	case role == roleWeight && col.kind == kindBytes:
+		return nil, fmt.Errorf("column %q holds strings: the weight needs a column of numbers", col.name)
+	}
+	col.leaf = c.Index()
+	col.maxDef = byte(c.MaxDefinitionLevel())
+	return col, nil
+}
+
+func kindName(k parquet.Kind) string {
+	switch k {
+	case parquet.Boolean:
+		return "boolean"
+	case parquet.Int96:
+		return "INT96 (timestamp)"
+	case parquet.FixedLenByteArray:
+		return "fixed-length binary"
+	}
+	return strings.ToLower(k.String())
+}
+
+func logicalName(lv format.LogicalTypeValue) string {
+	switch lv.(type) {
+	case *format.DateType:
+		return "date"
+	case *format.TimeType:
+		return "time"
+	case *format.TimestampType:
+		return "timestamp"
+	case *format.DecimalType:
+		return "decimal"
+	}
+	return "non-integer"
+}
+
+// parseParquet reads one Parquet file (see the comment at the top).
+func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name string, out *fileEdges, progress func(int64)) error {
+	pf, err := openParquet(f, size, name)
+	if err != nil {
+		return err
+	}
+	cols, err := p.parquetColumns(pf, name)
+	if err != nil {
+		return err
+	}
+	rgs := pf.RowGroups()
+	q := &pqFile{rgStart: make([]int64, len(rgs))}
+	for r, c := range cols {
+		if c != nil {
+			q.colNames[r] = c.name
+		}
+	}
+	var total int64
+	for g, rg := range rgs {
+		q.rgStart[g] = total
+		total += rg.NumRows()
+	}
+	p.pq = q
+	defer func() { p.pq = nil }()
+	p.reserveRows(out, total)
+
+	results := make([]chan *pqBatch, len(rgs))
+	for g := range results {
+		results[g] = make(chan *pqBatch, 2)
+	}
+	stop := make(chan struct{})
+	next := make(chan int, len(rgs))
+	for g := range rgs {
+		next <- g
+	}
+	close(next)
+	workers := min(runtime.GOMAXPROCS(0), len(rgs))
+	done := make(chan struct{}, workers)
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for g := range next {
+				p.decodeRowGroup(rgs[g], q.rgStart[g], &cols, results[g], stop)
+				close(results[g])
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		for range workers {
+			<-done
+		}
+	}()
+	expected := 0
+	for g := range rgs {
+		for b := range results[g] {
+			if b.err != nil {
+				return fmt.Errorf("importer: %s: row group %d: %w", name, g, b.err)
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := p.flush(b.batch, name, &expected, out); err != nil {
+				return err
+			}
+			out.lines = b.rows
+			if progress != nil && total > 0 {
+				progress(int64(float64(size) * float64(b.rows) / float64(total)))
+			}
+		}
+	}
+	return nil
+}
+
+// reserveRows grows out's columns to the file's row count.
+func (p *parser) reserveRows(out *fileEdges, rows int64) {
+	n := int(rows)
+	out.lhs = slices.Grow(out.lhs, n)
+	out.rhs = slices.Grow(out.rhs, n)
+	out.rel = slices.Grow(out.rel, n)
+	if p.opts.hasWeight() {
+		out.weight = slices.Grow(out.weight, n)
+	}
+	out.reserved = true
+}
+
+// decodeRowGroup is pass A for one row group: it sends the row group's
+// rows in batches to res, stopping early when stop closes.
+func (p *parser) decodeRowGroup(rg parquet.RowGroup, first int64, cols *[roles]*pqCol, res chan<- *pqBatch, stop <-chan struct{}) {
+	send := func(b *pqBatch) bool {
+		select {
+		case res <- b:
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	var curs [roles]*cursor
+	defer func() {
+		for _, c := range curs {
+			if c != nil {
+				c.pages.Close()
+			}
+		}
+		if r := recover(); r != nil {
+			send(&pqBatch{err: fmt.Errorf("%w (%v)", errCorrupt, r)})
+		}
+	}()
+	chunks := rg.ColumnChunks()
+	for r, c := range cols {
+		if c == nil {
+			continue
+		}
+		if c.leaf >= len(chunks) {
+			send(&pqBatch{err: fmt.Errorf("column %q has no data: %w", c.name, errCorrupt)})
+			return
+		}
+		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
+	}
+	n := rg.NumRows()
+	for at := int64(0); at < n; {
+		m := int(min(n-at, pqBatchRows))
+		b := &pqBatch{batch: make([]pending, m)}
+		var a arena
+		for i := range m {
+			if err := p.scanRow(&b.batch[i], &curs, &a, first+at+int64(i)); err != nil {
+				send(&pqBatch{err: err})
+				return
+			}
+		}
+		at += int64(m)
+		b.rows = first + at
+		if !send(b) {
+			return
+		}
+	}
+}
+
+// scanRow is pass A for one row: it reads the row's value in every chosen
+// column and runs the checks a text line gets in scan.
+func (p *parser) scanRow(e *pending, curs *[roles]*cursor, a *arena, row int64) error {
+	var vals [roles]int
+	for r, c := range curs {
+		if c == nil {
+			continue
+		}
+		v, err := c.next()
+		if err != nil {
+			return err
+		}
+		vals[r] = v
+	}
+	*e = pending{lineNo: row + 1, nf: 1, lcol: roleLhs, rcol: roleRhs, relCol: roleRel, dicts: p.relDicts[0]}
+	fail := func(stage, role int, r Reason, msg string) error {
+		e.fault = &fault{stage: stage, col: role, why: r, msg: msg}
+		return nil
+	}
+	var fields [roles][]byte
+	for r := roleLhs; r <= roleRel; r++ {
+		c := curs[r]
+		if c == nil {
+			continue
+		}
+		if vals[r] < 0 {
+			return fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
+		}
+		fields[r] = c.name(a, vals[r])
+		if len(fields[r]) == 0 {
+			return fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
+		}
+	}
+	if curs[roleWeight] != nil && vals[roleWeight] < 0 {
+		return fail(stageField, roleWeight, ReasonNull, "the weight is null")
+	}
+	if f := fields[roleRel]; f != nil {
+		e.relF = f
+		if !p.dynamic {
+			id, ok := p.relByCfg[string(f)]
+			if !ok {
+				return fail(stageRelation, roleRel, ReasonRelation, fmt.Sprintf("relation %q is not in the config's relations", f))
+			}
+			e.rel, e.dicts = id, p.relDicts[id]
+		}
+	}
+	e.lf, e.rf = fields[roleLhs], fields[roleRhs]
+	e.hl = maphash.Bytes(e.dicts[0].seed, e.lf)
+	e.hr = maphash.Bytes(e.dicts[1].seed, e.rf)
+	e.pl, e.pr = prefix(e.lf), prefix(e.rf)
+	if c := curs[roleWeight]; c != nil {
+		w, ok := c.weight(vals[roleWeight])
+		if !ok {
+			return fail(stageWeight, roleWeight, ReasonWeight, fmt.Sprintf("weight %s is not a finite float32", c.show(vals[roleWeight])))
+		}
+		e.w = w
+	}
+	return nil
+}
+
+// isCorrupt tells whether err reports a malformed Parquet file.
+func isCorrupt(err error) bool { return errors.Is(err, errCorrupt) }

@@ -1,0 +1,242 @@
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// pqKind is what a Parquet column holds, as the importer reads it.
+type pqKind int
+
+const (
+	kindInt32 pqKind = iota
+	kindInt64
+	kindBytes
+	kindFloat
+	kindDouble
+)
+
+// pqCol is a chosen column of a Parquet file.
+type pqCol struct {
+	role     string // lhs, rhs, rel or weight
+	name     string // the column's name in the file
+	leaf     int    // leaf column index (the row groups' column chunk)
+	kind     pqKind
+	unsigned bool // integers with an unsigned logical type
+	maxDef   byte // definition level of a present value (0: required)
+}
+
+// errCorrupt is wrapped by the errors of pages that contradict the file's
+// own metadata.
+var errCorrupt = errors.New("the file is corrupt")
+
+// cursor reads one column chunk row by row, page after page, straight from
+// the pages' decoded buffers (dictionary pages are read as indexes into
+// the dictionary's values).
+type cursor struct {
+	col   *pqCol
+	pages parquet.Pages
+	left  int    // rows left in the current page
+	defs  []byte // definition levels of the page; nil when required
+	di    int
+	vi    int     // next value of the page
+	nv    int     // values in the page (non-null rows)
+	idx   []int32 // dictionary indexes, or nil
+	i32   []int32
+	i64   []int64
+	f32   []float32
+	f64   []float64
+	bytes []byte
+	offs  []uint32
+	nd    int // values in the dictionary (or page, without one)
+}
+
+// advance reads the next page.
+func (c *cursor) advance() error {
+	for c.left == 0 {
+		pg, err := c.pages.ReadPage()
+		if err == io.EOF {
+			return fmt.Errorf("column %q has fewer rows than its row group: %w", c.col.name, errCorrupt)
+		}
+		if err != nil {
+			return fmt.Errorf("column %q: %w: %v", c.col.name, errCorrupt, err)
+		}
+		c.left = int(pg.NumRows())
+		c.defs = pg.DefinitionLevels()
+		if c.col.maxDef == 0 {
+			c.defs = nil
+		}
+		c.di, c.vi = 0, 0
+		present := c.left
+		if c.defs != nil {
+			if len(c.defs) < c.left {
+				return fmt.Errorf("column %q: definition levels missing: %w", c.col.name, errCorrupt)
+			}
+			present = 0
+			for _, d := range c.defs[:c.left] {
+				if d >= c.col.maxDef {
+					present++
+				}
+			}
+		}
+		d := pg.Data()
+		c.idx = nil
+		if dict := pg.Dictionary(); dict != nil {
+			c.idx = d.Int32()
+			c.nv = len(c.idx)
+			d = dict.Page().Data()
+		}
+		n := 0
+		switch c.col.kind {
+		case kindInt32:
+			c.i32 = d.Int32()
+			n = len(c.i32)
+		case kindInt64:
+			c.i64 = d.Int64()
+			n = len(c.i64)
+		case kindFloat:
+			c.f32 = d.Float()
+			n = len(c.f32)
+		case kindDouble:
+			c.f64 = d.Double()
+			n = len(c.f64)
+		case kindBytes:
+			c.bytes, c.offs = d.ByteArray()
+			n = max(len(c.offs)-1, 0)
+			if len(c.offs) > 0 && int(c.offs[len(c.offs)-1]) > len(c.bytes) {
+				return fmt.Errorf("column %q: string offsets out of range: %w", c.col.name, errCorrupt)
+			}
+		}
+		c.nd = n
+		if c.idx == nil {
+			c.nv = n
+		}
+		if c.nv < present {
+			return fmt.Errorf("column %q: a page has %d values for %d rows: %w", c.col.name, c.nv, present, errCorrupt)
+		}
+	}
+	return nil
+}
+
+// next moves to the next row and returns its value's position in the
+// page's (or dictionary's) values, or -1 for a null.
+func (c *cursor) next() (int, error) {
+	if c.left == 0 {
+		if err := c.advance(); err != nil {
+			return 0, err
+		}
+	}
+	c.left--
+	if c.defs != nil {
+		d := c.defs[c.di]
+		c.di++
+		if d < c.col.maxDef {
+			return -1, nil
+		}
+	}
+	v := c.vi
+	c.vi++
+	if c.idx != nil {
+		v = int(c.idx[v])
+		if v < 0 || v >= c.nd {
+			return 0, fmt.Errorf("column %q: dictionary index %d of %d values: %w", c.col.name, v, c.nd, errCorrupt)
+		}
+	}
+	return v, nil
+}
+
+// name returns value v as an entity or relation name: a string's bytes,
+// or an integer in decimal appended to the arena.
+func (c *cursor) name(a *arena, v int) []byte {
+	switch c.col.kind {
+	case kindBytes:
+		lo, hi := c.offs[v], c.offs[v+1]
+		if lo > hi {
+			return nil // corrupt offsets: reported as an empty field
+		}
+		return a.add(c.bytes[lo:hi])
+	case kindInt32:
+		if c.col.unsigned {
+			return a.addUint(uint64(uint32(c.i32[v])))
+		}
+		return a.addInt(int64(c.i32[v]))
+	default:
+		if c.col.unsigned {
+			return a.addUint(uint64(c.i64[v]))
+		}
+		return a.addInt(c.i64[v])
+	}
+}
+
+// weight returns value v as a float32 weight, and whether it is finite.
+func (c *cursor) weight(v int) (float32, bool) {
+	var x float64
+	switch c.col.kind {
+	case kindFloat:
+		x = float64(c.f32[v])
+	case kindDouble:
+		x = c.f64[v]
+	case kindInt32:
+		x = float64(c.i32[v])
+		if c.col.unsigned {
+			x = float64(uint32(c.i32[v]))
+		}
+	case kindInt64:
+		x = float64(c.i64[v])
+		if c.col.unsigned {
+			x = float64(uint64(c.i64[v]))
+		}
+	}
+	f := float32(x)
+	return f, !math.IsInf(float64(f), 0) && !math.IsNaN(x)
+}
+
+// show formats value v for a message.
+func (c *cursor) show(v int) string {
+	switch c.col.kind {
+	case kindFloat:
+		return strconv.FormatFloat(float64(c.f32[v]), 'g', -1, 32)
+	case kindDouble:
+		return strconv.FormatFloat(c.f64[v], 'g', -1, 64)
+	}
+	var a arena
+	return string(c.name(&a, v))
+}
+
+// arena holds the names of a batch of rows in blocks that are never
+// reallocated, so the slices handed out stay valid.
+type arena struct{ cur []byte }
+
+const nameBlock = 64 << 10
+
+func (a *arena) room(n int) {
+	if cap(a.cur)-len(a.cur) < n {
+		a.cur = make([]byte, 0, max(nameBlock, n))
+	}
+}
+
+func (a *arena) add(b []byte) []byte {
+	a.room(len(b))
+	s := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
+
+func (a *arena) addInt(x int64) []byte {
+	a.room(20)
+	s := len(a.cur)
+	a.cur = strconv.AppendInt(a.cur, x, 10)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
+
+func (a *arena) addUint(x uint64) []byte {
+	a.room(20)
+	s := len(a.cur)
+	a.cur = strconv.AppendUint(a.cur, x, 10)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
