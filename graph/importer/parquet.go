@@ -2,12 +2,14 @@ package importer
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"os"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -46,6 +48,9 @@ const pqBatchRows = 8192
 type pqFile struct {
 	colNames [roles]string
 	rgStart  []int64 // first row of each row group
+	file     *os.File
+	size     int64
+	meta     *format.FileMetaData
 }
 
 // pos returns the Parquet position of row (0-based) and role's column.
@@ -71,12 +76,30 @@ type pqBatch struct {
 // openParquet opens a Parquet file's footer, turning the library's panics
 // on malformed input into errors.
 func openParquet(f *os.File, size int64, name string) (pf *parquet.File, err error) {
+	// Check the frame first: the library trusts the footer length it
+	// reads, and would allocate whatever a corrupt one claims.
+	var head, tail [8]byte
+	if size < 12 {
+		return nil, fmt.Errorf("importer: %s: not a Parquet file (%d bytes, shorter than the format's frame)", name, size)
+	}
+	if _, err := f.ReadAt(head[:4], 0); err != nil {
+		return nil, fmt.Errorf("importer: %s: %w", name, err)
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return nil, fmt.Errorf("importer: %s: %w", name, err)
+	}
+	if string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" {
+		return nil, fmt.Errorf("importer: %s: not a Parquet file (no PAR1 magic at its start and end)", name)
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (its footer claims %d bytes of a %d-byte file)", name, n, size)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, r)
 		}
 	}()
-	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(256<<10))
+	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
 		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, err)
 	}
@@ -211,7 +234,10 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 		return err
 	}
 	rgs := pf.RowGroups()
-	q := &pqFile{rgStart: make([]int64, len(rgs))}
+	q := &pqFile{rgStart: make([]int64, len(rgs)), file: f, size: size, meta: pf.Metadata()}
+	if len(q.meta.RowGroups) != len(rgs) {
+		return fmt.Errorf("importer: %s: %d row groups in the footer, %d read: %w", name, len(q.meta.RowGroups), len(rgs), errCorrupt)
+	}
 	for r, c := range cols {
 		if c != nil {
 			q.colNames[r] = c.name
@@ -224,7 +250,9 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 	}
 	p.pq = q
 	defer func() { p.pq = nil }()
-	p.reserveRows(out, total)
+	// The footer's row count may be a lie (a corrupt file): reserve no
+	// more than a few rows per byte, the columns grow past that if needed.
+	p.reserveRows(out, min(total, 4*size))
 
 	results := make([]chan *pqBatch, len(rgs))
 	for g := range results {
@@ -238,11 +266,23 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 	close(next)
 	workers := min(runtime.GOMAXPROCS(0), len(rgs))
 	done := make(chan struct{}, workers)
+	var failed atomic.Bool
 	for range workers {
 		go func() {
 			defer func() { done <- struct{}{} }()
 			for g := range next {
-				p.decodeRowGroup(rgs[g], q.rgStart[g], &cols, results[g], stop)
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if failed.Load() { // a corrupt file: the rest need not be read
+					close(results[g])
+					continue
+				}
+				if !p.decodeRowGroup(q, g, rgs[g], &cols, results[g], stop) {
+					failed.Store(true)
+				}
 				close(results[g])
 			}
 		}()
@@ -276,6 +316,9 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 
 // reserveRows grows out's columns to the file's row count.
 func (p *parser) reserveRows(out *fileEdges, rows int64) {
+	if rows <= 0 {
+		return
+	}
 	n := int(rows)
 	out.lhs = slices.Grow(out.lhs, n)
 	out.rhs = slices.Grow(out.rhs, n)
@@ -287,8 +330,10 @@ func (p *parser) reserveRows(out *fileEdges, rows int64) {
 }
 
 // decodeRowGroup is pass A for one row group: it sends the row group's
-// rows in batches to res, stopping early when stop closes.
-func (p *parser) decodeRowGroup(rg parquet.RowGroup, first int64, cols *[roles]*pqCol, res chan<- *pqBatch, stop <-chan struct{}) {
+// rows in batches to res, stopping early when stop closes. It returns
+// false when it sent an error.
+func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[roles]*pqCol, res chan<- *pqBatch, stop <-chan struct{}) (ok bool) {
+	first := q.rgStart[g]
 	send := func(b *pqBatch) bool {
 		select {
 		case res <- b:
@@ -306,6 +351,7 @@ func (p *parser) decodeRowGroup(rg parquet.RowGroup, first int64, cols *[roles]*
 		}
 		if r := recover(); r != nil {
 			send(&pqBatch{err: fmt.Errorf("%w (%v)", errCorrupt, r)})
+			ok = false
 		}
 	}()
 	chunks := rg.ColumnChunks()
@@ -313,29 +359,37 @@ func (p *parser) decodeRowGroup(rg parquet.RowGroup, first int64, cols *[roles]*
 		if c == nil {
 			continue
 		}
-		if c.leaf >= len(chunks) {
+		if c.leaf >= len(chunks) || c.leaf >= len(q.meta.RowGroups[g].Columns) {
 			send(&pqBatch{err: fmt.Errorf("column %q has no data: %w", c.name, errCorrupt)})
-			return
+			return false
+		}
+		if err := checkPages(q.file, q.size, &q.meta.RowGroups[g].Columns[c.leaf].MetaData, c.name); err != nil {
+			send(&pqBatch{err: err})
+			return false
 		}
 		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
 	}
 	n := rg.NumRows()
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
-		b := &pqBatch{batch: make([]pending, m)}
+		// Grown as rows are read: a corrupt footer may claim rows that
+		// are not there.
+		b := &pqBatch{batch: make([]pending, 0, min(m, 1024))}
 		var a arena
 		for i := range m {
+			b.batch = append(b.batch, pending{})
 			if err := p.scanRow(&b.batch[i], &curs, &a, first+at+int64(i)); err != nil {
 				send(&pqBatch{err: err})
-				return
+				return false
 			}
 		}
 		at += int64(m)
 		b.rows = first + at
 		if !send(b) {
-			return
+			return true
 		}
 	}
+	return true
 }
 
 // scanRow is pass A for one row: it reads the row's value in every chosen

@@ -276,13 +276,23 @@ func TestParquetColumnErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no column names") {
 		t.Errorf("error %v, want one saying text files have no column names", err)
 	}
-	// A corrupt file: a truncated footer.
+	// Corrupt files: truncated, and a footer length past the file's start.
 	b, _ := os.ReadFile(in)
-	bad := filepath.Join(dir, "cut.parquet")
-	os.WriteFile(bad, b[:len(b)-9], 0o644)
-	_, err = Import(context.Background(), intConfig(t, dir, false), DefaultOptions(), []string{bad})
-	if err == nil || !strings.Contains(err.Error(), "not a readable Parquet file") {
-		t.Errorf("error %v, want one saying the file is not readable", err)
+	long := append([]byte{}, b...)
+	copy(long[len(long)-8:], "\x00\xff\xff\x7fPAR1")
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"cut.parquet":  {b[:len(b)-9], "not a Parquet file (no PAR1 magic"},
+		"long.parquet": {long, "not a readable Parquet file (its footer claims 2147483392 bytes"},
+	} {
+		bad := filepath.Join(dir, name)
+		os.WriteFile(bad, tc.data, 0o644)
+		_, err = Import(context.Background(), intConfig(t, dir, false), DefaultOptions(), []string{bad})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: error %v, want one naming the file and saying %q", name, err, tc.want)
+		}
 	}
 }
 
