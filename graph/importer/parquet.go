@@ -9,8 +9,8 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"

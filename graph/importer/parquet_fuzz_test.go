@@ -20,7 +20,9 @@ func pqSeeds(f *testing.F) [][]byte {
 		}
 		out = append(out, b)
 	}
-	add(func(p string) { writePQ(f, p, []pqEdge{{"a", "x", "b", 1}, {"b", "y", "a", 2}, {"a", "x", "c", 0.5}}, 2) })
+	add(func(p string) {
+		writePQ(f, p, []pqEdge{{"a", "x", "b", 1}, {"b", "y", "a", 2}, {"a", "x", "c", 0.5}}, 2)
+	})
 	add(func(p string) { writePQ(f, p, []pqIntEdge{{1, 2}, {-3, 4}, {1, 4}}, 2) })
 	s := "x"
 	x := int64(7)
