@@ -454,3 +454,26 @@ func (p *parser) scanRow(e *pending, curs *[roles]*cursor, a *arena, row int64) 
 
 // isCorrupt tells whether err reports a malformed Parquet file.
 func isCorrupt(err error) bool { return errors.Is(err, errCorrupt) }
+
+// ParquetColumns returns the names of a Parquet file's top-level columns.
+// The command line uses it to pick the rhs column of a two-column file.
+func ParquetColumns(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("importer: %w", err)
+	}
+	pf, err := openParquet(f, fi.Size(), path)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range pf.Root().Columns() {
+		names = append(names, c.Name())
+	}
+	return names, nil
+}
