@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"time"
 
@@ -129,8 +130,12 @@ func setReport(file, path string, fe *fileEdges) EdgeSetReport {
 func newParser(cfg *config.Config, opts *Options) *parser {
 	p := &parser{opts: opts, needed: opts.needed(), relByCfg: map[string]uint32{}, dynamic: cfg.DynamicRelations,
 		dynRel: map[string]uint32{}, budget: budget{max: opts.MaxErrors}, dicts: map[string]*dict{}}
+	// One hash seed for every dictionary, so that a name's hash does not
+	// depend on its type (Parquet dictionaries are hashed once per value).
+	seed := maphash.MakeSeed()
 	for _, t := range cfg.EntityTypes() {
 		p.dicts[t] = newDict(t)
+		p.dicts[t].seed = seed
 	}
 	for i, r := range cfg.Relations {
 		p.relByCfg[r.Name] = uint32(i)

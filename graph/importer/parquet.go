@@ -69,8 +69,32 @@ func (q *pqFile) pos(row int64, role int) *ParquetPos {
 // pqBatch is a batch of rows after pass A.
 type pqBatch struct {
 	batch []pending
+	names arena // the names the batch's rows point to
 	rows  int64 // rows of the file read so far, this batch included
 	err   error
+}
+
+// batchPool recycles batches (their rows and names) between the passes.
+type batchPool chan *pqBatch
+
+func (bp batchPool) get() *pqBatch {
+	select {
+	case b := <-bp:
+		return b
+	default:
+		return &pqBatch{}
+	}
+}
+
+// put returns a batch pass B is done with: nothing points into it any
+// more (the dictionaries copy the names they keep).
+func (bp batchPool) put(b *pqBatch) {
+	b.batch, b.rows, b.err = b.batch[:0], 0, nil
+	b.names.reset()
+	select {
+	case bp <- b:
+	default:
+	}
 }
 
 // openParquet opens a Parquet file's footer, turning the library's panics
@@ -265,6 +289,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 	}
 	close(next)
 	workers := min(runtime.GOMAXPROCS(0), len(rgs))
+	pool := make(batchPool, 3*workers+1)
 	done := make(chan struct{}, workers)
 	var failed atomic.Bool
 	for range workers {
@@ -280,7 +305,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 					close(results[g])
 					continue
 				}
-				if !p.decodeRowGroup(q, g, rgs[g], &cols, results[g], stop) {
+				if !p.decodeRowGroup(q, g, rgs[g], &cols, pool, results[g], stop) {
 					failed.Store(true)
 				}
 				close(results[g])
@@ -306,6 +331,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 				return err
 			}
 			out.lines = b.rows
+			pool.put(b)
 			if progress != nil && total > 0 {
 				progress(int64(float64(size) * float64(b.rows) / float64(total)))
 			}
@@ -332,7 +358,7 @@ func (p *parser) reserveRows(out *fileEdges, rows int64) {
 // decodeRowGroup is pass A for one row group: it sends the row group's
 // rows in batches to res, stopping early when stop closes. It returns
 // false when it sent an error.
-func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[roles]*pqCol, res chan<- *pqBatch, stop <-chan struct{}) (ok bool) {
+func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[roles]*pqCol, pool batchPool, res chan<- *pqBatch, stop <-chan struct{}) (ok bool) {
 	first := q.rgStart[g]
 	send := func(b *pqBatch) bool {
 		select {
@@ -368,17 +394,23 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 			return false
 		}
 		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
+		if r == roleLhs || r == roleRhs {
+			curs[r].seed = &p.relDicts[0][0].seed // the same for every dictionary
+		}
 	}
 	n := rg.NumRows()
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
-		// Grown as rows are read: a corrupt footer may claim rows that
-		// are not there.
-		b := &pqBatch{batch: make([]pending, 0, min(m, 1024))}
-		var a arena
+		// Grown as rows are read (once per pooled batch): a corrupt footer
+		// may claim rows that are not there.
+		b := pool.get()
 		for i := range m {
-			b.batch = append(b.batch, pending{})
-			if err := p.scanRow(&b.batch[i], &curs, &a, first+at+int64(i)); err != nil {
+			if len(b.batch) < cap(b.batch) {
+				b.batch = b.batch[:i+1] // scanRow sets every field
+			} else {
+				b.batch = append(b.batch, pending{})
+			}
+			if err := p.scanRow(&b.batch[i], &curs, &b.names, first+at+int64(i)); err != nil {
 				send(&pqBatch{err: err})
 				return false
 			}
@@ -439,9 +471,13 @@ func (p *parser) scanRow(e *pending, curs *[roles]*cursor, a *arena, row int64) 
 		}
 	}
 	e.lf, e.rf = fields[roleLhs], fields[roleRhs]
-	e.hl = maphash.Bytes(e.dicts[0].seed, e.lf)
-	e.hr = maphash.Bytes(e.dicts[1].seed, e.rf)
-	e.pl, e.pr = prefix(e.lf), prefix(e.rf)
+	var ok bool
+	if e.hl, e.pl, ok = curs[roleLhs].hashOf(vals[roleLhs]); !ok {
+		e.hl, e.pl = maphash.Bytes(e.dicts[0].seed, e.lf), prefix(e.lf)
+	}
+	if e.hr, e.pr, ok = curs[roleRhs].hashOf(vals[roleRhs]); !ok {
+		e.hr, e.pr = maphash.Bytes(e.dicts[1].seed, e.rf), prefix(e.rf)
+	}
 	if c := curs[roleWeight]; c != nil {
 		w, ok := c.weight(vals[roleWeight])
 		if !ok {

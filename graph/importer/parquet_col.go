@@ -3,6 +3,7 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"strconv"
@@ -54,7 +55,17 @@ type cursor struct {
 	bytes []byte
 	offs  []uint32
 	nd    int // values in the dictionary (or page, without one)
+
+	// For entity columns with a dictionary: each dictionary value's hash
+	// and prefix, computed once for the column chunk (hashes, below).
+	seed     *maphash.Seed
+	dictData []byte       // the dictionary the hashes are of
+	dh       []dictHashes // by dictionary index
 }
+
+// dictHashes is a dictionary value's hash and prefix, side by side so that
+// a row reads one cache line.
+type dictHashes struct{ h, pre uint64 }
 
 // advance reads the next page.
 func (c *cursor) advance() error {
@@ -115,6 +126,8 @@ func (c *cursor) advance() error {
 		c.nd = n
 		if c.idx == nil {
 			c.nv = n
+		} else if c.seed != nil && c.col.kind == kindBytes {
+			c.hashes()
 		}
 		if c.nv < present {
 			return fmt.Errorf("column %q: a page has %d values for %d rows: %w", c.col.name, c.nv, present, errCorrupt)
@@ -150,6 +163,33 @@ func (c *cursor) next() (int, error) {
 	return v, nil
 }
 
+// hashes computes the hash and prefix of every dictionary value, once per
+// dictionary: rows then read them by index instead of hashing the names.
+func (c *cursor) hashes() {
+	if len(c.bytes) > 0 && len(c.dictData) > 0 && &c.bytes[0] == &c.dictData[0] && len(c.dh) == c.nd {
+		return // the same dictionary as the previous page
+	}
+	c.dictData = c.bytes
+	c.dh = c.dh[:0]
+	for v := range c.nd {
+		lo, hi := c.offs[v], c.offs[v+1]
+		var b []byte
+		if lo <= hi {
+			b = c.bytes[lo:hi]
+		}
+		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b)})
+	}
+}
+
+// hashOf returns value v's hash and prefix when the dictionary's are known.
+func (c *cursor) hashOf(v int) (h, pre uint64, ok bool) {
+	if c.idx == nil || c.seed == nil || c.col.kind != kindBytes {
+		return 0, 0, false
+	}
+	x := &c.dh[v]
+	return x.h, x.pre, true
+}
+
 // name returns value v as an entity or relation name: a string's bytes,
 // or an integer in decimal appended to the arena.
 func (c *cursor) name(a *arena, v int) []byte {
@@ -158,6 +198,11 @@ func (c *cursor) name(a *arena, v int) []byte {
 		lo, hi := c.offs[v], c.offs[v+1]
 		if lo > hi {
 			return nil // corrupt offsets: reported as an empty field
+		}
+		if c.idx != nil {
+			// A dictionary's values are decoded into memory of their own,
+			// which the library never reuses: no copy needed.
+			return c.bytes[lo:hi:hi]
 		}
 		return a.add(c.bytes[lo:hi])
 	case kindInt32:
@@ -209,15 +254,33 @@ func (c *cursor) show(v int) string {
 }
 
 // arena holds the names of a batch of rows in blocks that are never
-// reallocated, so the slices handed out stay valid.
-type arena struct{ cur []byte }
+// reallocated, so the slices handed out stay valid until reset, which
+// keeps the blocks for the next batch.
+type arena struct {
+	cur    []byte
+	blocks [][]byte
+	next   int // blocks[:next] are in use
+}
 
 const nameBlock = 64 << 10
 
+func (a *arena) reset() { a.cur, a.next = nil, 0 }
+
 func (a *arena) room(n int) {
-	if cap(a.cur)-len(a.cur) < n {
-		a.cur = make([]byte, 0, max(nameBlock, n))
+	if cap(a.cur)-len(a.cur) >= n {
+		return
 	}
+	for a.next < len(a.blocks) {
+		b := a.blocks[a.next]
+		a.next++
+		if cap(b) >= n {
+			a.cur = b[:0]
+			return
+		}
+	}
+	a.cur = make([]byte, 0, max(nameBlock, n))
+	a.blocks = append(a.blocks, a.cur)
+	a.next = len(a.blocks)
 }
 
 func (a *arena) add(b []byte) []byte {
