@@ -315,3 +315,27 @@ func TestDetectFormat(t *testing.T) {
 		}
 	}
 }
+
+// A text file and a Parquet file in one import share the dictionaries:
+// each edge set reads back as written.
+func TestParquetAndTextMixed(t *testing.T) {
+	dir := t.TempDir()
+	c := kgConfig(t, dir, 2, 2)
+	tsv := filepath.Join(dir, "a.tsv")
+	refA := genKG(t, tsv, 500, 3, false)
+	refB := genKG(t, filepath.Join(dir, "b.tsv"), 700, 4, true)
+	rows := make([]pqEdge, len(refB))
+	for i, e := range refB {
+		rows[i] = pqEdge{e.lhs, e.rel, e.rhs, e.weight}
+	}
+	pq := filepath.Join(dir, "b.parquet")
+	writePQ(t, pq, rows, 256)
+	o := kgOptions() // indexes 0, 1, 2, 3: the Parquet file's src, rel, dst, weight
+	if _, err := Import(context.Background(), c, o, []string{tsv, pq}); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, c)
+	if !reflect.DeepEqual(got[0], refA) || !reflect.DeepEqual(got[1], refB) {
+		t.Fatal("an edge set differs from its input")
+	}
+}
