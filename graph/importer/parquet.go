@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"runtime"
 	"slices"
@@ -319,6 +318,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 		}
 	}()
 	expected := 0
+	dictsReserved := false
 	for g := range rgs {
 		for b := range results[g] {
 			if b.err != nil {
@@ -332,6 +332,12 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 			}
 			out.lines = b.rows
 			pool.put(b)
+			if !dictsReserved && out.len() >= reserveSample {
+				// The file's row count says how many edges come (as the
+				// text import predicts it from its first block).
+				p.reserveDicts(int(min(total, 4*size)))
+				dictsReserved = true
+			}
 			if progress != nil && total > 0 {
 				progress(int64(float64(size) * float64(b.rows) / float64(total)))
 			}
@@ -394,26 +400,41 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 			return false
 		}
 		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
-		if r == roleLhs || r == roleRhs {
-			curs[r].seed = &p.relDicts[0][0].seed // the same for every dictionary
-		}
 	}
+	var vals [roles]colVals
+	var have [roles]bool
+	for r, c := range curs {
+		have[r] = c != nil
+	}
+	seed := &p.relDicts[0][0].seed // the same for every dictionary
 	n := rg.NumRows()
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
 		// Grown as rows are read (once per pooled batch): a corrupt footer
 		// may claim rows that are not there.
 		b := pool.get()
-		for i := range m {
-			if len(b.batch) < cap(b.batch) {
-				b.batch = b.batch[:i+1] // scanRow sets every field
-			} else {
-				b.batch = append(b.batch, pending{})
+		// Column by column first: each column's loop is short, so the
+		// dictionary reads of many rows overlap.
+		for r, c := range curs {
+			if c == nil {
+				continue
 			}
-			if err := p.scanRow(&b.batch[i], &curs, &b.names, first+at+int64(i)); err != nil {
+			var rel func([]byte) int32
+			if r == roleRel && !p.dynamic {
+				rel = p.relID
+			}
+			if err := c.fill(&vals[r], m, &b.names, seed, rel); err != nil {
 				send(&pqBatch{err: err})
 				return false
 			}
+		}
+		for i := range m {
+			if len(b.batch) < cap(b.batch) {
+				b.batch = b.batch[:i+1] // buildRow sets every field
+			} else {
+				b.batch = append(b.batch, pending{})
+			}
+			p.buildRow(&b.batch[i], &vals, &have, i, first+at+int64(i))
 		}
 		at += int64(m)
 		b.rows = first + at
@@ -424,68 +445,62 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 	return true
 }
 
-// scanRow is pass A for one row: it reads the row's value in every chosen
-// column and runs the checks a text line gets in scan.
-func (p *parser) scanRow(e *pending, curs *[roles]*cursor, a *arena, row int64) error {
-	var vals [roles]int
-	for r, c := range curs {
-		if c == nil {
-			continue
-		}
-		v, err := c.next()
-		if err != nil {
-			return err
-		}
-		vals[r] = v
+// relID returns the config's id of relation name, or -1.
+func (p *parser) relID(name []byte) int32 {
+	if id, ok := p.relByCfg[string(name)]; ok {
+		return int32(id)
 	}
+	return -1
+}
+
+// buildRow is pass A for one row, from its columns' values: it runs the
+// checks a text line gets in scan.
+func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i int, row int64) {
 	*e = pending{lineNo: row + 1, nf: 1, lcol: roleLhs, rcol: roleRhs, relCol: roleRel, dicts: p.relDicts[0]}
-	fail := func(stage, role int, r Reason, msg string) error {
+	fail := func(stage, role int, r Reason, msg string) {
 		e.fault = &fault{stage: stage, col: role, why: r, msg: msg}
-		return nil
 	}
-	var fields [roles][]byte
 	for r := roleLhs; r <= roleRel; r++ {
-		c := curs[r]
-		if c == nil {
+		if !have[r] {
 			continue
 		}
-		if vals[r] < 0 {
-			return fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
+		if cols[r].null[i] {
+			fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
+			return
 		}
-		fields[r] = c.name(a, vals[r])
-		if len(fields[r]) == 0 {
-			return fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
+		if len(cols[r].name[i]) == 0 {
+			fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
+			return
 		}
 	}
-	if curs[roleWeight] != nil && vals[roleWeight] < 0 {
-		return fail(stageField, roleWeight, ReasonNull, "the weight is null")
+	if have[roleWeight] && cols[roleWeight].null[i] {
+		fail(stageField, roleWeight, ReasonNull, "the weight is null")
+		return
 	}
-	if f := fields[roleRel]; f != nil {
+	if have[roleRel] {
+		f := cols[roleRel].name[i]
 		e.relF = f
 		if !p.dynamic {
-			id, ok := p.relByCfg[string(f)]
-			if !ok {
-				return fail(stageRelation, roleRel, ReasonRelation, fmt.Sprintf("relation %q is not in the config's relations", f))
+			id := cols[roleRel].rel[i]
+			if id < 0 {
+				fail(stageRelation, roleRel, ReasonRelation, fmt.Sprintf("relation %q is not in the config's relations", f))
+				return
 			}
-			e.rel, e.dicts = id, p.relDicts[id]
+			e.rel, e.dicts = uint32(id), p.relDicts[id]
 		}
 	}
-	e.lf, e.rf = fields[roleLhs], fields[roleRhs]
-	var ok bool
-	if e.hl, e.pl, ok = curs[roleLhs].hashOf(vals[roleLhs]); !ok {
-		e.hl, e.pl = maphash.Bytes(e.dicts[0].seed, e.lf), prefix(e.lf)
-	}
-	if e.hr, e.pr, ok = curs[roleRhs].hashOf(vals[roleRhs]); !ok {
-		e.hr, e.pr = maphash.Bytes(e.dicts[1].seed, e.rf), prefix(e.rf)
-	}
-	if c := curs[roleWeight]; c != nil {
-		w, ok := c.weight(vals[roleWeight])
-		if !ok {
-			return fail(stageWeight, roleWeight, ReasonWeight, fmt.Sprintf("weight %s is not a finite float32", c.show(vals[roleWeight])))
+	l, r := &cols[roleLhs], &cols[roleRhs]
+	e.lf, e.rf = l.name[i], r.name[i]
+	e.hl, e.pl = l.hash[i].h, l.hash[i].pre
+	e.hr, e.pr = r.hash[i].h, r.hash[i].pre
+	if have[roleWeight] {
+		w := &cols[roleWeight]
+		if w.wbad[i] != "" {
+			fail(stageWeight, roleWeight, ReasonWeight, fmt.Sprintf("weight %s is not a finite float32", w.wbad[i]))
+			return
 		}
-		e.w = w
+		e.w = w.w[i]
 	}
-	return nil
 }
 
 // isCorrupt tells whether err reports a malformed Parquet file.

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
@@ -42,8 +43,9 @@ var errCorrupt = errors.New("the file is corrupt")
 type cursor struct {
 	col   *pqCol
 	pages parquet.Pages
-	left  int    // rows left in the current page
-	defs  []byte // definition levels of the page; nil when required
+	page  parquet.Page // the current page
+	left  int          // rows left in the current page
+	defs  []byte       // definition levels of the page; nil when required
 	di    int
 	vi    int     // next value of the page
 	nv    int     // values in the page (non-null rows)
@@ -58,18 +60,35 @@ type cursor struct {
 
 	// For entity columns with a dictionary: each dictionary value's hash
 	// and prefix, computed once for the column chunk (hashes, below).
+	hashed   bool // the page's values are dictionary indexes into dh
 	seed     *maphash.Seed
 	dictData []byte       // the dictionary the hashes are of
 	dh       []dictHashes // by dictionary index
+	relData  []byte       // the dictionary relIDs are of
+	relIDs   []int32      // relation ids by dictionary index; relUnknown until looked up
 }
 
-// dictHashes is a dictionary value's hash and prefix, side by side so that
-// a row reads one cache line.
-type dictHashes struct{ h, pre uint64 }
+const relUnknown = -2
+
+// dictHashes is a name's hash and prefix, and for a dictionary value its
+// bytes' place in the dictionary, side by side so that a row reads one
+// cache line.
+type dictHashes struct {
+	h, pre uint64
+	lo, hi uint32
+}
 
 // advance reads the next page.
 func (c *cursor) advance() error {
 	for c.left == 0 {
+		if c.page != nil && c.idx == nil {
+			// A plain page is done with: its values were consumed or
+			// copied (names into the batch's arena), so its buffers can
+			// go back to the library's pool. Dictionary pages are kept:
+			// names point into the dictionary.
+			parquet.Release(c.page)
+		}
+		c.page = nil
 		pg, err := c.pages.ReadPage()
 		if err == io.EOF {
 			return fmt.Errorf("column %q has fewer rows than its row group: %w", c.col.name, errCorrupt)
@@ -77,6 +96,7 @@ func (c *cursor) advance() error {
 		if err != nil {
 			return fmt.Errorf("column %q: %w: %v", c.col.name, errCorrupt, err)
 		}
+		c.page = pg
 		c.left = int(pg.NumRows())
 		c.defs = pg.DefinitionLevels()
 		if c.col.maxDef == 0 {
@@ -124,10 +144,12 @@ func (c *cursor) advance() error {
 			}
 		}
 		c.nd = n
+		c.hashed = false
 		if c.idx == nil {
 			c.nv = n
 		} else if c.seed != nil && c.col.kind == kindBytes {
 			c.hashes()
+			c.hashed = true
 		}
 		if c.nv < present {
 			return fmt.Errorf("column %q: a page has %d values for %d rows: %w", c.col.name, c.nv, present, errCorrupt)
@@ -173,21 +195,94 @@ func (c *cursor) hashes() {
 	c.dh = c.dh[:0]
 	for v := range c.nd {
 		lo, hi := c.offs[v], c.offs[v+1]
-		var b []byte
-		if lo <= hi {
-			b = c.bytes[lo:hi]
+		if lo > hi {
+			lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
 		}
-		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b)})
+		b := c.bytes[lo:hi]
+		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
 	}
 }
 
-// hashOf returns value v's hash and prefix when the dictionary's are known.
-func (c *cursor) hashOf(v int) (h, pre uint64, ok bool) {
-	if c.idx == nil || c.seed == nil || c.col.kind != kindBytes {
-		return 0, 0, false
+// colVals holds one column's values for a batch of rows.
+type colVals struct {
+	null []bool
+	name [][]byte     // entity and relation columns
+	hash []dictHashes // entity columns: the names' hashes and prefixes
+	rel  []int32      // relation column, typed relations: the id, -1 when not in the config
+	w    []float32    // weight column
+	wbad []string     // weight column: the value shown when not a finite float32, else ""
+}
+
+// fill reads the next m rows of the column into cv; names are appended to
+// a (or point into the dictionary), and hashed with seed for entity
+// columns.
+//
+// rel, set for a relation column with the config's relations, gives a
+// name's relation id (-1: not in the config); fill keeps each dictionary
+// value's id, so that the names of a dictionary-encoded column are looked
+// up once per column chunk.
+func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func([]byte) int32) error {
+	entity := c.col.role == roleNames[roleLhs] || c.col.role == roleNames[roleRhs]
+	weight := c.col.role == roleNames[roleWeight]
+	if entity {
+		c.seed = seed
 	}
-	x := &c.dh[v]
-	return x.h, x.pre, true
+	cv.null = slices.Grow(cv.null[:0], m)[:m]
+	if weight {
+		cv.w = slices.Grow(cv.w[:0], m)[:m]
+		cv.wbad = slices.Grow(cv.wbad[:0], m)[:m]
+	} else {
+		cv.name = slices.Grow(cv.name[:0], m)[:m]
+		if rel != nil {
+			cv.rel = slices.Grow(cv.rel[:0], m)[:m]
+		}
+		if entity {
+			cv.hash = slices.Grow(cv.hash[:0], m)[:m]
+		}
+	}
+	for i := range m {
+		v, err := c.next()
+		if err != nil {
+			return err
+		}
+		cv.null[i] = v < 0
+		switch {
+		case v < 0:
+		case weight:
+			w, ok := c.weight(v)
+			cv.w[i], cv.wbad[i] = w, ""
+			if !ok {
+				cv.wbad[i] = c.show(v)
+			}
+		case c.hashed:
+			d := &c.dh[v]
+			cv.name[i] = c.bytes[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.hash[i] = *d
+		case rel != nil && c.idx != nil && len(c.bytes) > 0:
+			if len(c.relData) == 0 || &c.relData[0] != &c.bytes[0] || len(c.relIDs) != c.nd {
+				c.relData, c.relIDs = c.bytes, slices.Grow(c.relIDs[:0], c.nd)[:c.nd]
+				for j := range c.relIDs {
+					c.relIDs[j] = relUnknown
+				}
+			}
+			nm := c.name(a, v)
+			cv.name[i] = nm
+			if c.relIDs[v] == relUnknown {
+				c.relIDs[v] = rel(nm)
+			}
+			cv.rel[i] = c.relIDs[v]
+		default:
+			nm := c.name(a, v)
+			cv.name[i] = nm
+			if entity {
+				cv.hash[i] = dictHashes{h: maphash.Bytes(*seed, nm), pre: prefix(nm)}
+			}
+			if rel != nil {
+				cv.rel[i] = rel(nm)
+			}
+		}
+	}
+	return nil
 }
 
 // name returns value v as an entity or relation name: a string's bytes,

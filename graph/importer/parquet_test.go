@@ -176,7 +176,7 @@ func TestParquetIntegerIDs(t *testing.T) {
 
 type pqNullable struct {
 	Src *int64   `parquet:"src,optional"`
-	Rel *string  `parquet:"rel,optional"`
+	Rel *string  `parquet:"rel,optional,dict"` // dictionary-encoded: relation ids are kept per value
 	Dst string   `parquet:"dst"`
 	W   *float64 `parquet:"w,optional"`
 }

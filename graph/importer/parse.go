@@ -151,13 +151,19 @@ func (p *parser) reserve(out *fileEdges, consumed int64) {
 			out.weight = slices.Grow(out.weight, want-len(out.weight))
 		}
 	}
+	p.reserveDicts(want)
+}
+
+// reserveDicts grows the dictionaries' tables for edges predicted edges,
+// shared by the types in the proportion of the names they hold so far.
+func (p *parser) reserveDicts(edges int) {
 	total := 0
 	for _, d := range p.dicts {
 		total += len(d.names)
 	}
 	for _, d := range p.dicts {
 		if len(d.names) > 0 {
-			d.reserve(int(int64(want) / reservePerEntity * int64(len(d.names)) / int64(total)))
+			d.reserve(int(int64(edges) / reservePerEntity * int64(len(d.names)) / int64(total)))
 		}
 	}
 }
