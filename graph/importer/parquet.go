@@ -229,7 +229,7 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 			}
 		}
 		if r := recover(); r != nil {
-			send(&pqBatch{err: fmt.Errorf("%w (%v)", errCorrupt, r)})
+			send(&pqBatch{err: fmt.Errorf("its pages cannot be decoded: %w", errCorrupt)})
 			ok = false
 		}
 	}()

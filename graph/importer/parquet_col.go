@@ -94,7 +94,10 @@ func (c *cursor) advance() error {
 			return fmt.Errorf("column %q has fewer rows than its row group: %w", c.col.name, errCorrupt)
 		}
 		if err != nil {
-			return fmt.Errorf("column %q: %w: %v", c.col.name, errCorrupt, err)
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("column %q: a page ends early: %w", c.col.name, errCorrupt)
+			}
+			return fmt.Errorf("column %q: a page cannot be decoded: %w", c.col.name, errCorrupt)
 		}
 		c.page = pg
 		c.left = int(pg.NumRows())

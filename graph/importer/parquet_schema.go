@@ -33,12 +33,12 @@ func openParquet(f *os.File, size int64, name string) (pf *parquet.File, err err
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, r)
+			err = fmt.Errorf("importer: %s: not a readable Parquet file (its footer cannot be decoded)", name)
 		}
 	}()
 	pf, err = parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(64<<10))
 	if err != nil {
-		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (%v)", name, err)
+		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (its footer cannot be decoded)", name)
 	}
 	return pf, nil
 }

@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -280,12 +281,18 @@ func TestParquetColumnErrors(t *testing.T) {
 	b, _ := os.ReadFile(in)
 	long := append([]byte{}, b...)
 	copy(long[len(long)-8:], "\x00\xff\xff\x7fPAR1")
+	garbled := append([]byte{}, b...)
+	n := int(binary.LittleEndian.Uint32(b[len(b)-8:]))
+	for i := len(b) - 8 - n; i < len(b)-8; i++ {
+		garbled[i] = 0xff
+	}
 	for name, tc := range map[string]struct {
 		data []byte
 		want string
 	}{
-		"cut.parquet":  {b[:len(b)-9], "not a Parquet file (no PAR1 magic"},
-		"long.parquet": {long, "not a readable Parquet file (its footer claims 2147483392 bytes"},
+		"garbled.parquet": {garbled, "not a readable Parquet file (its footer cannot be decoded)"},
+		"cut.parquet":     {b[:len(b)-9], "not a Parquet file (no PAR1 magic"},
+		"long.parquet":    {long, "not a readable Parquet file (its footer claims 2147483392 bytes"},
 	} {
 		bad := filepath.Join(dir, name)
 		os.WriteFile(bad, tc.data, 0o644)
