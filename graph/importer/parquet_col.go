@@ -206,6 +206,57 @@ func (c *cursor) hashes() {
 	}
 }
 
+// fastRun fills rows i... of cv from a run of the current page without
+// nulls, for the two common cases (a dictionary-encoded string column of
+// entities, a plain int64 entity column), and returns the rows filled (0:
+// not such a page, use next). A dictionary index out of range leaves the
+// row to next, which reports it.
+func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
+	if !entity {
+		return 0
+	}
+	k := min(c.left, m-i)
+	if c.defs != nil { // an optional column: the run stops at the first null
+		n := 0
+		for n < k && c.defs[c.di+n] >= c.col.maxDef {
+			n++
+		}
+		k = n
+	}
+	if k == 0 {
+		return 0
+	}
+	switch {
+	case c.hashed:
+		idx := c.idx[c.vi : c.vi+k]
+		for j, x := range idx {
+			if uint(x) >= uint(len(c.dh)) {
+				k = j
+				break
+			}
+			d := &c.dh[x]
+			cv.null[i+j] = false
+			cv.name[i+j] = c.bytes[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.hash[i+j] = *d
+		}
+	case c.idx == nil && c.col.kind == kindInt64 && !c.col.unsigned:
+		for j, x := range c.i64[c.vi : c.vi+k] {
+			nm := a.addInt(x)
+			cv.null[i+j] = false
+			cv.name[i+j] = nm
+			cv.hash[i+j] = dictHashes{h: maphash.Bytes(*c.seed, nm), pre: prefix(nm)}
+		}
+	default:
+		return 0
+	}
+	c.vi += k
+	c.left -= k
+	if c.defs != nil {
+		c.di += k
+	}
+	return k
+}
+
 // colVals holds one column's values for a batch of rows.
 type colVals struct {
 	null []bool
@@ -243,7 +294,16 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func
 			cv.hash = slices.Grow(cv.hash[:0], m)[:m]
 		}
 	}
-	for i := range m {
+	for i := 0; i < m; i++ {
+		if c.left == 0 {
+			if err := c.advance(); err != nil {
+				return err
+			}
+		}
+		if k := c.fastRun(cv, i, m, a, entity && rel == nil); k > 0 {
+			i += k - 1
+			continue
+		}
 		v, err := c.next()
 		if err != nil {
 			return err
