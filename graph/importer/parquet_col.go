@@ -62,7 +62,10 @@ type cursor struct {
 	// and prefix, computed once for the column chunk (hashes, below).
 	hashed   bool // the page's values are dictionary indexes into dh
 	seed     *maphash.Seed
-	dictData []byte       // the dictionary the hashes are of
+	dictData []byte       // the dictionary the hashes are of (strings)
+	dictI64  []int64      // (int64 ids)
+	dictI32  []int32      // (int32 ids)
+	dnames   []byte       // an integer dictionary's names in decimal
 	dh       []dictHashes // by dictionary index
 	relData  []byte       // the dictionary relIDs are of
 	relIDs   []int32      // relation ids by dictionary index; relUnknown until looked up
@@ -150,7 +153,7 @@ func (c *cursor) advance() error {
 		c.hashed = false
 		if c.idx == nil {
 			c.nv = n
-		} else if c.seed != nil && c.col.kind == kindBytes {
+		} else if c.seed != nil && (c.col.kind == kindBytes || c.col.kind == kindInt32 || c.col.kind == kindInt64) {
 			c.hashes()
 			c.hashed = true
 		}
@@ -191,19 +194,60 @@ func (c *cursor) next() (int, error) {
 // hashes computes the hash and prefix of every dictionary value, once per
 // dictionary: rows then read them by index instead of hashing the names.
 func (c *cursor) hashes() {
-	if len(c.bytes) > 0 && len(c.dictData) > 0 && &c.bytes[0] == &c.dictData[0] && len(c.dh) == c.nd {
+	if len(c.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
 		return // the same dictionary as the previous page
 	}
-	c.dictData = c.bytes
+	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
 	c.dh = c.dh[:0]
-	for v := range c.nd {
-		lo, hi := c.offs[v], c.offs[v+1]
-		if lo > hi {
-			lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
+	if c.col.kind == kindBytes {
+		c.dictData = c.bytes
+		for v := range c.nd {
+			lo, hi := c.offs[v], c.offs[v+1]
+			if lo > hi {
+				lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
+			}
+			b := c.bytes[lo:hi]
+			c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
 		}
-		b := c.bytes[lo:hi]
-		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
+		return
 	}
+	// Integers: their decimal names, written once per dictionary into a
+	// buffer of its own (batches still in flight point into the last one).
+	c.dictI64, c.dictI32 = c.i64, c.i32
+	names := make([]byte, 0, 8*c.nd)
+	for v := range c.nd {
+		lo := len(names)
+		names = c.appendID(names, v)
+		b := names[lo:]
+		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), uint32(lo), uint32(len(names))})
+	}
+	c.dnames = names
+}
+
+// same tells whether a and b are the same non-empty slice.
+func same[T any](a, b []T) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
+// dictNames is the memory the hashed dictionary's names are in.
+func (c *cursor) dictNames() []byte {
+	if c.col.kind == kindBytes {
+		return c.bytes
+	}
+	return c.dnames
+}
+
+// appendID appends integer value v in decimal.
+func (c *cursor) appendID(dst []byte, v int) []byte {
+	switch {
+	case c.col.kind == kindInt32 && c.col.unsigned:
+		return strconv.AppendUint(dst, uint64(uint32(c.i32[v])), 10)
+	case c.col.kind == kindInt32:
+		return strconv.AppendInt(dst, int64(c.i32[v]), 10)
+	case c.col.unsigned:
+		return strconv.AppendUint(dst, uint64(c.i64[v]), 10)
+	}
+	return strconv.AppendInt(dst, c.i64[v], 10)
 }
 
 // fastRun fills rows i... of cv from a run of the current page without
@@ -229,6 +273,7 @@ func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
 	switch {
 	case c.hashed:
 		idx := c.idx[c.vi : c.vi+k]
+		src := c.dictNames()
 		for j, x := range idx {
 			if uint(x) >= uint(len(c.dh)) {
 				k = j
@@ -236,7 +281,7 @@ func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
 			}
 			d := &c.dh[x]
 			cv.null[i+j] = false
-			cv.name[i+j] = c.bytes[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.name[i+j] = src[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
 			cv.hash[i+j] = *d
 		}
 	case c.idx == nil && c.col.kind == kindInt64 && !c.col.unsigned:
@@ -319,7 +364,7 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func
 			}
 		case c.hashed:
 			d := &c.dh[v]
-			cv.name[i] = c.bytes[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.name[i] = c.dictNames()[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
 			cv.hash[i] = *d
 		case rel != nil && c.idx != nil && len(c.bytes) > 0:
 			if len(c.relData) == 0 || &c.relData[0] != &c.bytes[0] || len(c.relIDs) != c.nd {
@@ -363,17 +408,11 @@ func (c *cursor) name(a *arena, v int) []byte {
 			return c.bytes[lo:hi:hi]
 		}
 		return a.add(c.bytes[lo:hi])
-	case kindInt32:
-		if c.col.unsigned {
-			return a.addUint(uint64(uint32(c.i32[v])))
-		}
-		return a.addInt(int64(c.i32[v]))
-	default:
-		if c.col.unsigned {
-			return a.addUint(uint64(c.i64[v]))
-		}
-		return a.addInt(c.i64[v])
 	}
+	a.room(20)
+	s := len(a.cur)
+	a.cur = c.appendID(a.cur, v)
+	return a.cur[s:len(a.cur):len(a.cur)]
 }
 
 // weight returns value v as a float32 weight, and whether it is finite.
@@ -452,12 +491,5 @@ func (a *arena) addInt(x int64) []byte {
 	a.room(20)
 	s := len(a.cur)
 	a.cur = strconv.AppendInt(a.cur, x, 10)
-	return a.cur[s:len(a.cur):len(a.cur)]
-}
-
-func (a *arena) addUint(x uint64) []byte {
-	a.room(20)
-	s := len(a.cur)
-	a.cur = strconv.AppendUint(a.cur, x, 10)
 	return a.cur[s:len(a.cur):len(a.cur)]
 }

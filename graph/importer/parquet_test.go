@@ -130,7 +130,7 @@ func TestParquetMatchesTSV(t *testing.T) {
 
 type pqIntEdge struct {
 	Src int64 `parquet:"src"`
-	Dst int32 `parquet:"dst"`
+	Dst int32 `parquet:"dst,dict"` // integers in a dictionary: named once per value
 }
 
 // intConfig is one entity type n in 2 partitions, one relation r.
