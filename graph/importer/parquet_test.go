@@ -346,3 +346,33 @@ func TestParquetAndTextMixed(t *testing.T) {
 		t.Fatal("an edge set differs from its input")
 	}
 }
+
+// Invariant 3: an import cancelled while row groups are being decoded
+// stops (its decoders too) and leaves no store behind.
+func TestParquetCancel(t *testing.T) {
+	dir := t.TempDir()
+	c := intConfig(t, dir, false)
+	var rows []pqIntEdge
+	for i := range 20000 {
+		rows = append(rows, pqIntEdge{int64(i), int32(i % 77)})
+	}
+	in := filepath.Join(dir, "e.parquet")
+	writePQ(t, in, rows, 1000)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := DefaultOptions()
+	o.RhsCol = 1
+	calls := 0
+	o.Progress = func(Progress) {
+		calls++
+		cancel()
+	}
+	_, err := Import(ctx, c, o, []string{in})
+	if !errors.Is(err, context.Canceled) || calls != 1 {
+		t.Fatalf("error %v after %d progress calls, want context.Canceled after 1", err, calls)
+	}
+	for _, d := range []string{c.EntityPath, c.EdgePaths[0]} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s exists after a cancelled import", d)
+		}
+	}
+}
