@@ -198,7 +198,7 @@ func (c *cursor) hashes() {
 		return // the same dictionary as the previous page
 	}
 	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
-	c.dh = c.dh[:0]
+	c.dh = slices.Grow(c.dh[:0], c.nd)
 	if c.col.kind == kindBytes {
 		c.dictData = c.bytes
 		for v := range c.nd {
