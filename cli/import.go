@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/batchprep/batchprep/graph/importer"
@@ -16,14 +17,19 @@ const importDescription = `
 Import edge lists into the partitioned edge store named by a PyTorch-BigGraph
 config (keys: docs/config.md; paths in it are relative to its directory).
 The i-th FILE becomes edge set edge_paths[i], with the role edge_roles[i]
-(train, valid or test); all files share one entity dictionary. Columns are
-0-based; without --rel-col every edge has relation 0. Lines that are empty or
-start with '#' are skipped and not counted in edge ordinals. Bad lines are
-reported with file, line and column; up to --max-errors of them are skipped,
-one more fails the import. The store is replaced atomically: an error or an
-interruption (Ctrl-C exits 130, SIGTERM 143) leaves the previous store as it
-was; directories a killed import left beside the store are removed by the
-next successful one.
+(train, valid or test); all files share one entity dictionary. A FILE is a
+text edge list (TSV, CSV or blank-separated) or a Parquet file, told apart by
+its first bytes (PAR1) or a .parquet name unless --format says which
+(docs/formats-parquet.md). Columns are 0-based indexes; in a Parquet file a
+column can also be named (--lhs-col src), and integer ids are the entities
+named by their decimal digits. Without --rel-col every edge has relation 0.
+Lines that are empty or start with '#' are skipped and not counted in edge
+ordinals. Bad lines (bad rows, for Parquet: a null, an empty string) are
+reported with file, line and column (row group, row and column name); up to
+--max-errors of them are skipped, one more fails the import. The store is
+replaced atomically: an error or an interruption (Ctrl-C exits 130, SIGTERM
+143) leaves the previous store as it was; directories a killed import left
+beside the store are removed by the next successful one.
 
 --from pbg converts PyTorch-BigGraph's imported data instead: the first
 argument is PBG's entity_path directory, then one PBG edge directory
@@ -32,17 +38,19 @@ relation ids are kept (docs/formats-pbg.md).
 
 Examples:
   batchprep import --config fb15k.toml --rel-col 1 train.txt valid.txt test.txt   # edge_roles: train, valid, test
+  batchprep import --config fb15k.toml --lhs-col src --rel-col rel --rhs-col dst train.parquet valid.parquet test.parquet
   batchprep import --config fb15k.toml --from pbg data/FB15k data/FB15k/train_partitioned data/FB15k/valid_partitioned
   batchprep import --config snap.toml --delimiter tab ca-GrQc.txt   # two columns: rhs is column 1`
 
 func runImport(env *Env, args []string) error {
 	fs := newFlagSet(env, "import", "--config CFG FILE...", importDescription)
 	cfgPath := fs.String("config", "", "PBG config `file` (TOML, JSON or PBG's Python) (required, no default)")
-	lhs := fs.Int("lhs-col", 0, "column of the lhs entity")
-	rel := fs.Int("rel-col", -1, "column of the relation name (-1: none, every edge has relation 0)")
-	rhs := fs.Int("rhs-col", 2, "column of the rhs entity (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, as in a SNAP edge list)")
-	weight := fs.Int("weight-col", -1, "column of the edge weight, a float (-1: none)")
-	delim := fs.String("delimiter", "tab", "field separator: tab, comma, or space (any run of spaces and tabs)")
+	lhs := fs.String("lhs-col", "0", "column of the lhs entity: a 0-based index, or a Parquet column's name")
+	rel := fs.String("rel-col", "-1", "column of the relation name: an index or a Parquet column's name (-1: none, every edge has relation 0)")
+	rhs := fs.String("rhs-col", "2", "column of the rhs entity: an index or a Parquet column's name (default: 2, or 1 when neither --rel-col nor --rhs-col is given and the first edge line has two fields, or the Parquet file two columns, as in a SNAP edge list)")
+	weight := fs.String("weight-col", "-1", "column of the edge weight, a number: an index or a Parquet column's name (-1: none)")
+	format := fs.String("format", "auto", "input format: auto (Parquet when a file starts with PAR1 or is named *.parquet, else text), text, or parquet")
+	delim := fs.String("delimiter", "tab", "field separator of text files: tab, comma, or space (any run of spaces and tabs)")
 	maxErrors := fs.Int("max-errors", 0, "bad lines to skip before failing")
 	quiet := fs.Bool("quiet", false, "no progress and no summary on stderr")
 	var sets stringList
@@ -67,17 +75,32 @@ func runImport(env *Env, args []string) error {
 	if err != nil {
 		return usagef("--delimiter %q is not one of tab, comma, space", *delim)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] {
-		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
-		// in column 1.
-		if n, err := importer.FirstLineFields(files[0], d); err == nil && n == 2 {
-			*rhs = 1
-		}
+	fmtSel, err := importer.ParseFormat(*format)
+	if err != nil {
+		return usagef("--format %q is not one of auto, text, parquet", *format)
 	}
 	opts := importer.DefaultOptions()
-	opts.LhsCol, opts.RelCol, opts.RhsCol, opts.WeightCol = *lhs, *rel, *rhs, *weight
+	opts.Format = fmtSel
+	for _, c := range []struct {
+		flag string
+		val  string
+		idx  *int
+		name *string
+	}{{"lhs-col", *lhs, &opts.LhsCol, &opts.LhsName}, {"rel-col", *rel, &opts.RelCol, &opts.RelName},
+		{"rhs-col", *rhs, &opts.RhsCol, &opts.RhsName}, {"weight-col", *weight, &opts.WeightCol, &opts.WeightName}} {
+		if err := columnFlag(c.flag, c.val, c.idx, c.name); err != nil {
+			return err
+		}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] && opts.LhsName == "" {
+		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
+		// in column 1.
+		if n := firstFileColumns(files[0], fmtSel, d); n == 2 {
+			opts.RhsCol = 1
+		}
+	}
 	opts.Delimiter, opts.MaxErrors = d, *maxErrors
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
@@ -139,14 +162,54 @@ func runImport(env *Env, args []string) error {
 	return nil
 }
 
+// columnFlag reads a column flag: a 0-based index (-1: none) or a Parquet
+// column's name.
+func columnFlag(flag, val string, idx *int, name *string) error {
+	if n, err := strconv.Atoi(val); err == nil {
+		*idx = n
+		return nil
+	}
+	if strings.TrimSpace(val) == "" {
+		return usagef("--%s is empty: give a 0-based column index or a Parquet column's name", flag)
+	}
+	*name = val
+	return nil
+}
+
+// firstFileColumns is the number of fields of path's first edge line, or
+// of its top-level columns for a Parquet file; 0 when unknown.
+func firstFileColumns(path string, f importer.Format, d importer.Delimiter) int {
+	if f == importer.FormatAuto {
+		var err error
+		if f, err = importer.DetectFormat(path); err != nil {
+			return 0
+		}
+	}
+	if f == importer.FormatParquet {
+		cols, err := importer.ParquetColumns(path)
+		if err != nil {
+			return 0
+		}
+		return len(cols)
+	}
+	n, err := importer.FirstLineFields(path, d)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
 // warnRelationColumn warns when, under dynamic_relations, an input file
 // has a column that no flag reads beside lhs and rhs: without --rel-col
 // every edge gets one relation, and the relations of a head, relation,
 // tail file would be lost (eval would find none of its edges).
 func warnRelationColumn(env *Env, files []string, o importer.Options) {
 	for _, f := range files {
-		n, err := importer.FirstLineFields(f, o.Delimiter)
-		if err != nil || n < 3 {
+		if o.LhsName != "" || o.RhsName != "" || o.RelName != "" || o.WeightName != "" {
+			return // columns chosen by name: the user looked at the file
+		}
+		n := firstFileColumns(f, o.Format, o.Delimiter)
+		if n < 3 {
 			continue
 		}
 		for c := range n {
@@ -165,8 +228,15 @@ func columnHint(err error, o importer.Options) error {
 	if !errors.As(err, &le) || le.Reason != importer.ReasonColumns {
 		return err
 	}
-	return fmt.Errorf("%w (columns in use: --lhs-col %d --rel-col %d --rhs-col %d --weight-col %d, --delimiter %s; set them to match the file, e.g. --rhs-col 1 for a two-column edge list)",
-		err, o.LhsCol, o.RelCol, o.RhsCol, o.WeightCol, o.Delimiter)
+	return fmt.Errorf("%w (columns in use: --lhs-col %s --rel-col %s --rhs-col %s --weight-col %s, --delimiter %s; set them to match the file, e.g. --rhs-col 1 for a two-column edge list)",
+		err, colShown(o.LhsCol, o.LhsName), colShown(o.RelCol, o.RelName), colShown(o.RhsCol, o.RhsName), colShown(o.WeightCol, o.WeightName), o.Delimiter)
+}
+
+func colShown(idx int, name string) string {
+	if name != "" {
+		return name
+	}
+	return strconv.Itoa(idx)
 }
 
 func printImportSummary(env *Env, rep importer.Report) {

@@ -166,7 +166,11 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	out.edgeLines++
 	bad := func(col int, r Reason, msg string) error {
 		out.bad = append(out.bad, ordinal)
-		return p.budget.add(&LineError{File: name, Line: e.lineNo, Column: col, Reason: r, Msg: msg})
+		le := &LineError{File: name, Line: e.lineNo, Column: col, Reason: r, Msg: msg}
+		if p.pq != nil { // col is a column role (parquet.go)
+			le.Column, le.Parquet = 0, p.pq.pos(e.lineNo-1, col)
+		}
+		return p.budget.add(le)
 	}
 	stage := 0
 	if e.fault != nil {
@@ -242,7 +246,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	out.lhs = append(out.lhs, lid)
 	out.rhs = append(out.rhs, rid)
 	out.rel = append(out.rel, rel)
-	if p.opts.WeightCol >= 0 {
+	if p.opts.hasWeight() {
 		out.weight = append(out.weight, e.w)
 	}
 	return nil

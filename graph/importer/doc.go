@@ -3,7 +3,11 @@
 // import_from_tsv does, but deterministically, atomically and without
 // dropping lines silently.
 //
-// Input. Each line is an edge; Options choose the lhs, rhs, optional
+// Input. A file is a text edge list or a Parquet file (Options.Format,
+// DetectFormat). In a Parquet file each row is an edge line, numbered by
+// its row in the file, and the chosen columns are found by index or by
+// name (parquet.go); the rest of this comment holds for both, with rows for
+// lines. Each line is an edge; Options choose the lhs, rhs, optional
 // relation and optional weight columns (0-based) and the delimiter. Lines
 // that are empty or start with '#' are comments: skipped and not counted.
 // A UTF-8 byte order mark on the first line and CR before LF are removed.

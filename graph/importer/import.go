@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"time"
 
@@ -129,8 +130,12 @@ func setReport(file, path string, fe *fileEdges) EdgeSetReport {
 func newParser(cfg *config.Config, opts *Options) *parser {
 	p := &parser{opts: opts, needed: opts.needed(), relByCfg: map[string]uint32{}, dynamic: cfg.DynamicRelations,
 		dynRel: map[string]uint32{}, budget: budget{max: opts.MaxErrors}, dicts: map[string]*dict{}}
+	// One hash seed for every dictionary, so that a name's hash does not
+	// depend on its type (Parquet dictionaries are hashed once per value).
+	seed := maphash.MakeSeed()
 	for _, t := range cfg.EntityTypes() {
 		p.dicts[t] = newDict(t)
+		p.dicts[t].seed = seed
 	}
 	for i, r := range cfg.Relations {
 		p.relByCfg[r.Name] = uint32(i)
@@ -151,7 +156,7 @@ func (p *parser) relationNames(cfg *config.Config) []string {
 		}
 		return names
 	}
-	if p.opts.RelCol < 0 {
+	if !p.opts.hasRel() {
 		return []string{cfg.Relations[0].Name}
 	}
 	return append([]string{}, p.dynNames...)
@@ -174,6 +179,16 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 		progress = func(b int64) {
 			opts.Progress(Progress{Phase: "parse", File: idx, Path: name, Bytes: b, TotalBytes: size, Edges: before + int64(fe.len())})
 		}
+	}
+	format, err := formatOf(opts, name)
+	if err != nil {
+		return fe, err
+	}
+	if format == FormatParquet {
+		return fe, p.parseParquet(ctx, f, size, name, fe, progress)
+	}
+	if opts.names() {
+		return fe, fmt.Errorf("importer: %s is a text edge list, which has no column names: choose its columns by 0-based index", name)
 	}
 	err = p.parse(ctx, f, name, fe, progress)
 	return fe, err

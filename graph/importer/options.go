@@ -44,7 +44,14 @@ type Options struct {
 	LhsCol, RhsCol int // 0-based field indices; defaults 0 and 2
 	RelCol         int // -1: no relation column, every edge has relation 0
 	WeightCol      int // -1: no weights
-	Delimiter      Delimiter
+	// LhsName, RhsName, RelName and WeightName choose Parquet columns by
+	// name; a non-empty name takes the place of the index beside it. Text
+	// files have no column names: a name set makes a text file an error.
+	LhsName, RhsName, RelName, WeightName string
+	// Format is the input format: FormatAuto (the default) detects it per
+	// file (DetectFormat).
+	Format    Format
+	Delimiter Delimiter
 	// MaxErrors is how many bad lines may be skipped (reported) before the
 	// import fails; 0 (the default) makes the first bad line fatal.
 	MaxErrors int
@@ -70,12 +77,28 @@ func (o *Options) Validate() error {
 	if o.RelCol < -1 || o.WeightCol < -1 {
 		return fmt.Errorf("importer: relation and weight columns must be >= 0, or -1 for none")
 	}
+	if o.Format < FormatAuto || o.Format > FormatParquet {
+		return fmt.Errorf("importer: unknown format %d", o.Format)
+	}
+	if o.Format == FormatText && o.names() {
+		return fmt.Errorf("importer: text edge lists have no column names: choose columns by 0-based index")
+	}
+	names := map[string]string{}
+	for _, c := range []struct{ role, name string }{{"lhs", o.LhsName}, {"rhs", o.RhsName}, {"rel", o.RelName}, {"weight", o.WeightName}} {
+		if c.name == "" {
+			continue
+		}
+		if other, dup := names[c.name]; dup {
+			return fmt.Errorf("importer: the %s and %s columns are both column %q", other, c.role, c.name)
+		}
+		names[c.name] = c.role
+	}
 	cols := map[int]string{}
 	for _, c := range []struct {
 		name string
 		col  int
 	}{{"lhs", o.LhsCol}, {"rhs", o.RhsCol}, {"rel", o.RelCol}, {"weight", o.WeightCol}} {
-		if c.col < 0 {
+		if c.col < 0 || o.nameOf(c.name) != "" {
 			continue
 		}
 		if other, dup := cols[c.col]; dup {
@@ -91,6 +114,32 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// names tells whether any column is chosen by name.
+func (o *Options) names() bool {
+	return o.LhsName != "" || o.RhsName != "" || o.RelName != "" || o.WeightName != ""
+}
+
+// nameOf returns the column name chosen for role (lhs, rhs, rel, weight).
+func (o *Options) nameOf(role string) string {
+	switch role {
+	case "lhs":
+		return o.LhsName
+	case "rhs":
+		return o.RhsName
+	case "rel":
+		return o.RelName
+	case "weight":
+		return o.WeightName
+	}
+	return ""
+}
+
+// hasWeight tells whether a weight column is chosen.
+func (o *Options) hasWeight() bool { return o.WeightCol >= 0 || o.WeightName != "" }
+
+// hasRel tells whether a relation column is chosen.
+func (o *Options) hasRel() bool { return o.RelCol >= 0 || o.RelName != "" }
 
 // needed is the number of fields a line must have at least.
 func (o *Options) needed() int {

@@ -45,9 +45,10 @@ type parser struct {
 	relDicts [][2]*dict // per config relation: lhs and rhs dictionaries
 	dicts    map[string]*dict
 	budget   budget
-	block    int    // read size; blockSize unless a test sets it
-	size     int64  // the file's size if known (for reserve)
-	sink     uint32 // keeps the prefetch loads alive
+	block    int     // read size; blockSize unless a test sets it
+	size     int64   // the file's size if known (for reserve)
+	sink     uint32  // keeps the prefetch loads alive
+	pq       *pqFile // the Parquet file being read; nil for text
 }
 
 // budget counts bad lines and keeps the first ones for the report.
@@ -146,17 +147,23 @@ func (p *parser) reserve(out *fileEdges, consumed int64) {
 		out.lhs = slices.Grow(out.lhs, want-len(out.lhs))
 		out.rhs = slices.Grow(out.rhs, want-len(out.rhs))
 		out.rel = slices.Grow(out.rel, want-len(out.rel))
-		if p.opts.WeightCol >= 0 {
+		if p.opts.hasWeight() {
 			out.weight = slices.Grow(out.weight, want-len(out.weight))
 		}
 	}
+	p.reserveDicts(want)
+}
+
+// reserveDicts grows the dictionaries' tables for edges predicted edges,
+// shared by the types in the proportion of the names they hold so far.
+func (p *parser) reserveDicts(edges int) {
 	total := 0
 	for _, d := range p.dicts {
 		total += len(d.names)
 	}
 	for _, d := range p.dicts {
 		if len(d.names) > 0 {
-			d.reserve(int(int64(want) / reservePerEntity * int64(len(d.names)) / int64(total)))
+			d.reserve(int(int64(edges) / reservePerEntity * int64(len(d.names)) / int64(total)))
 		}
 	}
 }

@@ -20,7 +20,7 @@ func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.C
 	fe *fileEdges, rep *EdgeSetReport, opts *Options, written *int64, buckets *int) error {
 	L, R := cfg.BucketShape()
 	rows, starts := bucketize(p, fe, L*R, R, runtime.GOMAXPROCS(0))
-	weights := opts.WeightCol >= 0
+	weights := opts.hasWeight()
 	if err := w.EdgeSet(set, file, weights); err != nil {
 		return err
 	}

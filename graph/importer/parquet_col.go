@@ -1,0 +1,495 @@
+package importer
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// pqKind is what a Parquet column holds, as the importer reads it.
+type pqKind int
+
+const (
+	kindInt32 pqKind = iota
+	kindInt64
+	kindBytes
+	kindFloat
+	kindDouble
+)
+
+// pqCol is a chosen column of a Parquet file.
+type pqCol struct {
+	role     string // lhs, rhs, rel or weight
+	name     string // the column's name in the file
+	leaf     int    // leaf column index (the row groups' column chunk)
+	kind     pqKind
+	unsigned bool // integers with an unsigned logical type
+	maxDef   byte // definition level of a present value (0: required)
+}
+
+// errCorrupt is wrapped by the errors of pages that contradict the file's
+// own metadata.
+var errCorrupt = errors.New("the file is corrupt")
+
+// cursor reads one column chunk row by row, page after page, straight from
+// the pages' decoded buffers (dictionary pages are read as indexes into
+// the dictionary's values).
+type cursor struct {
+	col   *pqCol
+	pages parquet.Pages
+	page  parquet.Page // the current page
+	left  int          // rows left in the current page
+	defs  []byte       // definition levels of the page; nil when required
+	di    int
+	vi    int     // next value of the page
+	nv    int     // values in the page (non-null rows)
+	idx   []int32 // dictionary indexes, or nil
+	i32   []int32
+	i64   []int64
+	f32   []float32
+	f64   []float64
+	bytes []byte
+	offs  []uint32
+	nd    int // values in the dictionary (or page, without one)
+
+	// For entity columns with a dictionary: each dictionary value's hash
+	// and prefix, computed once for the column chunk (hashes, below).
+	hashed   bool // the page's values are dictionary indexes into dh
+	seed     *maphash.Seed
+	dictData []byte       // the dictionary the hashes are of (strings)
+	dictI64  []int64      // (int64 ids)
+	dictI32  []int32      // (int32 ids)
+	dnames   []byte       // an integer dictionary's names in decimal
+	dh       []dictHashes // by dictionary index
+	relData  []byte       // the dictionary relIDs are of
+	relIDs   []int32      // relation ids by dictionary index; relUnknown until looked up
+}
+
+const relUnknown = -2
+
+// dictHashes is a name's hash and prefix, and for a dictionary value its
+// bytes' place in the dictionary, side by side so that a row reads one
+// cache line.
+type dictHashes struct {
+	h, pre uint64
+	lo, hi uint32
+}
+
+// advance reads the next page.
+func (c *cursor) advance() error {
+	for c.left == 0 {
+		if c.page != nil && c.idx == nil {
+			// A plain page is done with: its values were consumed or
+			// copied (names into the batch's arena), so its buffers can
+			// go back to the library's pool. Dictionary pages are kept:
+			// names point into the dictionary.
+			parquet.Release(c.page)
+		}
+		c.page = nil
+		pg, err := c.pages.ReadPage()
+		if err == io.EOF {
+			return fmt.Errorf("column %q has fewer rows than its row group: %w", c.col.name, errCorrupt)
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return fmt.Errorf("column %q: a page ends early: %w", c.col.name, errCorrupt)
+			}
+			return fmt.Errorf("column %q: a page cannot be decoded: %w", c.col.name, errCorrupt)
+		}
+		c.page = pg
+		c.left = int(pg.NumRows())
+		c.defs = pg.DefinitionLevels()
+		if c.col.maxDef == 0 {
+			c.defs = nil
+		}
+		c.di, c.vi = 0, 0
+		present := c.left
+		if c.defs != nil {
+			if len(c.defs) < c.left {
+				return fmt.Errorf("column %q: definition levels missing: %w", c.col.name, errCorrupt)
+			}
+			present = 0
+			for _, d := range c.defs[:c.left] {
+				if d >= c.col.maxDef {
+					present++
+				}
+			}
+		}
+		d := pg.Data()
+		c.idx = nil
+		if dict := pg.Dictionary(); dict != nil {
+			c.idx = d.Int32()
+			c.nv = len(c.idx)
+			d = dict.Page().Data()
+		}
+		n := 0
+		switch c.col.kind {
+		case kindInt32:
+			c.i32 = d.Int32()
+			n = len(c.i32)
+		case kindInt64:
+			c.i64 = d.Int64()
+			n = len(c.i64)
+		case kindFloat:
+			c.f32 = d.Float()
+			n = len(c.f32)
+		case kindDouble:
+			c.f64 = d.Double()
+			n = len(c.f64)
+		case kindBytes:
+			c.bytes, c.offs = d.ByteArray()
+			n = max(len(c.offs)-1, 0)
+			if len(c.offs) > 0 && int(c.offs[len(c.offs)-1]) > len(c.bytes) {
+				return fmt.Errorf("column %q: string offsets out of range: %w", c.col.name, errCorrupt)
+			}
+		}
+		c.nd = n
+		c.hashed = false
+		if c.idx == nil {
+			c.nv = n
+		} else if c.seed != nil && (c.col.kind == kindBytes || c.col.kind == kindInt32 || c.col.kind == kindInt64) {
+			c.hashes()
+			c.hashed = true
+		}
+		if c.nv < present {
+			return fmt.Errorf("column %q: a page has %d values for %d rows: %w", c.col.name, c.nv, present, errCorrupt)
+		}
+	}
+	return nil
+}
+
+// next moves to the next row and returns its value's position in the
+// page's (or dictionary's) values, or -1 for a null.
+func (c *cursor) next() (int, error) {
+	if c.left == 0 {
+		if err := c.advance(); err != nil {
+			return 0, err
+		}
+	}
+	c.left--
+	if c.defs != nil {
+		d := c.defs[c.di]
+		c.di++
+		if d < c.col.maxDef {
+			return -1, nil
+		}
+	}
+	v := c.vi
+	c.vi++
+	if c.idx != nil {
+		v = int(c.idx[v])
+		if v < 0 || v >= c.nd {
+			return 0, fmt.Errorf("column %q: dictionary index %d of %d values: %w", c.col.name, v, c.nd, errCorrupt)
+		}
+	}
+	return v, nil
+}
+
+// hashes computes the hash and prefix of every dictionary value, once per
+// dictionary: rows then read them by index instead of hashing the names.
+func (c *cursor) hashes() {
+	if len(c.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
+		return // the same dictionary as the previous page
+	}
+	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
+	c.dh = slices.Grow(c.dh[:0], c.nd)
+	if c.col.kind == kindBytes {
+		c.dictData = c.bytes
+		for v := range c.nd {
+			lo, hi := c.offs[v], c.offs[v+1]
+			if lo > hi {
+				lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
+			}
+			b := c.bytes[lo:hi]
+			c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
+		}
+		return
+	}
+	// Integers: their decimal names, written once per dictionary into a
+	// buffer of its own (batches still in flight point into the last one).
+	c.dictI64, c.dictI32 = c.i64, c.i32
+	names := make([]byte, 0, 8*c.nd)
+	for v := range c.nd {
+		lo := len(names)
+		names = c.appendID(names, v)
+		b := names[lo:]
+		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), uint32(lo), uint32(len(names))})
+	}
+	c.dnames = names
+}
+
+// same tells whether a and b are the same non-empty slice.
+func same[T any](a, b []T) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
+// dictNames is the memory the hashed dictionary's names are in.
+func (c *cursor) dictNames() []byte {
+	if c.col.kind == kindBytes {
+		return c.bytes
+	}
+	return c.dnames
+}
+
+// appendID appends integer value v in decimal.
+func (c *cursor) appendID(dst []byte, v int) []byte {
+	switch {
+	case c.col.kind == kindInt32 && c.col.unsigned:
+		return strconv.AppendUint(dst, uint64(uint32(c.i32[v])), 10)
+	case c.col.kind == kindInt32:
+		return strconv.AppendInt(dst, int64(c.i32[v]), 10)
+	case c.col.unsigned:
+		return strconv.AppendUint(dst, uint64(c.i64[v]), 10)
+	}
+	return strconv.AppendInt(dst, c.i64[v], 10)
+}
+
+// fastRun fills rows i... of cv from a run of the current page without
+// nulls, for the two common cases (a dictionary-encoded string column of
+// entities, a plain int64 entity column), and returns the rows filled (0:
+// not such a page, use next). A dictionary index out of range leaves the
+// row to next, which reports it.
+func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
+	if !entity {
+		return 0
+	}
+	k := min(c.left, m-i)
+	if c.defs != nil { // an optional column: the run stops at the first null
+		n := 0
+		for n < k && c.defs[c.di+n] >= c.col.maxDef {
+			n++
+		}
+		k = n
+	}
+	if k == 0 {
+		return 0
+	}
+	switch {
+	case c.hashed:
+		idx := c.idx[c.vi : c.vi+k]
+		src := c.dictNames()
+		for j, x := range idx {
+			if uint(x) >= uint(len(c.dh)) {
+				k = j
+				break
+			}
+			d := &c.dh[x]
+			cv.null[i+j] = false
+			cv.name[i+j] = src[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.hash[i+j] = *d
+		}
+	case c.idx == nil && c.col.kind == kindInt64 && !c.col.unsigned:
+		for j, x := range c.i64[c.vi : c.vi+k] {
+			nm := a.addInt(x)
+			cv.null[i+j] = false
+			cv.name[i+j] = nm
+			cv.hash[i+j] = dictHashes{h: maphash.Bytes(*c.seed, nm), pre: prefix(nm)}
+		}
+	default:
+		return 0
+	}
+	c.vi += k
+	c.left -= k
+	if c.defs != nil {
+		c.di += k
+	}
+	return k
+}
+
+// colVals holds one column's values for a batch of rows.
+type colVals struct {
+	null []bool
+	name [][]byte     // entity and relation columns
+	hash []dictHashes // entity columns: the names' hashes and prefixes
+	rel  []int32      // relation column, typed relations: the id, -1 when not in the config
+	w    []float32    // weight column
+	wbad []string     // weight column: the value shown when not a finite float32, else ""
+}
+
+// fill reads the next m rows of the column into cv; names are appended to
+// a (or point into the dictionary), and hashed with seed for entity
+// columns.
+//
+// rel, set for a relation column with the config's relations, gives a
+// name's relation id (-1: not in the config); fill keeps each dictionary
+// value's id, so that the names of a dictionary-encoded column are looked
+// up once per column chunk.
+func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func([]byte) int32) error {
+	entity := c.col.role == roleNames[roleLhs] || c.col.role == roleNames[roleRhs]
+	weight := c.col.role == roleNames[roleWeight]
+	if entity {
+		c.seed = seed
+	}
+	cv.null = slices.Grow(cv.null[:0], m)[:m]
+	if weight {
+		cv.w = slices.Grow(cv.w[:0], m)[:m]
+		cv.wbad = slices.Grow(cv.wbad[:0], m)[:m]
+	} else {
+		cv.name = slices.Grow(cv.name[:0], m)[:m]
+		if rel != nil {
+			cv.rel = slices.Grow(cv.rel[:0], m)[:m]
+		}
+		if entity {
+			cv.hash = slices.Grow(cv.hash[:0], m)[:m]
+		}
+	}
+	for i := 0; i < m; i++ {
+		if c.left == 0 {
+			if err := c.advance(); err != nil {
+				return err
+			}
+		}
+		if k := c.fastRun(cv, i, m, a, entity && rel == nil); k > 0 {
+			i += k - 1
+			continue
+		}
+		v, err := c.next()
+		if err != nil {
+			return err
+		}
+		cv.null[i] = v < 0
+		switch {
+		case v < 0:
+		case weight:
+			w, ok := c.weight(v)
+			cv.w[i], cv.wbad[i] = w, ""
+			if !ok {
+				cv.wbad[i] = c.show(v)
+			}
+		case c.hashed:
+			d := &c.dh[v]
+			cv.name[i] = c.dictNames()[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.hash[i] = *d
+		case rel != nil && c.idx != nil && len(c.bytes) > 0:
+			if len(c.relData) == 0 || &c.relData[0] != &c.bytes[0] || len(c.relIDs) != c.nd {
+				c.relData, c.relIDs = c.bytes, slices.Grow(c.relIDs[:0], c.nd)[:c.nd]
+				for j := range c.relIDs {
+					c.relIDs[j] = relUnknown
+				}
+			}
+			nm := c.name(a, v)
+			cv.name[i] = nm
+			if c.relIDs[v] == relUnknown {
+				c.relIDs[v] = rel(nm)
+			}
+			cv.rel[i] = c.relIDs[v]
+		default:
+			nm := c.name(a, v)
+			cv.name[i] = nm
+			if entity {
+				cv.hash[i] = dictHashes{h: maphash.Bytes(*seed, nm), pre: prefix(nm)}
+			}
+			if rel != nil {
+				cv.rel[i] = rel(nm)
+			}
+		}
+	}
+	return nil
+}
+
+// name returns value v as an entity or relation name: a string's bytes,
+// or an integer in decimal appended to the arena.
+func (c *cursor) name(a *arena, v int) []byte {
+	switch c.col.kind {
+	case kindBytes:
+		lo, hi := c.offs[v], c.offs[v+1]
+		if lo > hi {
+			return nil // corrupt offsets: reported as an empty field
+		}
+		if c.idx != nil {
+			// A dictionary's values are decoded into memory of their own,
+			// which the library never reuses: no copy needed.
+			return c.bytes[lo:hi:hi]
+		}
+		return a.add(c.bytes[lo:hi])
+	}
+	a.room(20)
+	s := len(a.cur)
+	a.cur = c.appendID(a.cur, v)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
+
+// weight returns value v as a float32 weight, and whether it is finite.
+func (c *cursor) weight(v int) (float32, bool) {
+	var x float64
+	switch c.col.kind {
+	case kindFloat:
+		x = float64(c.f32[v])
+	case kindDouble:
+		x = c.f64[v]
+	case kindInt32:
+		x = float64(c.i32[v])
+		if c.col.unsigned {
+			x = float64(uint32(c.i32[v]))
+		}
+	case kindInt64:
+		x = float64(c.i64[v])
+		if c.col.unsigned {
+			x = float64(uint64(c.i64[v]))
+		}
+	}
+	f := float32(x)
+	return f, !math.IsInf(float64(f), 0) && !math.IsNaN(x)
+}
+
+// show formats value v for a message.
+func (c *cursor) show(v int) string {
+	switch c.col.kind {
+	case kindFloat:
+		return strconv.FormatFloat(float64(c.f32[v]), 'g', -1, 32)
+	case kindDouble:
+		return strconv.FormatFloat(c.f64[v], 'g', -1, 64)
+	}
+	var a arena
+	return string(c.name(&a, v))
+}
+
+// arena holds the names of a batch of rows in blocks that are never
+// reallocated, so the slices handed out stay valid until reset, which
+// keeps the blocks for the next batch.
+type arena struct {
+	cur    []byte
+	blocks [][]byte
+	next   int // blocks[:next] are in use
+}
+
+const nameBlock = 64 << 10
+
+func (a *arena) reset() { a.cur, a.next = nil, 0 }
+
+func (a *arena) room(n int) {
+	if cap(a.cur)-len(a.cur) >= n {
+		return
+	}
+	for a.next < len(a.blocks) {
+		b := a.blocks[a.next]
+		a.next++
+		if cap(b) >= n {
+			a.cur = b[:0]
+			return
+		}
+	}
+	a.cur = make([]byte, 0, max(nameBlock, n))
+	a.blocks = append(a.blocks, a.cur)
+	a.next = len(a.blocks)
+}
+
+func (a *arena) add(b []byte) []byte {
+	a.room(len(b))
+	s := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
+
+func (a *arena) addInt(x int64) []byte {
+	a.room(20)
+	s := len(a.cur)
+	a.cur = strconv.AppendInt(a.cur, x, 10)
+	return a.cur[s:len(a.cur):len(a.cur)]
+}
