@@ -6,7 +6,9 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
+	"github.com/batchprep/batchprep/internal/kern"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 
@@ -136,29 +138,28 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 
 // flush is pass B over a batch, in line order.
 func (p *parser) flush(batch []pending, name string, expected *int, out *fileEdges) error {
-	var sink uint32
 	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
-		sink += batch[i].touch()
+		batch[i].touch()
 	}
 	for i := range batch {
 		if j := i + prefetchAhead; j < len(batch) {
-			sink += batch[j].touch()
+			batch[j].touch()
 		}
 		if err := p.finish(&batch[i], name, expected, out); err != nil {
 			return err
 		}
 	}
-	p.sink += sink
 	return nil
 }
 
-// touch loads the hash table slots the line will probe first.
-func (e *pending) touch() uint32 {
+// touch prefetches the hash table slots the line will probe first.
+func (e *pending) touch() {
 	if e.dicts[0] == nil {
-		return 0
+		return
 	}
 	d0, d1 := e.dicts[0], e.dicts[1]
-	return d0.slots[e.hl&d0.mask].tag + d1.slots[e.hr&d1.mask].tag
+	kern.PrefetchLine(unsafe.Pointer(&d0.slots[e.hl&d0.mask]))
+	kern.PrefetchLine(unsafe.Pointer(&d1.slots[e.hr&d1.mask]))
 }
 
 func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) error {

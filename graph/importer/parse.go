@@ -47,7 +47,6 @@ type parser struct {
 	budget   budget
 	block    int     // read size; blockSize unless a test sets it
 	size     int64   // the file's size if known (for reserve)
-	sink     uint32  // keeps the prefetch loads alive
 	pq       *pqFile // the Parquet file being read; nil for text
 }
 

@@ -15,3 +15,6 @@ func Prefetch(x []float32) {
 
 // PrefetchInt32 is Prefetch for the line holding *p.
 func PrefetchInt32(p *int32) { prefetch(unsafe.Pointer(p), 4) }
+
+// PrefetchLine is Prefetch for the cache line holding the byte at p.
+func PrefetchLine(p unsafe.Pointer) { prefetch(p, 1) }
