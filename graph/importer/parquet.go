@@ -177,8 +177,9 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 			if err := p.flush(b.batch, name, &expected, out); err != nil {
 				return err
 			}
-			out.lines = b.rows
-			pool.put(b)
+			rows := b.rows
+			out.lines = rows
+			pool.put(b) // a decoder may take b at once: nothing below reads it
 			if !dictsReserved && out.len() >= reserveSample {
 				// The file's row count says how many edges come (as the
 				// text import predicts it from its first block).
@@ -186,7 +187,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 				dictsReserved = true
 			}
 			if progress != nil && total > 0 {
-				progress(int64(float64(size) * float64(b.rows) / float64(total)))
+				progress(int64(float64(size) * float64(rows) / float64(total)))
 			}
 		}
 	}
