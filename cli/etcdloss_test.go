@@ -52,9 +52,9 @@ func waitCommits(t *testing.T, path string, n int) {
 }
 
 // etcd (in this process) stopped under two training ranks: for a second,
-// then for longer than --etcd-timeout. A short outage: each rank says
-// that etcd does not answer, and that it answers again, and the run goes
-// on. A long one: each rank exits 1 within the timeout (plus the time to
+// then for longer than --etcd-timeout. A short outage: a rank that
+// notices it says that etcd does not answer, and that it answers again
+// (at least one rank notices), and the run goes on. A long one: each rank exits 1 within the timeout (plus the time to
 // give up its work) with "etcd at ADDR unreachable for 3 s; restart it
 // and rerun the same command", never a raw gRPC error and never a rank
 // left waiting. etcd restarted on its data, the same commands finish the
@@ -84,8 +84,24 @@ func TestTrainDistributedEtcdLost(t *testing.T) {
 	srv.Close() // a short outage
 	time.Sleep(time.Second)
 	restart()
+	// A rank whose calls all fell outside the outage, or whose one call
+	// waited it out, has nothing to say; one that noticed it must say
+	// that etcd answers again, and at least one rank notices.
+	recovered := func() bool {
+		noticed := 0
+		for _, o := range outs {
+			s := o.String()
+			if strings.Contains(s, "does not answer") {
+				if !strings.Contains(s, "answers again") {
+					return false
+				}
+				noticed++
+			}
+		}
+		return noticed > 0
+	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(outs[0].String(), "answers again") && strings.Contains(outs[1].String(), "answers again") {
+		if recovered() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -100,7 +116,7 @@ func TestTrainDistributedEtcdLost(t *testing.T) {
 	}
 	waitCommits(t, logPath, n+10)
 	for r, out := range outs {
-		if s := out.String(); !strings.Contains(s, "does not answer; retrying for up to 3 s") {
+		if s := out.String(); strings.Contains(s, "does not answer") && !strings.Contains(s, "does not answer; retrying for up to 3 s") {
 			t.Errorf("rank %d after a short outage:\n%s", r, s)
 		}
 	}
