@@ -298,19 +298,7 @@ func inspectRead(path string, cfg ctf.Config, rep *inspectReport, each func(*cor
 	if err := checkChunkMemory(path, l, cfg.Streams, physicalMemory()); err != nil {
 		return err
 	}
-	rep.Sequences = l.NumSequences()
-	rep.Chunks = l.NumChunks()
-	rep.TotalSamples = l.TotalSamples()
-	rep.TotalLabels = l.TotalLabels()
-	rep.Histogram = lengthHistogram(l)
-	for c := 0; c < l.NumChunks(); c++ {
-		first, end := l.Chunk(c)
-		n := end - first
-		if c == 0 || n < rep.ChunkSequences[0] {
-			rep.ChunkSequences[0] = n
-		}
-		rep.ChunkSequences[1] = max(rep.ChunkSequences[1], n)
-	}
+	rep.setLayout(l)
 	defer func() {
 		s := r.Summary()
 		rep.LineMode = s.LineMode
@@ -351,6 +339,24 @@ func lengthHistogram(l *corpus.Layout) []histBin {
 		}
 	}
 	return out
+}
+
+// setLayout fills the report's counts from a corpus's layout: sequences,
+// chunks, samples, labels, the length histogram and the chunk sizes.
+func (rep *inspectReport) setLayout(l *corpus.Layout) {
+	rep.Sequences = l.NumSequences()
+	rep.Chunks = l.NumChunks()
+	rep.TotalSamples = l.TotalSamples()
+	rep.TotalLabels = l.TotalLabels()
+	rep.Histogram = lengthHistogram(l)
+	for c := 0; c < l.NumChunks(); c++ {
+		first, end := l.Chunk(c)
+		n := end - first
+		if c == 0 || n < rep.ChunkSequences[0] {
+			rep.ChunkSequences[0] = n
+		}
+		rep.ChunkSequences[1] = max(rep.ChunkSequences[1], n)
+	}
 }
 
 func (rep *inspectReport) add(e ctf.Error) {

@@ -37,19 +37,7 @@ func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err
 	if pr, ok := corpusfile.ParquetOf(r); ok {
 		rep.RowGroups = pr.RowGroups()
 	}
-	rep.Sequences = l.NumSequences()
-	rep.Chunks = l.NumChunks()
-	rep.TotalSamples = l.TotalSamples()
-	rep.TotalLabels = l.TotalLabels()
-	rep.Histogram = lengthHistogram(l)
-	for c := 0; c < l.NumChunks(); c++ {
-		first, end := l.Chunk(c)
-		n := end - first
-		if c == 0 || n < rep.ChunkSequences[0] {
-			rep.ChunkSequences[0] = n
-		}
-		rep.ChunkSequences[1] = max(rep.ChunkSequences[1], n)
-	}
+	rep.setLayout(l)
 	s := r.Summary()
 	rep.Skipped, rep.WarningKinds = s.Skipped, s.Warnings
 	for i, st := range cfg.Streams {
