@@ -30,6 +30,7 @@ import (
 //	BATCHPREP_QUALITY_COMMUNITIES  200 (p_in 0.9)
 //	BATCHPREP_QUALITY_EPOCHS       10
 //	BATCHPREP_QUALITY_PARTITIONS   1,4,16
+//	BATCHPREP_QUALITY_ORDERS       inside_out,outside_in,affinity,random (for P > 1)
 //
 // The training settings are FB15k-237's at d = 100 (ComplEx, softmax, 50
 // batch and 50 uniform negatives, lr 0.1, 2 workers). It reports `mrr` and,
@@ -73,6 +74,9 @@ func BenchmarkQualityPartitioned(b *testing.B) {
 	var base float64 // P = 1's MRR in this run
 	for _, np := range parts {
 		orders := []string{"inside_out", "outside_in", "affinity", "random"}
+		if s := os.Getenv("BATCHPREP_QUALITY_ORDERS"); s != "" {
+			orders = strings.Split(s, ",")
+		}
 		if np == 1 {
 			orders = orders[:1] // one bucket: every order is the same
 		}
