@@ -19,6 +19,7 @@ type fileEdges struct {
 
 	lines, comments, edgeLines int64
 	reserved                   bool // columns grown to the predicted size (reserve)
+	parquet                    bool // read from a Parquet file: lines are its rows
 }
 
 func (f *fileEdges) len() int { return len(f.rel) }
