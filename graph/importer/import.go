@@ -134,9 +134,10 @@ func newParser(cfg *config.Config, opts *Options) *parser {
 	// One hash seed for every dictionary, so that a name's hash does not
 	// depend on its type (Parquet dictionaries are hashed once per value).
 	seed := maphash.MakeSeed()
+	iseed := maphash.String(seed, "integer ids")
 	for _, t := range cfg.EntityTypes() {
 		p.dicts[t] = newDict(t)
-		p.dicts[t].seed = seed
+		p.dicts[t].seed, p.dicts[t].iseed = seed, iseed
 	}
 	for i, r := range cfg.Relations {
 		p.relByCfg[r.Name] = uint32(i)
