@@ -8,8 +8,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // pqKind is what a Parquet column holds, as the importer reads it.
@@ -69,7 +72,8 @@ type cursor struct {
 	dh       []dictHashes    // by dictionary index
 	relData  []byte          // the dictionary relIDs are of
 	relIDs   []int32         // relation ids by dictionary index; relUnknown until looked up
-	relInts  map[int64]int32 // an integer relation column's ids by value (relOfInt)
+	relSmall []int32         // an integer relation column's ids by value below relSmall (relOfInt)
+	relInts  map[int64]int32 // and the other values'
 }
 
 const relUnknown = -2
@@ -275,7 +279,20 @@ func (c *cursor) fastRun(cv *colVals, i, m int, entity bool) int {
 	case c.hashed:
 		idx := c.idx[c.vi : c.vi+k]
 		src := c.dictNames()
+		// The rows of a large dictionary read its hashes in random order:
+		// fetch those of the row dictAhead rows on, so that the cache
+		// misses of several rows overlap.
+		for _, x := range idx[:min(dictAhead, len(idx))] {
+			if uint(x) < uint(len(c.dh)) {
+				kern.PrefetchLine(unsafe.Pointer(&c.dh[x]))
+			}
+		}
 		for j, x := range idx {
+			if j+dictAhead < len(idx) {
+				if y := idx[j+dictAhead]; uint(y) < uint(len(c.dh)) {
+					kern.PrefetchLine(unsafe.Pointer(&c.dh[y]))
+				}
+			}
 			if uint(x) >= uint(len(c.dh)) {
 				k = j
 				break
@@ -295,6 +312,9 @@ func (c *cursor) fastRun(cv *colVals, i, m int, entity bool) int {
 	}
 	return k
 }
+
+// dictAhead is how many rows ahead fastRun prefetches dictionary hashes.
+const dictAhead = 16
 
 // colVals holds one column's values for a batch of rows.
 type colVals struct {

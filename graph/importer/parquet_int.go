@@ -85,17 +85,35 @@ func (c *cursor) fillInts(cv *colVals, m int, entity bool, iseed uint64, rel fun
 	return nil
 }
 
+// relSmall is the integer relation values relOfInt keeps in an array
+// (relation columns usually hold small numbers: 0, 1, 2, ...).
+const relSmall = 256
+
 // relOfInt returns the config's id of the relation named by x's decimal
 // digits (-1: none), looked up once per distinct value of the column.
 func (c *cursor) relOfInt(x int64, rel func([]byte) int32) int32 {
-	if id, ok := c.relInts[x]; ok {
+	if uint64(x) < relSmall {
+		if c.relSmall == nil {
+			c.relSmall = make([]int32, relSmall)
+			for i := range c.relSmall {
+				c.relSmall[i] = relUnknown
+			}
+		}
+		if id := c.relSmall[x]; id != relUnknown {
+			return id
+		}
+	} else if id, ok := c.relInts[x]; ok {
+		return id
+	}
+	var buf [20]byte
+	id := rel(strconv.AppendInt(buf[:0], x, 10))
+	if uint64(x) < relSmall {
+		c.relSmall[x] = id
 		return id
 	}
 	if c.relInts == nil {
 		c.relInts = map[int64]int32{}
 	}
-	var buf [20]byte
-	id := rel(strconv.AppendInt(buf[:0], x, 10))
 	c.relInts[x] = id
 	return id
 }
