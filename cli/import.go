@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -253,13 +254,22 @@ func printImportSummary(env *Env, rep importer.Report) {
 	if s := rep.Elapsed.Seconds(); s > 0 {
 		rate = float64(edges) / s
 	}
+	// A Parquet file has rows, not lines: an import of Parquet files only
+	// counts its bad input in rows; text, or a mix, in lines.
+	unit := "line"
+	if len(rep.EdgeSets) > 0 && !slices.ContainsFunc(rep.EdgeSets, func(s importer.EdgeSetReport) bool { return !s.Parquet }) {
+		unit = "row"
+	}
 	fmt.Fprintf(w, "import: %s in %s, %s, %s, %dx%d buckets per edge set, %s skipped, %.2fs (%.0f edges/s)\n",
 		plural.Count(edges, "edge"), plural.Count(len(rep.EdgeSets), "edge set"), plural.Count(ents, "entity", "entities"),
-		plural.Count(len(rep.Relations), "relation"), rep.Partitions[0], rep.Partitions[1], plural.Count(rep.Skipped, "bad line"), rep.Elapsed.Seconds(), rate)
+		plural.Count(len(rep.Relations), "relation"), rep.Partitions[0], rep.Partitions[1], plural.Count(rep.Skipped, "bad "+unit), rep.Elapsed.Seconds(), rate)
 	for i, s := range rep.EdgeSets {
-		fmt.Fprintf(w, "  edge set %d %s: %s from %s (%s: %s, %d comment or empty; %d skipped), %s, largest bucket %d\n",
-			i, s.Path, plural.Count(s.Edges, "edge"), s.File, plural.Count(s.Lines, "line"), plural.Count(s.EdgeLines, "edge line"),
-			s.CommentLines, s.Skipped, plural.Count(s.EmptyBuckets, "empty bucket"), s.LargestBucket)
+		read := fmt.Sprintf("%s: %s, %d comment or empty; %d skipped", plural.Count(s.Lines, "line"), plural.Count(s.EdgeLines, "edge line"), s.CommentLines, s.Skipped)
+		if s.Parquet {
+			read = fmt.Sprintf("%s; %d skipped", plural.Count(s.Lines, "row"), s.Skipped)
+		}
+		fmt.Fprintf(w, "  edge set %d %s: %s from %s (%s), %s, largest bucket %d\n",
+			i, s.Path, plural.Count(s.Edges, "edge"), s.File, read, plural.Count(s.EmptyBuckets, "empty bucket"), s.LargestBucket)
 	}
 	types := make([]string, 0, len(rep.Entities))
 	for t := range rep.Entities {
@@ -277,7 +287,7 @@ func printImportSummary(env *Env, rep importer.Report) {
 			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
 		}
 		sort.Strings(reasons)
-		fmt.Fprintf(w, "  skipped lines by reason: %s\n", strings.Join(reasons, ", "))
+		fmt.Fprintf(w, "  skipped %ss by reason: %s\n", unit, strings.Join(reasons, ", "))
 		for i, e := range rep.BadLines {
 			if i == 20 {
 				fmt.Fprintf(w, "    ... (%d more)\n", rep.Skipped-20)

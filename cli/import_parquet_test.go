@@ -82,6 +82,17 @@ func TestImportParquet(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, want) {
 		t.Errorf("code %d, stderr %s; want an error with %q", code, errOut, want)
 	}
+	// Skipped within the budget, the null is counted as a bad row: a
+	// Parquet file has rows, not lines.
+	code, _, errOut = run(t, "import", "--config", cfgPath, "--lhs-col", "src", "--rel-col", "rel", "--rhs-col", "dst", "--max-errors", "1", pq)
+	for _, want := range []string{"import: 499 edges in 1 edge set,", "1 bad row skipped", "(500 rows; 1 skipped)", "skipped rows by reason: null value 1"} {
+		if code != 0 || !strings.Contains(errOut, want) {
+			t.Errorf("code %d, summary lacks %q:\n%s", code, want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "line") {
+		t.Errorf("the summary of a Parquet import speaks of lines:\n%s", errOut)
+	}
 	code, _, errOut = run(t, "import", "--config", cfgPath, "--lhs-col", "source", "--rhs-col", "dst", pq)
 	if code == 0 || !strings.Contains(errOut, `no column "source" for the lhs entity (the file's columns: src, rel, dst)`) {
 		t.Errorf("code %d, stderr %s; want the missing column named", code, errOut)

@@ -27,16 +27,21 @@ type pending struct {
 	lineNo int64
 	lf, rf []byte
 	relF   []byte
-	hl, hr uint64
+	hl, hr uint64 // the names' hashes; for an integer id, intHash of it
 	pl, pr uint64 // the names' prefixes (read here, on the core that just read the block)
-	dicts  [2]*dict
-	fault  *fault // set by a failed pass-A check
-	rel    uint32
-	w      float32
-	nf     int32 // field count
-	lcol   int32 // 1-based byte columns of the lhs, rhs and relation fields
-	rcol   int32
-	relCol int32
+	// Integer ids (Parquet): when lint (rint) is set, the lhs (rhs) entity
+	// is named by li's (ri's) decimal digits and lf (rf) is nil until pass B
+	// needs the name.
+	li, ri     int64
+	lint, rint bool
+	dicts      [2]*dict
+	fault      *fault // set by a failed pass-A check
+	rel        uint32
+	w          float32
+	nf         int32 // field count
+	lcol       int32 // 1-based byte columns of the lhs, rhs and relation fields
+	rcol       int32
+	relCol     int32
 }
 
 // fault is a pass-A check that failed, kept until pass B reports it in
@@ -158,8 +163,20 @@ func (e *pending) touch() {
 		return
 	}
 	d0, d1 := e.dicts[0], e.dicts[1]
-	kern.PrefetchLine(unsafe.Pointer(&d0.slots[e.hl&d0.mask]))
-	kern.PrefetchLine(unsafe.Pointer(&d1.slots[e.hr&d1.mask]))
+	if e.lint {
+		if d0.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d0.ints[e.hl&d0.imask]))
+		}
+	} else {
+		kern.PrefetchLine(unsafe.Pointer(&d0.slots[e.hl&d0.mask]))
+	}
+	if e.rint {
+		if d1.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d1.ints[e.hr&d1.imask]))
+		}
+	} else {
+		kern.PrefetchLine(unsafe.Pointer(&d1.slots[e.hr&d1.mask]))
+	}
 }
 
 func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) error {
@@ -202,7 +219,15 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	}
 	// Entities: look up first, insert only once the whole line is good.
 	d0, d1 := e.dicts[0], e.dicts[1]
-	lid, lok, lat := d0.lookupHash(e.lf, e.hl, e.pl)
+	var lid, rid uint32
+	var lok, rok bool
+	var lat, rat uint64
+	lih, rih := e.hl, e.hr // the integer ids' hashes (for insertInt)
+	if e.lint {
+		lid, lok, e.lf, e.hl, e.pl, lat = intSide(d0, e.li, e.hl, &p.lname)
+	} else {
+		lid, lok, lat = d0.lookupHash(e.lf, e.hl, e.pl)
+	}
 	if !lok {
 		if !utf8.Valid(e.lf) {
 			return bad(int(e.lcol), ReasonUTF8, "lhs entity name is not valid UTF-8")
@@ -211,7 +236,11 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			return bad(int(e.lcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	rid, rok, rat := d1.lookupHash(e.rf, e.hr, e.pr)
+	if e.rint {
+		rid, rok, e.rf, e.hr, e.pr, rat = intSide(d1, e.ri, e.hr, &p.rname)
+	} else {
+		rid, rok, rat = d1.lookupHash(e.rf, e.hr, e.pr)
+	}
 	if !rok {
 		if !utf8.Valid(e.rf) {
 			return bad(int(e.rcol), ReasonUTF8, "rhs entity name is not valid UTF-8")
@@ -233,6 +262,9 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	}
 	if !lok {
 		lid = d0.addAt(e.lf, e.hl, lat)
+		if e.lint {
+			d0.insertInt(e.li, lih, lid)
+		}
 	}
 	if !rok {
 		switch {
@@ -242,6 +274,9 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			rid = lid
 		default:
 			rid = d1.add(e.rf, e.hr)
+		}
+		if e.rint {
+			d1.insertInt(e.ri, rih, rid)
 		}
 	}
 	out.lhs = append(out.lhs, lid)

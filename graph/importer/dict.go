@@ -29,6 +29,12 @@ type dict struct {
 	slots []slot
 	mask  uint64
 	seed  maphash.Seed
+
+	// The integer index (dict_int.go): nil until an integer id is looked up.
+	ints  []islot
+	imask uint64
+	nints int
+	iseed uint64 // intHash's seed, the same for every dictionary
 }
 
 type slot struct {
@@ -153,6 +159,9 @@ func (d *dict) reserve(n int) {
 	}
 	if size > len(d.slots) {
 		d.rebuild(size, len(d.names))
+	}
+	if d.ints != nil && size > len(d.ints) {
+		d.rebuildInts(size)
 	}
 }
 

@@ -38,6 +38,7 @@ type EdgeSetReport struct {
 	EdgeLines     int64  // the other lines; ordinals run over these
 	Edges         int64  // edges stored
 	Skipped       int64  // bad edge lines skipped
+	Parquet       bool   // the file is Parquet: its lines are rows, none a comment
 	EmptyBuckets  int
 	LargestBucket int64
 }
@@ -124,7 +125,7 @@ func Import(ctx context.Context, cfg *config.Config, opts Options, files []strin
 
 func setReport(file, path string, fe *fileEdges) EdgeSetReport {
 	return EdgeSetReport{File: file, Path: path, Lines: fe.lines, CommentLines: fe.comments,
-		EdgeLines: fe.edgeLines, Edges: int64(fe.len()), Skipped: int64(len(fe.bad))}
+		EdgeLines: fe.edgeLines, Edges: int64(fe.len()), Skipped: int64(len(fe.bad)), Parquet: fe.parquet}
 }
 
 func newParser(cfg *config.Config, opts *Options) *parser {
@@ -133,9 +134,10 @@ func newParser(cfg *config.Config, opts *Options) *parser {
 	// One hash seed for every dictionary, so that a name's hash does not
 	// depend on its type (Parquet dictionaries are hashed once per value).
 	seed := maphash.MakeSeed()
+	iseed := maphash.String(seed, "integer ids")
 	for _, t := range cfg.EntityTypes() {
 		p.dicts[t] = newDict(t)
-		p.dicts[t].seed = seed
+		p.dicts[t].seed, p.dicts[t].iseed = seed, iseed
 	}
 	for i, r := range cfg.Relations {
 		p.relByCfg[r.Name] = uint32(i)
@@ -185,6 +187,7 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 		return fe, err
 	}
 	if format == FormatParquet {
+		fe.parquet = true
 		return fe, p.parseParquet(ctx, f, size, name, fe, progress)
 	}
 	if opts.names() {

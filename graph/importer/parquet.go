@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
@@ -14,8 +15,11 @@ import (
 
 // Parquet input. Each row is an edge line: its ordinal is its row number in
 // the file. The chosen columns are decoded page by page from the pages'
-// buffers; integers become their decimal text, so an integer id 42 is the
-// entity named "42", as in a text file. Row groups are decoded in parallel
+// buffers. An integer id 42 is the entity named "42", as in a text file,
+// but is looked up by its value in the dictionaries' integer index
+// (dict_int.go), so that its digits are formatted only for a new entity;
+// an integer relation column is mapped to relation ids once per distinct
+// value (parquet_int.go). Row groups are decoded in parallel
 // (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
 // batches of pqBatchRows rows; the calling goroutine runs pass B on the
 // batches in row order, exactly as for text. A row group's batches queue
@@ -255,6 +259,7 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 		have[r] = c != nil
 	}
 	seed := &p.relDicts[0][0].seed // the same for every dictionary
+	iseed := p.relDicts[0][0].iseed
 	n := rg.NumRows()
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
@@ -271,7 +276,7 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 			if r == roleRel && !p.dynamic {
 				rel = p.relID
 			}
-			if err := c.fill(&vals[r], m, &b.names, seed, rel); err != nil {
+			if err := c.fill(&vals[r], m, &b.names, seed, iseed, rel); err != nil {
 				send(&pqBatch{err: err})
 				return false
 			}
@@ -316,7 +321,7 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 			fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
 			return
 		}
-		if len(cols[r].name[i]) == 0 {
+		if !cols[r].isInt && len(cols[r].name[i]) == 0 {
 			fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
 			return
 		}
@@ -326,11 +331,17 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 		return
 	}
 	if have[roleRel] {
-		f := cols[roleRel].name[i]
-		e.relF = f
+		rc := &cols[roleRel]
+		if !rc.isInt { // an integer column is typed (fillInts): no name needed
+			e.relF = rc.name[i]
+		}
 		if !p.dynamic {
-			id := cols[roleRel].rel[i]
+			id := rc.rel[i]
 			if id < 0 {
+				f := string(e.relF)
+				if rc.isInt {
+					f = strconv.FormatInt(rc.ints[i], 10)
+				}
 				fail(stageRelation, roleRel, ReasonRelation, fmt.Sprintf("relation %q is not in the config's relations", f))
 				return
 			}
@@ -338,9 +349,17 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 		}
 	}
 	l, r := &cols[roleLhs], &cols[roleRhs]
-	e.lf, e.rf = l.name[i], r.name[i]
-	e.hl, e.pl = l.hash[i].h, l.hash[i].pre
-	e.hr, e.pr = r.hash[i].h, r.hash[i].pre
+	if l.isInt {
+		e.lint, e.li = true, l.ints[i]
+	} else {
+		e.lf, e.pl = l.name[i], l.hash[i].pre
+	}
+	if r.isInt {
+		e.rint, e.ri = true, r.ints[i]
+	} else {
+		e.rf, e.pr = r.name[i], r.hash[i].pre
+	}
+	e.hl, e.hr = l.hash[i].h, r.hash[i].h
 	if have[roleWeight] {
 		w := &cols[roleWeight]
 		if w.wbad[i] != "" {

@@ -8,8 +8,11 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // pqKind is what a Parquet column holds, as the importer reads it.
@@ -62,13 +65,15 @@ type cursor struct {
 	// and prefix, computed once for the column chunk (hashes, below).
 	hashed   bool // the page's values are dictionary indexes into dh
 	seed     *maphash.Seed
-	dictData []byte       // the dictionary the hashes are of (strings)
-	dictI64  []int64      // (int64 ids)
-	dictI32  []int32      // (int32 ids)
-	dnames   []byte       // an integer dictionary's names in decimal
-	dh       []dictHashes // by dictionary index
-	relData  []byte       // the dictionary relIDs are of
-	relIDs   []int32      // relation ids by dictionary index; relUnknown until looked up
+	dictData []byte          // the dictionary the hashes are of (strings)
+	dictI64  []int64         // (int64 ids)
+	dictI32  []int32         // (int32 ids)
+	dnames   []byte          // an integer dictionary's names in decimal
+	dh       []dictHashes    // by dictionary index
+	relData  []byte          // the dictionary relIDs are of
+	relIDs   []int32         // relation ids by dictionary index; relUnknown until looked up
+	relSmall []int32         // an integer relation column's ids by value below relSmall (relOfInt)
+	relInts  map[int64]int32 // and the other values'
 }
 
 const relUnknown = -2
@@ -251,11 +256,11 @@ func (c *cursor) appendID(dst []byte, v int) []byte {
 }
 
 // fastRun fills rows i... of cv from a run of the current page without
-// nulls, for the two common cases (a dictionary-encoded string column of
-// entities, a plain int64 entity column), and returns the rows filled (0:
-// not such a page, use next). A dictionary index out of range leaves the
+// nulls, for a dictionary-encoded column of entity names, and returns the
+// rows filled (0: not such a page, use next). (Integer ids have a loop of
+// their own, fillInts.) A dictionary index out of range leaves the
 // row to next, which reports it.
-func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
+func (c *cursor) fastRun(cv *colVals, i, m int, entity bool) int {
 	if !entity {
 		return 0
 	}
@@ -274,7 +279,20 @@ func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
 	case c.hashed:
 		idx := c.idx[c.vi : c.vi+k]
 		src := c.dictNames()
+		// The rows of a large dictionary read its hashes in random order:
+		// fetch those of the row dictAhead rows on, so that the cache
+		// misses of several rows overlap.
+		for _, x := range idx[:min(dictAhead, len(idx))] {
+			if uint(x) < uint(len(c.dh)) {
+				kern.PrefetchLine(unsafe.Pointer(&c.dh[x]))
+			}
+		}
 		for j, x := range idx {
+			if j+dictAhead < len(idx) {
+				if y := idx[j+dictAhead]; uint(y) < uint(len(c.dh)) {
+					kern.PrefetchLine(unsafe.Pointer(&c.dh[y]))
+				}
+			}
 			if uint(x) >= uint(len(c.dh)) {
 				k = j
 				break
@@ -283,13 +301,6 @@ func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
 			cv.null[i+j] = false
 			cv.name[i+j] = src[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
 			cv.hash[i+j] = *d
-		}
-	case c.idx == nil && c.col.kind == kindInt64 && !c.col.unsigned:
-		for j, x := range c.i64[c.vi : c.vi+k] {
-			nm := a.addInt(x)
-			cv.null[i+j] = false
-			cv.name[i+j] = nm
-			cv.hash[i+j] = dictHashes{h: maphash.Bytes(*c.seed, nm), pre: prefix(nm)}
 		}
 	default:
 		return 0
@@ -302,27 +313,38 @@ func (c *cursor) fastRun(cv *colVals, i, m int, a *arena, entity bool) int {
 	return k
 }
 
+// dictAhead is how many rows ahead fastRun prefetches dictionary hashes.
+const dictAhead = 16
+
 // colVals holds one column's values for a batch of rows.
 type colVals struct {
-	null []bool
-	name [][]byte     // entity and relation columns
-	hash []dictHashes // entity columns: the names' hashes and prefixes
-	rel  []int32      // relation column, typed relations: the id, -1 when not in the config
-	w    []float32    // weight column
-	wbad []string     // weight column: the value shown when not a finite float32, else ""
+	// isInt: the column's values are integer ids in ints (entity columns,
+	// typed relation columns), and name is not set (fillInts).
+	isInt bool
+	ints  []int64
+	null  []bool
+	name  [][]byte     // entity and relation columns
+	hash  []dictHashes // entity columns: the names' hashes and prefixes
+	rel   []int32      // relation column, typed relations: the id, -1 when not in the config
+	w     []float32    // weight column
+	wbad  []string     // weight column: the value shown when not a finite float32, else ""
 }
 
 // fill reads the next m rows of the column into cv; names are appended to
 // a (or point into the dictionary), and hashed with seed for entity
-// columns.
+// columns (integer ids: see fillInts).
 //
 // rel, set for a relation column with the config's relations, gives a
 // name's relation id (-1: not in the config); fill keeps each dictionary
 // value's id, so that the names of a dictionary-encoded column are looked
 // up once per column chunk.
-func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func([]byte) int32) error {
+func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, iseed uint64, rel func([]byte) int32) error {
 	entity := c.col.role == roleNames[roleLhs] || c.col.role == roleNames[roleRhs]
 	weight := c.col.role == roleNames[roleWeight]
+	cv.isInt = (entity || rel != nil) && c.intKeyed()
+	if cv.isInt {
+		return c.fillInts(cv, m, entity, iseed, rel)
+	}
 	if entity {
 		c.seed = seed
 	}
@@ -345,7 +367,7 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, rel func
 				return err
 			}
 		}
-		if k := c.fastRun(cv, i, m, a, entity && rel == nil); k > 0 {
+		if k := c.fastRun(cv, i, m, entity && rel == nil); k > 0 {
 			i += k - 1
 			continue
 		}
@@ -484,12 +506,5 @@ func (a *arena) add(b []byte) []byte {
 	a.room(len(b))
 	s := len(a.cur)
 	a.cur = append(a.cur, b...)
-	return a.cur[s:len(a.cur):len(a.cur)]
-}
-
-func (a *arena) addInt(x int64) []byte {
-	a.room(20)
-	s := len(a.cur)
-	a.cur = strconv.AppendInt(a.cur, x, 10)
 	return a.cur[s:len(a.cur):len(a.cur)]
 }

@@ -88,3 +88,38 @@ func TestParquetNullsFromDuckDB(t *testing.T) {
 		t.Errorf("%d entities, DuckDB counts %s distinct ids", n, want[0][0])
 	}
 }
+
+// Integer ids written by DuckDB (BIGINT with its extremes, INTEGER, an
+// INTEGER relation column, several row groups) between two text files of
+// the same ids: the integer index and the name table give the store of
+// the same edges as three text files, byte for byte.
+func TestParquetIntegerIDsFromDuckDB(t *testing.T) {
+	duckdbtest.Need(t)
+	dir := t.TempDir()
+	q := duckdbtest.Quote
+	edges := func(from, to int) string {
+		return fmt.Sprintf(`select case when i %% 11 = 0 then 9223372036854775807 when i %% 13 = 0 then -9223372036854775808
+	    else (i * 7 %% 500)::bigint - 250 end as src, ([7, -3, 0])[1 + i %% 3]::integer as rel, (i %% 301)::integer - 150 as dst
+	  from range(%d, %d) t(i) order by i`, from, to)
+	}
+	a, b, mid, midTSV := filepath.Join(dir, "a.tsv"), filepath.Join(dir, "b.tsv"), filepath.Join(dir, "mid.parquet"), filepath.Join(dir, "mid.tsv")
+	csv := "(format csv, delimiter '\t', header false)"
+	duckdbtest.Exec(t, fmt.Sprintf(`copy (%s) to %s %s; copy (%s) to %s %s;
+	  copy (%s) to %s (format parquet, row_group_size 2048); copy (%s) to %s %s`,
+		edges(0, 1000), q(a), csv, edges(5000, 6000), q(b), csv, edges(1000, 5000), q(mid), edges(1000, 5000), q(midTSV), csv))
+	var snaps []map[string][]byte
+	for _, in := range []string{midTSV, mid} {
+		c := typedIntConfig(t, filepath.Join(dir, filepath.Ext(in)[1:]), 3)
+		o := DefaultOptions()
+		o.RelCol, o.RhsCol = 1, 2
+		rep, err := Import(context.Background(), c, o, []string{a, in, b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.EdgeSets[1].Edges != 4000 {
+			t.Fatalf("%s: %d edges", in, rep.EdgeSets[1].Edges)
+		}
+		snaps = append(snaps, snapshotSets(t, c))
+	}
+	sameStores(t, snaps[0], snaps[1])
+}

@@ -19,6 +19,7 @@ type fileEdges struct {
 
 	lines, comments, edgeLines int64
 	reserved                   bool // columns grown to the predicted size (reserve)
+	parquet                    bool // read from a Parquet file: lines are its rows
 }
 
 func (f *fileEdges) len() int { return len(f.rel) }
@@ -48,6 +49,9 @@ type parser struct {
 	block    int     // read size; blockSize unless a test sets it
 	size     int64   // the file's size if known (for reserve)
 	pq       *pqFile // the Parquet file being read; nil for text
+	// Pass B's buffers for the decimal names of integer ids it has to look
+	// up by name (dict_int.go).
+	lname, rname []byte
 }
 
 // budget counts bad lines and keeps the first ones for the report.
