@@ -26,7 +26,9 @@ const (
 	// 24 MiB).
 	runtimeBytes = 32 << 20
 	// heapSlack is the share of the Go heap the collector and the
-	// allocator's fragmentation add to it (1/heapSlack).
+	// allocator's fragmentation add to it (1/heapSlack). The partitions
+	// are not in the Go heap (model.MapTable): the heap is the workers'
+	// arrays, a chunk's edges and the model.
 	heapSlack = 16
 )
 
@@ -40,8 +42,8 @@ type Prediction struct {
 	Resident      int    // partitions in memory at once (residentPartitions)
 	PartBytes     uint64 // the bucket's partitions: the two largest per type, embeddings and Adagrad state
 	Partitioned   bool   // some entity type has more than one partition
-	Prefetch      bool   // one partition loaded ahead and one written behind fit in the budget
-	PrefetchBytes uint64 // their bytes (0 when Prefetch is off)
+	Prefetch      bool   // one partition in flight (loaded ahead or written behind) fits in the budget
+	PrefetchBytes uint64 // its bytes (0 when Prefetch is off)
 	LargestPart   uint64 // bytes of the largest partition
 	Workers       int
 	WorkBytes     uint64 // every worker's scratch arrays and gradient slots
@@ -57,8 +59,9 @@ type Prediction struct {
 
 // residentPartitions is the number of partitions a run holds at once: two
 // per entity type for the bucket (its lhs and rhs partitions), plus, when
-// ahead is set and some type is partitioned, one loaded ahead for the next
-// bucket and one still being written behind.
+// ahead is set and some type is partitioned, the one in flight: written
+// behind for the last checkpoint, then (once released) loaded ahead for
+// the next bucket, never both (pipeline.go's prefetch).
 func residentPartitions(cfg *config.Config, ahead bool) int {
 	n, partitioned := 0, false
 	for _, typ := range cfg.EntityTypes() {
@@ -67,7 +70,7 @@ func residentPartitions(cfg *config.Config, ahead bool) int {
 		partitioned = partitioned || p > 1
 	}
 	if ahead && partitioned {
-		n += 2
+		n++
 	}
 	return n
 }
@@ -89,7 +92,8 @@ type shape struct {
 
 // Predict computes the run's peak memory and checkpoint size for cfg on
 // store, against budget bytes (0: unknown; from names it). Prefetch is on
-// when some type is partitioned and the budget holds its two partitions.
+// when some type is partitioned and the budget holds one more of its
+// partitions.
 func Predict(cfg *config.Config, store Store, budget uint64, from string) (*Prediction, error) {
 	s, err := storeShape(cfg, store)
 	if err != nil {
@@ -179,7 +183,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	pr.Resident = residentPartitions(cfg, false)
 	pr.total()
 	pr.Partitioned = largestPartitioned > 0
-	if ahead := 2 * largestPartitioned * rowBytes; ahead > 0 {
+	if ahead := largestPartitioned * rowBytes; ahead > 0 {
 		with := *pr
 		with.PrefetchBytes, with.Prefetch, with.Resident = ahead, true, residentPartitions(cfg, true)
 		with.total()
@@ -210,11 +214,21 @@ const diskBlock = 4096
 // onDisk is the space a file of n bytes takes.
 func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
 
-// total adds the terms up, with the runtime's share.
+// total adds the terms up, with the runtime's share of the Go heap (the
+// partitions are outside it).
 func (pr *Prediction) total() {
-	heap := pr.PartBytes + pr.PrefetchBytes + pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes
+	heap := pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes
 	pr.RuntimeBytes = runtimeBytes + heap/heapSlack
-	pr.Peak = heap + pr.RuntimeBytes
+	pr.Peak = pr.PartBytes + pr.PrefetchBytes + heap + pr.RuntimeBytes
+}
+
+// HeapLimit is the Go heap's share of a memory limit of n bytes (for
+// debug.SetMemoryLimit): the partitions are mapped outside the Go heap,
+// so the runtime, which counts only its own memory, must keep the rest
+// under n less what they take.
+func (pr *Prediction) HeapLimit(n uint64) uint64 {
+	tables := pr.PartBytes + pr.PrefetchBytes
+	return n - min(tables, n-min(n, 64<<20))
 }
 
 // Fits reports whether the predicted peak is within the budget (an
@@ -230,12 +244,12 @@ func (pr *Prediction) String() string {
 	}
 	fmt.Fprintf(&b, "memory: %s predicted at the peak, %s\n", Bytes(pr.Peak), budget)
 	fmt.Fprintf(&b, "  partitions  %s: %d resident for the bucket, %d rows of dimension %d at most each\n",
-		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch)*2, pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch), pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
 	switch {
 	case pr.Prefetch:
-		fmt.Fprintf(&b, "  prefetch    %s: 1 partition loaded ahead, 1 written behind\n", Bytes(pr.PrefetchBytes))
+		fmt.Fprintf(&b, "  prefetch    %s: 1 partition in flight, written behind then loaded ahead\n", Bytes(pr.PrefetchBytes))
 	case pr.Partitioned:
-		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition ahead and one behind\n")
+		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition in flight\n")
 	}
 	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)

@@ -31,11 +31,11 @@ func budgetConfig(t *testing.T, p, other int, extra string) *config.Config {
 }
 
 // The resident partitions: two per type for the bucket (one when the type
-// is not partitioned), and one ahead and one behind with prefetch, when
-// some type is partitioned.
+// is not partitioned), and one in flight (written behind, then loaded
+// ahead) with prefetch, when some type is partitioned.
 func TestResidentPartitions(t *testing.T) {
 	for _, c := range []struct{ p, other, want, ahead int }{
-		{1, 0, 1, 1}, {4, 0, 2, 4}, {16, 0, 2, 4}, {4, 1, 3, 5}, {1, 1, 2, 2},
+		{1, 0, 1, 1}, {4, 0, 2, 3}, {16, 0, 2, 3}, {4, 1, 3, 4}, {1, 1, 2, 2},
 	} {
 		cfg := budgetConfig(t, c.p, c.other, "")
 		if got, ahead := residentPartitions(cfg, false), residentPartitions(cfg, true); got != c.want || ahead != c.ahead {
@@ -53,16 +53,18 @@ func TestPredictTerms(t *testing.T) {
 	pr := predict(cfg, s, 0, "")
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
-	want := Prediction{Dim: 100, Resident: 4, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
-		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: 2 * part, LargestPart: part,
+	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
+		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
 	}
-	heap := want.PartBytes + want.PrefetchBytes + want.WorkBytes + want.EdgeBytes + want.ModelBytes
+	// The partitions are outside the Go heap: the runtime's share is of
+	// the rest.
+	heap := want.WorkBytes + want.EdgeBytes + want.ModelBytes
 	want.RuntimeBytes = 32<<20 + heap/16
-	want.Peak = heap + want.RuntimeBytes
+	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
 	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
 	if *pr != want {
 		t.Errorf("prediction\n %+v\nwant\n %+v", *pr, want)
@@ -109,5 +111,18 @@ func TestSmallestFit(t *testing.T) {
 	}
 	if _, none := smallestFit(cfg, s, 1<<20, "memory_limit"); none != nil {
 		t.Errorf("1 MiB fits with %+v", *none)
+	}
+}
+
+// The Go heap's limit under a memory limit leaves out the partitions
+// (mapped outside the heap), and never falls under 64 MiB.
+func TestHeapLimit(t *testing.T) {
+	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 300 << 20}
+	for _, c := range []struct{ n, want uint64 }{
+		{2 << 30, 2<<30 - 900<<20}, {900 << 20, 64 << 20}, {950 << 20, 64 << 20}, {1000 << 20, 100 << 20}, {32 << 20, 32 << 20},
+	} {
+		if got := pr.HeapLimit(c.n); got != c.want {
+			t.Errorf("HeapLimit(%d MiB) = %d MiB, want %d MiB", c.n>>20, got>>20, c.want>>20)
+		}
 	}
 }
