@@ -25,11 +25,14 @@ const (
 	// heap metadata, small objects (a train of a tiny graph peaks at
 	// 24 MiB).
 	runtimeBytes = 32 << 20
-	// heapSlack is the share of the Go heap the collector and the
-	// allocator's fragmentation add to it (1/heapSlack). The partitions
-	// are not in the Go heap (model.MapTable): the heap is the workers'
-	// arrays, a chunk's edges and the model.
-	heapSlack = 16
+	// heapSlack is the share of the Go heap the collector adds to it
+	// (1/heapSlack): it lets the heap grow past what is live before it
+	// collects (up to twice with GOGC = 100; the trainer's collection
+	// before every bucket keeps it lower: about 1.5 times measured), and
+	// the pages the heap reached stay resident. The partitions are not in
+	// the Go heap (model.MapTable): the heap is the workers' arrays and
+	// gradients, a chunk's edges and the model.
+	heapSlack = 2
 )
 
 // Prediction is a training run's predicted peak memory and checkpoint disk
@@ -47,6 +50,8 @@ type Prediction struct {
 	LargestPart   uint64 // bytes of the largest partition
 	Workers       int
 	WorkBytes     uint64 // every worker's scratch arrays and gradient slots
+	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches
+	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
 	ChunkEdges    int64  // edges of the plan's largest chunk
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
@@ -175,6 +180,8 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	}
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
+	pr.BatchRows = batchRows(cfg, largestRows)
+	pr.GradBytes = uint64(cfg.NumWorkers()) * 2 * pr.BatchRows * d * 4
 	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
 	pr.ModelBytes = s.modelBytes
 	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
@@ -207,6 +214,28 @@ func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	return w
 }
 
+// batchRows bounds the rows of one table a batch touches, whose gradients
+// a worker sums before its Adagrad steps (model's rowGrads, one per side):
+// the batch's positives and, for every chunk of positives, its uniform
+// negatives (every row with all_negs), at most the largest partition.
+func batchRows(cfg *config.Config, largest uint64) uint64 {
+	batch, uniform := uint64(cfg.BatchSize), uint64(cfg.NumUniformNegs)
+	chunk := batch
+	switch {
+	case cfg.NumBatchNegs > 0:
+		chunk = uint64(cfg.NumBatchNegs)
+	case uniform > 0:
+		chunk = uniform
+	}
+	rows := batch + (batch+chunk-1)/max(chunk, 1)*uniform
+	for _, r := range cfg.Relations {
+		if r.AllNegs {
+			rows = largest
+		}
+	}
+	return min(rows, largest)
+}
+
 // diskBlock is the allocation unit assumed of checkpoint_path's file
 // system: a file takes whole blocks.
 const diskBlock = 4096
@@ -217,7 +246,7 @@ func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBloc
 // total adds the terms up, with the runtime's share of the Go heap (the
 // partitions are outside it).
 func (pr *Prediction) total() {
-	heap := pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes
+	heap := pr.WorkBytes + pr.GradBytes + pr.EdgeBytes + pr.ModelBytes
 	pr.RuntimeBytes = runtimeBytes + heap/heapSlack
 	pr.Peak = pr.PartBytes + pr.PrefetchBytes + heap + pr.RuntimeBytes
 }
@@ -252,6 +281,7 @@ func (pr *Prediction) String() string {
 		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition in flight\n")
 	}
 	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
+	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and 1/%d of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)

@@ -56,14 +56,15 @@ func TestPredictTerms(t *testing.T) {
 	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
 	}
 	// The partitions are outside the Go heap: the runtime's share is of
 	// the rest.
-	heap := want.WorkBytes + want.EdgeBytes + want.ModelBytes
-	want.RuntimeBytes = 32<<20 + heap/16
+	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
+	want.RuntimeBytes = 32<<20 + heap/2
 	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
 	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
 	if *pr != want {
@@ -124,5 +125,32 @@ func TestHeapLimit(t *testing.T) {
 		if got := pr.HeapLimit(c.n); got != c.want {
 			t.Errorf("HeapLimit(%d MiB) = %d MiB, want %d MiB", c.n>>20, got>>20, c.want>>20)
 		}
+	}
+}
+
+// The rows a batch touches per side, whose summed gradients a worker
+// holds: the batch's positives and each chunk's uniform negatives (1000
+// positives in chunks of 50, 1000 negatives each: 21,000), at most the
+// largest partition; every row with all_negs.
+func TestBatchRows(t *testing.T) {
+	for _, c := range []struct {
+		batchNegs, uniform int
+		largest, want      uint64
+	}{
+		{50, 1000, 1_000_000, 21_000},
+		{50, 1000, 5_000, 5_000},
+		{0, 1000, 1_000_000, 2_000}, // one chunk of the 1000 uniform
+		{50, 0, 1_000_000, 1_000},
+	} {
+		cfg := budgetConfig(t, 4, 0, "")
+		cfg.NumBatchNegs, cfg.NumUniformNegs = c.batchNegs, c.uniform
+		if got := batchRows(cfg, c.largest); got != c.want {
+			t.Errorf("%d batch and %d uniform negatives, largest %d: %d rows, want %d", c.batchNegs, c.uniform, c.largest, got, c.want)
+		}
+	}
+	cfg := budgetConfig(t, 4, 0, "")
+	cfg.Relations[0].AllNegs = true
+	if got := batchRows(cfg, 7_777); got != 7_777 {
+		t.Errorf("all_negs: %d rows, want the partition's 7777", got)
 	}
 }
