@@ -25,14 +25,15 @@ const (
 	// heap metadata, small objects (a train of a tiny graph peaks at
 	// 24 MiB).
 	runtimeBytes = 32 << 20
-	// heapSlack is the share of the Go heap the collector adds to it
-	// (1/heapSlack): it lets the heap grow past what is live before it
-	// collects (up to twice with GOGC = 100; the trainer's collection
-	// before every bucket keeps it lower: about 1.5 times measured), and
-	// the pages the heap reached stay resident. The partitions are not in
-	// the Go heap (model.MapTable): the heap is the workers' arrays and
-	// gradients, a chunk's edges and the model.
-	heapSlack = 2
+	// heapSlack is the share of the Go heap the collector adds to it, in
+	// quarters: it lets the heap grow past what is live before it
+	// collects (up to twice with GOGC = 100; measured between 1.5 and 2
+	// times, the trainer collecting before every bucket), the gradients'
+	// arrays grow by append's steps, and the pages the heap reached stay
+	// resident. The partitions are not in the Go heap (model.MapTable):
+	// the heap is the workers' arrays and gradients, a chunk's edges and
+	// the model.
+	heapSlack = 3
 )
 
 // Prediction is a training run's predicted peak memory and checkpoint disk
@@ -247,7 +248,7 @@ func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBloc
 // partitions are outside it).
 func (pr *Prediction) total() {
 	heap := pr.WorkBytes + pr.GradBytes + pr.EdgeBytes + pr.ModelBytes
-	pr.RuntimeBytes = runtimeBytes + heap/heapSlack
+	pr.RuntimeBytes = runtimeBytes + heap*heapSlack/4
 	pr.Peak = pr.PartBytes + pr.PrefetchBytes + heap + pr.RuntimeBytes
 }
 
@@ -284,7 +285,7 @@ func (pr *Prediction) String() string {
 	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
-	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and 1/%d of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
+	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
 	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))
 	return b.String()
 }

@@ -64,7 +64,7 @@ func TestPredictTerms(t *testing.T) {
 	// The partitions are outside the Go heap: the runtime's share is of
 	// the rest.
 	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
-	want.RuntimeBytes = 32<<20 + heap/2
+	want.RuntimeBytes = 32<<20 + heap*3/4
 	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
 	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
 	if *pr != want {
