@@ -105,8 +105,9 @@ func trainBudget(cfg *config.Config, from string) (uint64, string) {
 // size (graph/train's Predict), prints the prediction on stderr unless
 // quiet, and refuses a run that does not fit its budget or the free space
 // of checkpoint_path. With a memory_limit, the Go heap is then held under
-// it (debug.SetMemoryLimit). The prediction says whether the budget holds
-// a partition loaded ahead and one written behind.
+// it, less the partitions, which are outside the Go heap
+// (debug.SetMemoryLimit). The prediction says whether the budget holds a
+// partition in flight (written behind, then loaded ahead).
 func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from string, quiet bool) (*train.Prediction, error) {
 	pr, refusal, err := predictTrain(cfg, store, from)
 	if err != nil {
@@ -119,7 +120,7 @@ func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from stri
 		return nil, refusal
 	}
 	if n := cfg.MemoryLimitBytes(); n > 0 {
-		debug.SetMemoryLimit(int64(min(n, 1<<62)))
+		debug.SetMemoryLimit(int64(min(pr.HeapLimit(n), 1<<62)))
 	}
 	return pr, nil
 }

@@ -140,7 +140,7 @@ func runTrain(env *Env, args []string) error {
 	logw := &logWriter{}
 	opts := train.Options{Log: logw, Edges: func(n int) { prog.Add(int64(n)) },
 		Note: func(s string) { fmt.Fprintf(env.Stderr, "train: %s\n", s) },
-		// A budget too small for a partition ahead and one behind (the
+		// A budget too small for a partition in flight (the
 		// prediction's "prefetch off") trains with partition I/O in turn.
 		SequentialIO: pr.Partitioned && !pr.Prefetch}
 	if opts.Init, err = initFrom(cfg, store); err != nil {

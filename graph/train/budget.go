@@ -25,9 +25,15 @@ const (
 	// heap metadata, small objects (a train of a tiny graph peaks at
 	// 24 MiB).
 	runtimeBytes = 32 << 20
-	// heapSlack is the share of the Go heap the collector and the
-	// allocator's fragmentation add to it (1/heapSlack).
-	heapSlack = 16
+	// heapSlack is the share of the Go heap the collector adds to it, in
+	// quarters: it lets the heap grow past what is live before it
+	// collects (up to twice with GOGC = 100; measured between 1.5 and 2
+	// times, the trainer collecting before every bucket), the gradients'
+	// arrays grow by append's steps, and the pages the heap reached stay
+	// resident. The partitions are not in the Go heap (model.MapTable):
+	// the heap is the workers' arrays and gradients, a chunk's edges and
+	// the model.
+	heapSlack = 3
 )
 
 // Prediction is a training run's predicted peak memory and checkpoint disk
@@ -40,11 +46,13 @@ type Prediction struct {
 	Resident      int    // partitions in memory at once (residentPartitions)
 	PartBytes     uint64 // the bucket's partitions: the two largest per type, embeddings and Adagrad state
 	Partitioned   bool   // some entity type has more than one partition
-	Prefetch      bool   // one partition loaded ahead and one written behind fit in the budget
-	PrefetchBytes uint64 // their bytes (0 when Prefetch is off)
+	Prefetch      bool   // one partition in flight (loaded ahead or written behind) fits in the budget
+	PrefetchBytes uint64 // its bytes (0 when Prefetch is off)
 	LargestPart   uint64 // bytes of the largest partition
 	Workers       int
 	WorkBytes     uint64 // every worker's scratch arrays and gradient slots
+	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches
+	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
 	ChunkEdges    int64  // edges of the plan's largest chunk
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
@@ -57,8 +65,9 @@ type Prediction struct {
 
 // residentPartitions is the number of partitions a run holds at once: two
 // per entity type for the bucket (its lhs and rhs partitions), plus, when
-// ahead is set and some type is partitioned, one loaded ahead for the next
-// bucket and one still being written behind.
+// ahead is set and some type is partitioned, the one in flight: written
+// behind for the last checkpoint, then (once released) loaded ahead for
+// the next bucket, never both (pipeline.go's prefetch).
 func residentPartitions(cfg *config.Config, ahead bool) int {
 	n, partitioned := 0, false
 	for _, typ := range cfg.EntityTypes() {
@@ -67,7 +76,7 @@ func residentPartitions(cfg *config.Config, ahead bool) int {
 		partitioned = partitioned || p > 1
 	}
 	if ahead && partitioned {
-		n += 2
+		n++
 	}
 	return n
 }
@@ -89,7 +98,8 @@ type shape struct {
 
 // Predict computes the run's peak memory and checkpoint size for cfg on
 // store, against budget bytes (0: unknown; from names it). Prefetch is on
-// when some type is partitioned and the budget holds its two partitions.
+// when some type is partitioned and the budget holds one more of its
+// partitions.
 func Predict(cfg *config.Config, store Store, budget uint64, from string) (*Prediction, error) {
 	s, err := storeShape(cfg, store)
 	if err != nil {
@@ -171,6 +181,8 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	}
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
+	pr.BatchRows = batchRows(cfg, largestRows)
+	pr.GradBytes = uint64(cfg.NumWorkers()) * 2 * pr.BatchRows * d * 4
 	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
 	pr.ModelBytes = s.modelBytes
 	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
@@ -179,7 +191,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	pr.Resident = residentPartitions(cfg, false)
 	pr.total()
 	pr.Partitioned = largestPartitioned > 0
-	if ahead := 2 * largestPartitioned * rowBytes; ahead > 0 {
+	if ahead := largestPartitioned * rowBytes; ahead > 0 {
 		with := *pr
 		with.PrefetchBytes, with.Prefetch, with.Resident = ahead, true, residentPartitions(cfg, true)
 		with.total()
@@ -203,6 +215,28 @@ func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	return w
 }
 
+// batchRows bounds the rows of one table a batch touches, whose gradients
+// a worker sums before its Adagrad steps (model's rowGrads, one per side):
+// the batch's positives and, for every chunk of positives, its uniform
+// negatives (every row with all_negs), at most the largest partition.
+func batchRows(cfg *config.Config, largest uint64) uint64 {
+	batch, uniform := uint64(cfg.BatchSize), uint64(cfg.NumUniformNegs)
+	chunk := batch
+	switch {
+	case cfg.NumBatchNegs > 0:
+		chunk = uint64(cfg.NumBatchNegs)
+	case uniform > 0:
+		chunk = uniform
+	}
+	rows := batch + (batch+chunk-1)/max(chunk, 1)*uniform
+	for _, r := range cfg.Relations {
+		if r.AllNegs {
+			rows = largest
+		}
+	}
+	return min(rows, largest)
+}
+
 // diskBlock is the allocation unit assumed of checkpoint_path's file
 // system: a file takes whole blocks.
 const diskBlock = 4096
@@ -210,11 +244,21 @@ const diskBlock = 4096
 // onDisk is the space a file of n bytes takes.
 func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
 
-// total adds the terms up, with the runtime's share.
+// total adds the terms up, with the runtime's share of the Go heap (the
+// partitions are outside it).
 func (pr *Prediction) total() {
-	heap := pr.PartBytes + pr.PrefetchBytes + pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes
-	pr.RuntimeBytes = runtimeBytes + heap/heapSlack
-	pr.Peak = heap + pr.RuntimeBytes
+	heap := pr.WorkBytes + pr.GradBytes + pr.EdgeBytes + pr.ModelBytes
+	pr.RuntimeBytes = runtimeBytes + heap*heapSlack/4
+	pr.Peak = pr.PartBytes + pr.PrefetchBytes + heap + pr.RuntimeBytes
+}
+
+// HeapLimit is the Go heap's share of a memory limit of n bytes (for
+// debug.SetMemoryLimit): the partitions are mapped outside the Go heap,
+// so the runtime, which counts only its own memory, must keep the rest
+// under n less what they take.
+func (pr *Prediction) HeapLimit(n uint64) uint64 {
+	tables := pr.PartBytes + pr.PrefetchBytes
+	return n - min(tables, n-min(n, 64<<20))
 }
 
 // Fits reports whether the predicted peak is within the budget (an
@@ -230,17 +274,18 @@ func (pr *Prediction) String() string {
 	}
 	fmt.Fprintf(&b, "memory: %s predicted at the peak, %s\n", Bytes(pr.Peak), budget)
 	fmt.Fprintf(&b, "  partitions  %s: %d resident for the bucket, %d rows of dimension %d at most each\n",
-		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch)*2, pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch), pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
 	switch {
 	case pr.Prefetch:
-		fmt.Fprintf(&b, "  prefetch    %s: 1 partition loaded ahead, 1 written behind\n", Bytes(pr.PrefetchBytes))
+		fmt.Fprintf(&b, "  prefetch    %s: 1 partition in flight, written behind then loaded ahead\n", Bytes(pr.PrefetchBytes))
 	case pr.Partitioned:
-		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition ahead and one behind\n")
+		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition in flight\n")
 	}
 	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
+	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
-	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and 1/%d of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
+	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
 	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))
 	return b.String()
 }

@@ -31,11 +31,11 @@ func budgetConfig(t *testing.T, p, other int, extra string) *config.Config {
 }
 
 // The resident partitions: two per type for the bucket (one when the type
-// is not partitioned), and one ahead and one behind with prefetch, when
-// some type is partitioned.
+// is not partitioned), and one in flight (written behind, then loaded
+// ahead) with prefetch, when some type is partitioned.
 func TestResidentPartitions(t *testing.T) {
 	for _, c := range []struct{ p, other, want, ahead int }{
-		{1, 0, 1, 1}, {4, 0, 2, 4}, {16, 0, 2, 4}, {4, 1, 3, 5}, {1, 1, 2, 2},
+		{1, 0, 1, 1}, {4, 0, 2, 3}, {16, 0, 2, 3}, {4, 1, 3, 4}, {1, 1, 2, 2},
 	} {
 		cfg := budgetConfig(t, c.p, c.other, "")
 		if got, ahead := residentPartitions(cfg, false), residentPartitions(cfg, true); got != c.want || ahead != c.ahead {
@@ -53,16 +53,19 @@ func TestPredictTerms(t *testing.T) {
 	pr := predict(cfg, s, 0, "")
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
-	want := Prediction{Dim: 100, Resident: 4, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
-		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: 2 * part, LargestPart: part,
+	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
+		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
 	}
-	heap := want.PartBytes + want.PrefetchBytes + want.WorkBytes + want.EdgeBytes + want.ModelBytes
-	want.RuntimeBytes = 32<<20 + heap/16
-	want.Peak = heap + want.RuntimeBytes
+	// The partitions are outside the Go heap: the runtime's share is of
+	// the rest.
+	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
+	want.RuntimeBytes = 32<<20 + heap*3/4
+	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
 	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
 	if *pr != want {
 		t.Errorf("prediction\n %+v\nwant\n %+v", *pr, want)
@@ -109,5 +112,45 @@ func TestSmallestFit(t *testing.T) {
 	}
 	if _, none := smallestFit(cfg, s, 1<<20, "memory_limit"); none != nil {
 		t.Errorf("1 MiB fits with %+v", *none)
+	}
+}
+
+// The Go heap's limit under a memory limit leaves out the partitions
+// (mapped outside the heap), and never falls under 64 MiB.
+func TestHeapLimit(t *testing.T) {
+	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 300 << 20}
+	for _, c := range []struct{ n, want uint64 }{
+		{2 << 30, 2<<30 - 900<<20}, {900 << 20, 64 << 20}, {950 << 20, 64 << 20}, {1000 << 20, 100 << 20}, {32 << 20, 32 << 20},
+	} {
+		if got := pr.HeapLimit(c.n); got != c.want {
+			t.Errorf("HeapLimit(%d MiB) = %d MiB, want %d MiB", c.n>>20, got>>20, c.want>>20)
+		}
+	}
+}
+
+// The rows a batch touches per side, whose summed gradients a worker
+// holds: the batch's positives and each chunk's uniform negatives (1000
+// positives in chunks of 50, 1000 negatives each: 21,000), at most the
+// largest partition; every row with all_negs.
+func TestBatchRows(t *testing.T) {
+	for _, c := range []struct {
+		batchNegs, uniform int
+		largest, want      uint64
+	}{
+		{50, 1000, 1_000_000, 21_000},
+		{50, 1000, 5_000, 5_000},
+		{0, 1000, 1_000_000, 2_000}, // one chunk of the 1000 uniform
+		{50, 0, 1_000_000, 1_000},
+	} {
+		cfg := budgetConfig(t, 4, 0, "")
+		cfg.NumBatchNegs, cfg.NumUniformNegs = c.batchNegs, c.uniform
+		if got := batchRows(cfg, c.largest); got != c.want {
+			t.Errorf("%d batch and %d uniform negatives, largest %d: %d rows, want %d", c.batchNegs, c.uniform, c.largest, got, c.want)
+		}
+	}
+	cfg := budgetConfig(t, 4, 0, "")
+	cfg.Relations[0].AllNegs = true
+	if got := batchRows(cfg, 7_777); got != 7_777 {
+		t.Errorf("all_negs: %d rows, want the partition's 7777", got)
 	}
 }

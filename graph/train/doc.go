@@ -21,13 +21,16 @@
 //     locks; with one worker training is a deterministic function of the
 //     config and the data.
 //  3. Memory: only the partitions of the current bucket's relations are
-//     held, plus at most one loaded ahead for the next bucket and one
-//     being written behind (none with Options.SequentialIO); the others
+//     held, plus at most one in flight: written behind, then (once that
+//     one is durable and released) loaded ahead for the next bucket (none
+//     with Options.SequentialIO); the others
 //     were saved by a checkpoint and are loaded again when a bucket needs
 //     them (loads and bytes counted, per epoch as PredictIO predicts
-//     them). The overlap changes no checkpoint (pipeline.go, W1-W5). A
-//     dropped partition is freed before the next is loaded, and partition
-//     files are written and read in pieces, never as a second copy.
+//     them). The overlap changes no checkpoint (pipeline.go, W1-W5). The
+//     trainer's partitions are mapped outside the Go heap and released
+//     where it drops them (model.MapTable), before the next is loaded;
+//     partition files are written and read in pieces, never as a second
+//     copy.
 //  4. Checkpoints: after every bucket, new files and then the manifest
 //     (versioned, with the SHA-256 of every file and of itself) are
 //     written atomically; a crash at any moment leaves the previous or the

@@ -52,6 +52,7 @@ func (t *Trainer) swapIn(b graph.Bucket) error {
 			if t.dirty[k] {
 				return fmt.Errorf("train: partition %s/%d dropped before it was saved", t.types[k.typ], k.part)
 			}
+			t.tables[k].Release()
 			delete(t.tables, k)
 			dropped = true
 		}
@@ -113,14 +114,16 @@ func (t *Trainer) readOrInit(k tableKey, rows int, ref TableRef, ok bool) loaded
 		return readCheckedTable(t.dir, ref, rows, t.cfg.Dimension)
 	}
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
-	tab := model.NewTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng)
+	tab := model.NewMappedTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng)
 	if t.opts.Init != nil {
 		typ := t.types[k.typ]
 		emb, err := t.opts.Init.Table(typ, k.part, rows, t.cfg.Dimension)
 		if err != nil {
+			tab.Release()
 			return loaded{err: err}
 		}
 		if emb != nil && len(emb) != len(tab.Emb) {
+			tab.Release()
 			return loaded{err: fmt.Errorf("train: init_path gave %d values for %s partition %d, want %d×%d", len(emb), typ, k.part, rows, t.cfg.Dimension)}
 		}
 		copy(tab.Emb, emb)
@@ -139,13 +142,14 @@ func tableRef(man *Manifest, typ string, part int) (TableRef, bool) {
 }
 
 // readCheckedTable streams and checks (digest, rows, dimension) one table
-// file.
+// file into a mapped table (model.MapTable).
 func readCheckedTable(dir string, ref TableRef, rows, dim int) loaded {
-	tab, err := readTableRef(dir, ref.FileRef)
+	tab, err := readTableRefTo(dir, ref.FileRef, model.MapTable)
 	if err != nil {
 		return loaded{err: err}
 	}
 	if tab.Rows != rows || tab.Dim != dim {
+		defer tab.Release()
 		return loaded{err: fmt.Errorf("%w: %s: %d rows of dimension %d, want %d of %d", ErrCheckpoint, ref.File, tab.Rows, tab.Dim, rows, dim)}
 	}
 	return loaded{tab: tab, bytes: ref.Bytes}

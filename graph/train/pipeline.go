@@ -79,7 +79,12 @@ type pendingCheckpoint struct {
 var writeBehindHook func()
 
 // prefetch starts loading the first partition next needs that cur does
-// not hold, unless Options.SequentialIO is set.
+// not hold, unless Options.SequentialIO is set. When the last checkpoint
+// has a partition written behind, the load starts only once that
+// checkpoint is committed (the writer has then released the partition):
+// the partition in flight, written behind or loaded ahead, is one at a
+// time, and a bucket holds at most its own partitions and that one
+// (docs/training.md, "Memory").
 func (t *Trainer) prefetch(cur, next graph.Bucket) {
 	if t.opts.SequentialIO {
 		return
@@ -101,14 +106,20 @@ func (t *Trainer) prefetch(cur, next graph.Bucket) {
 			return
 		}
 		ref, ok := tableRef(t.man, t.types[k.typ], k.part)
-		p := t.pending
-		if p == nil || p.behind[k] == nil {
-			p = nil
+		p, behind := t.pending, false
+		if p != nil {
+			_, behind = p.behind[k]
+			if len(p.behind) == 0 {
+				p = nil
+			}
 		}
 		go func() {
 			defer close(a.done)
-			if p != nil { // W4: the partition written behind, once committed
-				if <-p.done; p.err != nil {
+			if p != nil {
+				<-p.done // the partition written behind is released
+			}
+			if behind { // W4: the partition written behind, once committed
+				if p.err != nil {
 					a.err = p.err
 					return
 				}
@@ -120,10 +131,11 @@ func (t *Trainer) prefetch(cur, next graph.Bucket) {
 	}
 }
 
-// dropAhead waits for and discards a load ahead nobody took.
+// dropAhead waits for and discards (releases) a load ahead nobody took.
 func (t *Trainer) dropAhead() {
 	if a := t.ahead; a != nil {
 		<-a.done
+		a.tab.Release()
 		t.ahead = nil
 	}
 }
@@ -194,6 +206,7 @@ func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, 
 // manifest superseded.
 func (t *Trainer) writeBehind(p *pendingCheckpoint) {
 	defer close(p.done)
+	defer p.releaseBehind()
 	nm := p.man
 	for k, tab := range p.behind {
 		ref, err := writeTableRef(t.dir, tableFileName(k, nm.Seq), tab)

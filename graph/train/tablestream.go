@@ -59,6 +59,12 @@ func writeTableRef(dir, name string, tab *model.Table) (FileRef, error) {
 // and digest as readRef does and its content as decodeTable does, with the
 // same errors; the file's bytes are decoded as they are read.
 func readTableRef(dir string, ref FileRef) (*model.Table, error) {
+	return readTableRefTo(dir, ref, model.MakeTable)
+}
+
+// readTableRefTo is readTableRef into a table from alloc (the trainer's
+// are mapped, model.MapTable); a table read in part is released.
+func readTableRefTo(dir string, ref FileRef, alloc func(rows, dim int) *model.Table) (*model.Table, error) {
 	path := filepath.Join(dir, ref.File)
 	f, err := os.Open(path)
 	if err == nil {
@@ -73,7 +79,13 @@ func readTableRef(dir string, ref FileRef) (*model.Table, error) {
 	}
 	h := sha256.New()
 	r := io.TeeReader(bufio.NewReaderSize(f, streamBytes), h)
-	tab, bad := readTable(r, ref.Bytes)
+	tab, bad := readTable(r, ref.Bytes, alloc)
+	ok := false
+	defer func() {
+		if !ok {
+			tab.Release() // nil when readTable refused it
+		}
+	}()
 	if bad != nil && errors.Is(bad, errTableIO) {
 		return nil, fmt.Errorf("%w: %s names %s: %v", ErrCheckpoint, filepath.Join(dir, ManifestName), ref.File, bad)
 	}
@@ -88,6 +100,7 @@ func readTableRef(dir string, ref FileRef) (*model.Table, error) {
 	if bad != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, ref.File, bad)
 	}
+	ok = true
 	return tab, nil
 }
 
@@ -97,7 +110,7 @@ var errTableIO = errors.New("read error")
 
 // readTable decodes a table file of size bytes from r, refusing what
 // decodeTable refuses with the same messages.
-func readTable(r io.Reader, size int64) (*model.Table, error) {
+func readTable(r io.Reader, size int64, alloc func(rows, dim int) *model.Table) (_ *model.Table, err error) {
 	head := make([]byte, 24)
 	n, err := io.ReadFull(r, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
@@ -115,7 +128,12 @@ func readTable(r io.Reader, size int64) (*model.Table, error) {
 	if dim == 0 || rows > uint64(size-24)/(4*(dim+1)) || uint64(size-24) != 4*rows*(dim+1) {
 		return nil, fmt.Errorf("table file: %d bytes do not hold %d rows of dimension %d", size, rows, dim)
 	}
-	t := model.MakeTable(int(rows), int(dim))
+	t := alloc(int(rows), int(dim))
+	defer func() {
+		if err != nil {
+			t.Release()
+		}
+	}()
 	buf := make([]byte, streamBytes)
 	for _, v := range [][]float32{t.Emb, t.Acc} {
 		for len(v) > 0 {

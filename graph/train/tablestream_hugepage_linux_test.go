@@ -29,7 +29,7 @@ func TestReadTableHugePages(t *testing.T) {
 	// src stays, so that the tables read cannot reuse its advised memory.
 	defer runtime.KeepAlive(src)
 	file := encodeTable(src)
-	streamed, err := readTable(bytes.NewReader(file), int64(len(file)))
+	streamed, err := readTable(bytes.NewReader(file), int64(len(file)), model.MakeTable)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,6 +202,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if e := t.finish(); err == nil {
 			err = e
 		}
+		t.releaseAll()
 	}()
 	if err := t.removeStray(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/internal/kern"
 )
@@ -14,16 +15,26 @@ type Table struct {
 	Rows, Dim int
 	Emb       []float32 // Rows×Dim, row-major
 	Acc       []float32 // Rows
+
+	// mapped tables (MapTable) hold their arrays' mappings until Release.
+	mapped   bool
+	mem      [2][]byte
+	released atomic.Bool
 }
 
 // NewTable returns a table whose embeddings are initScale·N(0,1) drawn from
 // rng (PBG's init_scale), with zero accumulators.
 func NewTable(rows, dim int, initScale float64, rng *rand.Rand) *Table {
 	t := MakeTable(rows, dim)
+	t.fill(initScale, rng)
+	return t
+}
+
+// fill draws every embedding value as initScale·N(0,1) from rng.
+func (t *Table) fill(initScale float64, rng *rand.Rand) {
 	for i := range t.Emb {
 		t.Emb[i] = float32(initScale * rng.NormFloat64())
 	}
-	return t
 }
 
 // MakeTable returns a table of zeros, its memory advised as huge pages
