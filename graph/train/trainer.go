@@ -32,8 +32,8 @@ type Options struct {
 	// above it changes what is trained.
 	Init Init
 	// SequentialIO turns off partition I/O behind training: no partition
-	// is loaded ahead or written behind, each checkpoint is written whole
-	// before the next bucket starts, and only the current bucket's
+	// is loaded ahead or written behind, each bucket's writes (and
+	// checkpoint) are done before the next bucket starts, and only the current bucket's
 	// partitions are held (for a memory budget with no room for the two
 	// extra partitions). Checkpoints and embeddings are the same either way.
 	SequentialIO bool
