@@ -180,7 +180,7 @@ func TestCrashTrain(t *testing.T) {
 	killed, runs := 0, crashRuns(t)
 	outcomes := map[string]int{}
 	defer func() {
-		t.Logf("%d runs killed before the end (wanted %d) of %d checkpoints, uninterrupted run %v; checkpoint after the kill: %v", killed, runs, last, dur, outcomes)
+		t.Logf("%d runs killed before the end (wanted %d) of %d buckets, uninterrupted run %v; checkpoint after the kill: %v", killed, runs, last, dur, outcomes)
 	}()
 	for attempt := 0; killed < runs && attempt < 4*runs; attempt++ {
 		os.RemoveAll(ckpt)
