@@ -255,7 +255,8 @@ func TestCorruptCheckpointRefused(t *testing.T) {
 // run's embeddings and model. A cancel during a bucket that follows
 // buckets not yet committed lets that bucket finish and commits after it
 // (off the every-4 schedule); one right after a commit stops between
-// batches, leaving that commit.
+// batches, leaving that commit. A cancel in the run's last batch ends the
+// run as if it had not come.
 func TestInterruptBetweenCommits(t *testing.T) {
 	dir := t.TempDir()
 	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
@@ -264,7 +265,8 @@ func TestInterruptBetweenCommits(t *testing.T) {
 	_, cfg := withCheckpoint(t, base, filepath.Join(dir, "every"), "checkpoint_buckets = 1")
 	after := map[int64]string{}
 	var ref *train.Trainer
-	ref, err := train.New(cfg, openStore(t, cfg), train.Options{Bucket: func(ev train.Event) {
+	total := 0
+	ref, err := train.New(cfg, openStore(t, cfg), train.Options{Edges: func(int) { total++ }, Bucket: func(ev train.Event) {
 		after[ev.Done] = digestLine(ref.Manifest(), false)
 	}})
 	if err != nil {
@@ -324,6 +326,23 @@ func TestInterruptBetweenCommits(t *testing.T) {
 		if got := digestLine(again.Manifest(), false); got != final {
 			t.Errorf("stop at batch %d, then resumed: the final checkpoint differs from the uninterrupted run's", stopAt)
 		}
+	}
+	// A cancel during the run's last bucket (which follows buckets not
+	// yet committed) lets it finish: the run is done, not stopped.
+	_, cfg = withCheckpoint(t, base, filepath.Join(dir, "stoplast"), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	batches := 0
+	tr, err := train.New(cfg, openStore(t, cfg), train.Options{Edges: func(int) {
+		if batches++; batches == total {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(ctx); err != nil || !tr.Manifest().Done || digestLine(tr.Manifest(), false) != final {
+		t.Errorf("a cancel in the last batch: %v, done %v", err, tr.Manifest().Done)
 	}
 	if offSchedule == 0 || onSchedule == 0 {
 		t.Errorf("%d stops committed off the every-4 schedule, %d on it: want some of both", offSchedule, onSchedule)

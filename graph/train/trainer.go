@@ -33,9 +33,9 @@ type Options struct {
 	Init Init
 	// SequentialIO turns off partition I/O behind training: no partition
 	// is loaded ahead or written behind, each bucket's writes (and
-	// checkpoint) are done before the next bucket starts, and only the current bucket's
-	// partitions are held (for a memory budget with no room for the two
-	// extra partitions). Checkpoints and embeddings are the same either way.
+	// checkpoint) are done before the next bucket starts, and only the
+	// current bucket's partitions are held (for a memory budget with no
+	// room for the two extra partitions). Checkpoints and embeddings are the same either way.
 	SequentialIO bool
 }
 
@@ -200,8 +200,8 @@ func (t *Trainer) TotalBuckets() int64 {
 // each epoch. When ctx is canceled it stops between batches (or, when
 // buckets trained since the last commit are not committed yet, at the end
 // of the current bucket) and returns ctx's error; the checkpoint then
-// holds the last finished bucket, and a new run continues from there with exactly the
-// batches an uninterrupted run would have trained. Partition I/O overlaps
+// holds the last finished bucket, and a new run continues from there with
+// exactly the batches an uninterrupted run would have trained. Partition I/O overlaps
 // training unless Options.SequentialIO is set (pipeline.go).
 func (t *Trainer) Run(ctx context.Context) (err error) {
 	if err := t.relock(); err != nil {
@@ -253,7 +253,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 			return err
 		}
 		t.record(ev, loss)
-		stop := ctx.Err() != nil
+		stop := ctx.Err() != nil && next.Epoch < t.cfg.NumEpochs // (the last bucket commits anyway)
 		if stop {
 			nb = nil // commit now, everything written in turn
 		}
