@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,11 +60,13 @@ func newTrainFixture(t *testing.T, edges int) (dir, cfg string) {
 	return f.dir, cfg
 }
 
-// digests names each file of a checkpoint's manifest with its SHA-256.
+// digests gives the SHA-256 of each file of a checkpoint's manifest, by
+// what it holds ("model", "TYPE/PARTITION"): the names carry the
+// checkpoint's number, which depends on how often the run committed.
 func digests(m *train.Manifest) map[string]string {
-	d := map[string]string{m.Model.File: m.Model.SHA256}
+	d := map[string]string{"model": m.Model.SHA256}
 	for _, r := range m.Tables {
-		d[r.File] = r.SHA256
+		d[fmt.Sprintf("%s/%d", r.Type, r.Partition)] = r.SHA256
 	}
 	return d
 }
@@ -82,7 +85,8 @@ func sameDigests(a, b map[string]string) bool {
 
 // interruptFixture is the training run that crash and signal tests
 // interrupt (smaller under the race detector), with the uninterrupted
-// run's checkpoints by number and the last number.
+// run's state after every bucket, by buckets trained, and the number of
+// buckets.
 func interruptFixture(t *testing.T) (dir, cfg string, ref map[int64]map[string]string, last int64) {
 	t.Helper()
 	edges := 30000
@@ -98,8 +102,10 @@ func interruptFixture(t *testing.T) (dir, cfg string, ref map[int64]map[string]s
 }
 
 // referenceCheckpoints trains cfgPath uninterrupted in this process, in
-// checkpoint directory ref, and returns the files of every checkpoint it
-// commits, by checkpoint number, and the run's duration.
+// checkpoint directory ref, committing after every bucket
+// (checkpoint_buckets = 1, which changes no trained value), and returns
+// the digests of the state after each bucket, by buckets trained, and the
+// run's duration.
 func referenceCheckpoints(t *testing.T, cfgPath, ref string) (map[int64]map[string]string, time.Duration) {
 	t.Helper()
 	cfg, err := config.Load(cfgPath)
@@ -107,6 +113,7 @@ func referenceCheckpoints(t *testing.T, cfgPath, ref string) (map[int64]map[stri
 		t.Fatal(err)
 	}
 	cfg.CheckpointPath = ref
+	cfg.CheckpointBuckets = 1
 	st, err := edgestore.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +122,7 @@ func referenceCheckpoints(t *testing.T, cfgPath, ref string) (map[int64]map[stri
 	seqs := map[int64]map[string]string{}
 	var tr *train.Trainer
 	tr, err = train.New(cfg, st, train.Options{Bucket: func(train.Event) {
-		seqs[tr.Manifest().Seq] = digests(tr.Manifest())
+		seqs[tr.Manifest().Buckets] = digests(tr.Manifest())
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -129,9 +136,9 @@ func referenceCheckpoints(t *testing.T, cfgPath, ref string) (map[int64]map[stri
 
 // checkCheckpoint checks what a kill left in ckpt: no checkpoint yet, or a
 // sound one (every file matches the manifest) equal, file for file, to the
-// uninterrupted run's checkpoint of the same number; a plot that is whole;
-// a training log that train accepts. It returns the checkpoint number (0:
-// none).
+// uninterrupted run's state after the same bucket; a plot that is whole;
+// a training log that train accepts. It returns the buckets the checkpoint
+// holds (0: none).
 func checkCheckpoint(t *testing.T, ckpt string, ref map[int64]map[string]string) int64 {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(ckpt, train.ManifestName)); os.IsNotExist(err) {
@@ -142,9 +149,9 @@ func checkCheckpoint(t *testing.T, ckpt string, ref map[int64]map[string]string)
 		t.Errorf("the checkpoint a kill left is not sound: %v", c.Problems)
 		return -1
 	}
-	seq := c.Manifest.Seq
+	seq := c.Manifest.Buckets
 	if !sameDigests(digests(c.Manifest), ref[seq]) {
-		t.Errorf("checkpoint %d differs from the uninterrupted run's checkpoint %d", seq, seq)
+		t.Errorf("checkpoint %d (after %d buckets) differs from the uninterrupted run's state after bucket %d", c.Manifest.Seq, seq, seq)
 	}
 	if svg, err := os.ReadFile(filepath.Join(ckpt, "training.svg")); err == nil && !strings.HasSuffix(strings.TrimSpace(string(svg)), "</svg>") {
 		t.Errorf("training.svg is not whole")
@@ -173,7 +180,7 @@ func TestCrashTrain(t *testing.T) {
 	killed, runs := 0, crashRuns(t)
 	outcomes := map[string]int{}
 	defer func() {
-		t.Logf("%d runs killed before the end (wanted %d) of %d checkpoints, uninterrupted run %v; checkpoint after the kill: %v", killed, runs, last, dur, outcomes)
+		t.Logf("%d runs killed before the end (wanted %d) of %d buckets, uninterrupted run %v; checkpoint after the kill: %v", killed, runs, last, dur, outcomes)
 	}()
 	for attempt := 0; killed < runs && attempt < 4*runs; attempt++ {
 		os.RemoveAll(ckpt)

@@ -129,9 +129,10 @@ func TestTrainEvalExport(t *testing.T) {
 
 // Ctrl-C (a canceled context) stops train cleanly with a complete
 // checkpoint, and the same command then finishes the run. (The cancel
-// comes with the 5th bucket's line, which is printed once its checkpoint,
-// written behind, is committed: the 6th bucket has trained by then, and
-// its checkpoint is committed before train stops.)
+// comes with the 5th bucket's line, which is printed with the 6th's once
+// the checkpoint holding both (a commit every 2 buckets, P = 2's default),
+// written behind, is committed: the 7th bucket has trained by then, and a
+// checkpoint of it is committed before train stops.)
 func TestTrainInterrupted(t *testing.T) {
 	_, cfg := trainFixture(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -139,7 +140,7 @@ func TestTrainInterrupted(t *testing.T) {
 	errOut := &cancelAfterBuckets{n: 5, cancel: cancel}
 	env := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &out, Stderr: errOut}
 	err := runTrain(env, []string{"--config", cfg})
-	if !errors.Is(err, context.Canceled) || !strings.Contains(errOut.String(), "stopped after 6 of 12 buckets") {
+	if !errors.Is(err, context.Canceled) || !strings.Contains(errOut.String(), "stopped after 7 of 12 buckets") {
 		t.Fatalf("interrupted train: %v\n%s", err, errOut.String())
 	}
 	if code, out, errOut := run(t, "train", "--config", cfg); code != 0 || !strings.Contains(out, "trained 12 buckets") ||

@@ -50,6 +50,11 @@ type Config struct {
 	// from Canonical when empty, so configs without it keep their
 	// fingerprints.
 	MemoryLimit string `json:"memory_limit,omitempty" toml:"memory_limit"`
+	// CheckpointBuckets (ours) is how many buckets a single-process run
+	// trains between two checkpoint commits; 0 means the default
+	// (DefaultCheckpointBuckets), 1 a commit after every bucket. It does
+	// not change what is trained. Omitted from Canonical when 0.
+	CheckpointBuckets int `json:"checkpoint_buckets,omitempty" toml:"checkpoint_buckets"`
 
 	// Training keys (used by a later issue; loaded and validated now).
 	Dimension          int      `json:"dimension" toml:"dimension"`

@@ -59,14 +59,14 @@ func TestPBGDumpLoads(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true} // batchprep's keys, not PBG's
+	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true, "checkpoint_buckets": true} // batchprep's keys, not PBG's
 	for _, k := range KnownKeys() {
 		if _, ok := m[k]; !ok && !ours[k] {
 			t.Errorf("testdata/pbg_full.json lacks known key %q", k)
 		}
 	}
 	if len(m) != len(KnownKeys())-len(ours) {
-		t.Errorf("testdata has %d keys, schema %d (+seed, edge_roles, memory_limit)", len(m), len(KnownKeys()))
+		t.Errorf("testdata has %d keys, schema %d (+seed, edge_roles, memory_limit, checkpoint_buckets)", len(m), len(KnownKeys()))
 	}
 	if c.Dimension != 200 || c.BucketOrder != "affinity" || c.Comparator != "dot" || c.LossFn != "softmax" ||
 		c.NumUniformNegs != 1000 || c.EvalFraction != 0 || c.EvalNumUniformNegs != nil || *c.EvalNumBatchNegs != 1000 || c.NumEdgeChunks != nil || len(c.EdgePaths) != 2 ||

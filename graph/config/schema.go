@@ -56,6 +56,7 @@ var topKeys = map[string]field{
 	"dynamic_relations":                {kind: kBool},
 	"seed":                             {kind: kUint},
 	"memory_limit":                     {kind: kString},
+	"checkpoint_buckets":               {kind: kInt},
 
 	"dimension":             {kind: kInt},
 	"init_scale":            {kind: kFloat},

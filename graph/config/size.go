@@ -48,3 +48,17 @@ func (c *Config) MemoryLimitBytes() uint64 {
 	n, _ := ParseSize(c.MemoryLimit)
 	return n
 }
+
+// CheckpointEvery is the number of buckets a single-process run trains
+// between checkpoint commits: checkpoint_buckets when set, otherwise the
+// largest num_partitions of any entity type (at least 1).
+func (c *Config) CheckpointEvery() int {
+	if c.CheckpointBuckets > 0 {
+		return c.CheckpointBuckets
+	}
+	k := 1
+	for _, e := range c.Entities {
+		k = max(k, e.NumPartitions)
+	}
+	return k
+}

@@ -48,3 +48,36 @@ rhs = "n"
 		t.Errorf("bad memory_limit: %v", err)
 	}
 }
+
+// checkpoint_buckets: unset, the largest num_partitions; set, itself; a
+// negative value is refused naming the key; unset, it stays out of the
+// canonical encoding (fingerprints of older configs unchanged).
+func TestCheckpointBucketsKey(t *testing.T) {
+	base := `entity_path = "e"
+edge_paths = ["p"]
+[entities.n]
+num_partitions = 8
+[entities.m]
+num_partitions = 3
+[[relations]]
+name = "r"
+lhs = "n"
+rhs = "m"
+`
+	c, err := Parse([]byte(base), "toml")
+	if err != nil || c.CheckpointEvery() != 8 || strings.Contains(string(c.Canonical()), "checkpoint_buckets") {
+		t.Errorf("unset checkpoint_buckets: %v, every %d, canonical %s", err, c.CheckpointEvery(), c.Canonical())
+	}
+	c, err = Parse([]byte("checkpoint_buckets = 1\n"+base), "toml")
+	if err != nil || c.CheckpointEvery() != 1 {
+		t.Errorf("checkpoint_buckets = 1: %v, every %d", err, c.CheckpointEvery())
+	}
+	_, err = Parse([]byte("checkpoint_buckets = -2\n"+base), "toml")
+	if err == nil || !strings.Contains(err.Error(), "checkpoint_buckets") || !strings.Contains(err.Error(), "got -2") {
+		t.Errorf("checkpoint_buckets = -2: %v", err)
+	}
+	_, err = Parse([]byte("checkpoint_buckets = \"row\"\n"+base), "toml")
+	if err == nil || !strings.Contains(err.Error(), "checkpoint_buckets") {
+		t.Errorf("checkpoint_buckets = \"row\": %v", err)
+	}
+}

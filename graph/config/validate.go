@@ -58,6 +58,9 @@ func (c *Config) Validate() error {
 			return keyErr("memory_limit", "%v", err)
 		}
 	}
+	if c.CheckpointBuckets < 0 {
+		return keyErr("checkpoint_buckets", "must be >= 0 (0: the default, one commit per row of the bucket grid; 1: after every bucket), got %d", c.CheckpointBuckets)
+	}
 	seen := map[string]int{}
 	for i, r := range c.Relations {
 		k := fmt.Sprintf("relations[%d]", i)

@@ -60,7 +60,7 @@ type Prediction struct {
 	Peak          uint64 // the sum
 
 	CheckpointBytes uint64 // every partition file and the model file
-	CheckpointPeak  uint64 // while one is written: the bucket's partitions are new files until the old ones go
+	CheckpointPeak  uint64 // before a commit: the partitions written since the last one are new files until the old ones go
 }
 
 // residentPartitions is the number of partitions a run holds at once: two
@@ -161,7 +161,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	d := uint64(cfg.Dimension)
 	rowBytes := (d + 1) * 4
 	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges}
-	var largestRows, largestPartitioned uint64
+	var largestRows, largestPartitioned, fresh uint64
 	for _, typ := range cfg.EntityTypes() {
 		counts := slices.Clone(s.rows[typ])
 		for _, n := range counts {
@@ -169,6 +169,11 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 		}
 		slices.Sort(counts)
 		slices.Reverse(counts)
+		// Between two commits, each bucket writes at most two partitions
+		// of a type as new files.
+		for _, n := range counts[:min(2*cfg.CheckpointEvery(), len(counts))] {
+			fresh += onDisk(24 + n*rowBytes)
+		}
 		for _, n := range counts[:min(2, len(counts))] {
 			pr.PartBytes += n * rowBytes
 		}
@@ -187,7 +192,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	pr.ModelBytes = s.modelBytes
 	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
 	pr.CheckpointBytes += model
-	pr.CheckpointPeak = pr.CheckpointBytes + onDisk(pr.PartBytes) + model
+	pr.CheckpointPeak = pr.CheckpointBytes + fresh + model
 	pr.Resident = residentPartitions(cfg, false)
 	pr.total()
 	pr.Partitioned = largestPartitioned > 0

@@ -66,10 +66,19 @@ func TestPredictTerms(t *testing.T) {
 	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
 	want.RuntimeBytes = 32<<20 + heap*3/4
 	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
-	want.CheckpointPeak = want.CheckpointBytes + onDisk(want.PartBytes) + onDisk(12+1600+8)
+	// A commit every 4 buckets (the default for P = 4): before it, every
+	// partition may have a new file beside its committed one.
+	want.CheckpointPeak = 2 * want.CheckpointBytes
 	if *pr != want {
 		t.Errorf("prediction\n %+v\nwant\n %+v", *pr, want)
 	}
+	// A commit after every bucket: the bucket's two partitions (the
+	// largest two at most) are new files.
+	cfg.CheckpointBuckets = 1
+	if got := predict(cfg, s, 0, "").CheckpointPeak; got != want.CheckpointBytes+onDisk(24+250_001*404)+onDisk(24+250_000*404)+onDisk(12+1600+8) {
+		t.Errorf("checkpoint_buckets = 1: disk peak %d", got)
+	}
+	cfg.CheckpointBuckets = 0
 	// The scratch of one worker: k = 50 positives against 1050 candidates.
 	if train != 4*(6*50*100+3*1050*100+2*50*1050+4*1000) {
 		t.Errorf("a worker's scratch: %d bytes", train)

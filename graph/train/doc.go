@@ -2,8 +2,8 @@
 // batches of graph/plan: for each bucket of the plan, in the plan's order,
 // it keeps only that bucket's entity partitions in memory, evaluates the
 // bucket's holdout, trains the bucket's batches with Hogwild workers (one
-// goroutine per worker share, no locks), evaluates the holdout again and
-// commits a checkpoint. The mathematics live in graph/train/model;
+// goroutine per worker share, no locks), evaluates the holdout again and,
+// every few buckets, commits a checkpoint. The mathematics live in graph/train/model;
 // filtered evaluation of a checkpoint in graph/eval.
 //
 // A checkpoint is a directory (the config's checkpoint_path) holding
@@ -23,21 +23,23 @@
 //  3. Memory: only the partitions of the current bucket's relations are
 //     held, plus at most one in flight: written behind, then (once that
 //     one is durable and released) loaded ahead for the next bucket (none
-//     with Options.SequentialIO); the others
-//     were saved by a checkpoint and are loaded again when a bucket needs
-//     them (loads and bytes counted, per epoch as PredictIO predicts
-//     them). The overlap changes no checkpoint (pipeline.go, W1-W5). The
-//     trainer's partitions are mapped outside the Go heap and released
-//     where it drops them (model.MapTable), before the next is loaded;
-//     partition files are written and read in pieces, never as a second
-//     copy.
-//  4. Checkpoints: after every bucket, new files and then the manifest
-//     (versioned, with the SHA-256 of every file and of itself) are
-//     written atomically; a crash at any moment leaves the previous or the
-//     new checkpoint whole. A run continues from the manifest's position:
+//     with Options.SequentialIO); the others were written when they left
+//     memory and are loaded again when a bucket needs them (loads and
+//     bytes counted, per epoch as PredictIO predicts them). The overlap
+//     changes no checkpoint (pipeline.go, W1-W6). The trainer's partitions
+//     are mapped outside the Go heap and released where it drops them
+//     (model.MapTable), before the next is loaded; partition files are
+//     written and read in pieces, never as a second copy.
+//  4. Checkpoints: every Config.CheckpointEvery buckets of an epoch, after
+//     an epoch's last bucket and when the run stops, new files and then
+//     the manifest (versioned, with the SHA-256 of every file and of
+//     itself) are written atomically; between commits, partitions leaving
+//     memory are written as files of the next checkpoint, named by no
+//     manifest yet. A crash at any moment leaves the previous or the new
+//     checkpoint whole. A run continues from the manifest's position:
 //     killed at any moment and restarted, it trains the batches an
 //     uninterrupted run would, and with one worker ends with the same
-//     embeddings bit for bit.
+//     embeddings bit for bit, whatever the commit interval.
 //  5. A checkpoint made with a config that differs in a key that decides
 //     training (everything but paths, num_epochs and logging knobs; plus
 //     the resolved worker count and the edge store's fingerprint) is

@@ -15,7 +15,7 @@ import (
 // (a finished run continues when it grows), and logging or I/O knobs.
 var ignoredKeys = []string{"entity_path", "edge_paths", "checkpoint_path", "init_path", "num_epochs",
 	"checkpoint_preservation_interval", "verbose", "background_io", "hogwild_delay",
-	"eval_num_batch_negs", "eval_num_uniform_negs", "memory_limit"}
+	"eval_num_batch_negs", "eval_num_uniform_negs", "memory_limit", "checkpoint_buckets"}
 
 // Fingerprint is what a checkpoint records of the config: every key that
 // decides the training (canonical JSON), the resolved worker count and the

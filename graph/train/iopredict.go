@@ -26,16 +26,19 @@ func TableFileBytes(rows, dim int) int64 {
 // PredictIO computes, from the config, the store's entity counts and the
 // plan's bucket orders alone, the partition I/O of each epoch of a run
 // that starts with no checkpoint: a bucket loads each partition it trains
-// that the bucket before it did not train and that a checkpoint already
-// holds (a partition never trained is initialized, not read), and every
-// checkpoint saves the partitions its bucket trained. A run's counters
-// (Trainer.EpochIO) equal it exactly, whatever Options.SequentialIO.
+// that the bucket before it did not train and that was written before (a
+// partition never trained is initialized, not read); after each bucket,
+// the partitions changed since they were last written are saved when the
+// next bucket does not train them (they leave memory) and, at a commit
+// (Config.CheckpointEvery, epoch ends, the run's end), all of them. A
+// run's counters (Trainer.EpochIO) equal it exactly, whatever
+// Options.SequentialIO.
 func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 	p, err := plan.New(store, plan.OptionsFromConfig(cfg))
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, types: cfg.EntityTypes(), typeIdx: map[string]int{}}
+	t := &Trainer{cfg: cfg, plan: p, types: cfg.EntityTypes(), typeIdx: map[string]int{}, every: cfg.CheckpointEvery()}
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
 	}
@@ -52,35 +55,44 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 		return size[k], nil
 	}
 	l, r := p.Shape()
-	held, written := map[tableKey]bool{}, map[tableKey]bool{}
+	held, written, dirty := map[tableKey]bool{}, map[tableKey]bool{}, map[tableKey]bool{}
 	out := make([]EpochIO, cfg.NumEpochs)
-	for e := range cfg.NumEpochs {
-		st := &out[e]
-		st.Epoch = e
-		for s := range p.NumEdgeSets() {
-			for c := range p.NumChunks() {
-				order := p.Order(e, s, c)
-				for i := range l * r {
-					need := t.needed(order[i])
-					now := map[tableKey]bool{}
-					for _, k := range need {
-						n, err := sizeOf(k)
-						if err != nil {
-							return nil, err
-						}
-						if !held[k] && written[k] {
-							st.Loads++
-							st.LoadBytes += n
-						}
-						now[k] = true
-						st.Saves++
-						st.SaveBytes += n
-						written[k] = true
-					}
-					held = now
-				}
+	pos := Position{}
+	for pos.Epoch < cfg.NumEpochs {
+		st := &out[pos.Epoch]
+		st.Epoch = pos.Epoch
+		now := map[tableKey]bool{}
+		for _, k := range t.needed(t.bucketAt(pos)) {
+			n, err := sizeOf(k)
+			if err != nil {
+				return nil, err
+			}
+			if !held[k] && written[k] {
+				st.Loads++
+				st.LoadBytes += n
+			}
+			now[k] = true
+			dirty[k] = true
+		}
+		held = now
+		next := t.advance(pos, l*r)
+		commit := t.commitAfter(pos, next)
+		stays := map[tableKey]bool{}
+		if !commit {
+			for _, k := range t.needed(t.bucketAt(next)) {
+				stays[k] = true
 			}
 		}
+		for k := range dirty {
+			if stays[k] {
+				continue
+			}
+			st.Saves++
+			st.SaveBytes += size[k]
+			written[k] = true
+			delete(dirty, k)
+		}
+		pos = next
 	}
 	return out, nil
 }

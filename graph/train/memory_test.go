@@ -106,3 +106,15 @@ func TestCheckBudgetRefuses(t *testing.T) {
 		t.Errorf("free space of a directory to be made: %d, %v", free, err)
 	}
 }
+
+// checkpoint_buckets says when a run commits, not what it trains: changing
+// it keeps the checkpoint's fingerprint (a run may resume with another).
+func TestCheckpointBucketsNotFingerprinted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20), "dimension = 4\n", 1)
+	every := *cfg
+	every.CheckpointBuckets = 7
+	if d := train.DiffFingerprints(train.Fingerprint(cfg, "s"), train.Fingerprint(&every, "s")); len(d) > 0 {
+		t.Errorf("checkpoint_buckets changes the fingerprint: %v", d)
+	}
+}

@@ -41,6 +41,13 @@ import (
 //     overlap, so the manifest's counters (and PredictIO) do not depend on
 //     Options.SequentialIO; the event of a bucket is emitted when its
 //     checkpoint is committed (one bucket later when written behind).
+//   - W6. Between commits (Config.CheckpointEvery buckets apart), a changed
+//     partition that leaves memory is written as a file of the next,
+//     uncommitted checkpoint and recorded in the working manifest only; a
+//     later load of it reads that file (after the writer, as in W4). The
+//     committed manifest names none of them, so a kill leaves the last
+//     commit whole and removeStray removes them (W1). A partition that
+//     stays in memory is written only at a commit.
 
 // ioWaits is the time training waited on partition I/O: loads it needed
 // (read from disk, or awaited from the load ahead) and checkpoint writes
@@ -68,6 +75,7 @@ type pendingCheckpoint struct {
 	behind map[tableKey]*model.Table // the partition written behind (at most one)
 	model  []byte                    // the model file's content
 	ev     Event                     // emitted once committed
+	commit bool                      // a commit; else only partitions leaving memory
 	done   chan struct{}             // closed when the writer is done
 	err    error                     // the commit failed (nothing committed)
 	rmErr  error                     // committed, but a superseded file stayed
@@ -140,40 +148,51 @@ func (t *Trainer) dropAhead() {
 	}
 }
 
-// checkpoint commits the state after a bucket (invariant 4): the
-// partitions the bucket changed and the model go to new files named with
-// the next sequence number, each written atomically; then the manifest,
-// naming them with their SHA-256 and the position next, replaces the old
-// one atomically; only then are the files no manifest names removed. A
-// crash at any point leaves the old or the new checkpoint, whole. A failed
-// write (a full disk) removes the files this checkpoint wrote, which the
-// old manifest does not name.
+// checkpoint ends a bucket's I/O (invariant 4). When commit is set it
+// commits the state after the bucket: the partitions changed since the
+// last commit that are still in memory, and the model, go to new files
+// named with the next sequence number, each written atomically; then the
+// manifest, naming them (and the files written for partitions that left
+// memory since the last commit) with their SHA-256 and the position next,
+// replaces the old one atomically; only then are the files no manifest
+// names removed. A crash at any point leaves the old or the new
+// checkpoint, whole. A failed write (a full disk) removes the files this
+// checkpoint wrote, which the old manifest does not name.
 //
-// When nextBucket is set (and Options.SequentialIO is not), the partitions
-// nextBucket trains are written now, and one it does not train, the model
-// file and the manifest are written behind while it trains (W1-W5): the
-// checkpoint is committed by a later join. ev is the bucket's event,
-// emitted once the checkpoint is committed.
-func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, start time.Time) (err error) {
+// When commit is not set (between commits, Config.CheckpointEvery), only
+// the changed partitions nextBucket does not train are written, as files
+// of the next checkpoint recorded in the working manifest (W6); the others
+// stay in memory, changed, until a later step writes them.
+//
+// When nextBucket is set (and Options.SequentialIO is not), one partition
+// nextBucket does not train is written behind while it trains, with, for a
+// commit, the model file and the manifest (W1-W5): the step ends at a
+// later join. ev is the bucket's event, emitted once its checkpoint is
+// committed.
+func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, start time.Time, commit bool) (err error) {
 	defer func() {
 		if err != nil {
 			t.removeStray()
 		}
 	}()
 	began := time.Now()
-	seq := t.man.Seq + 1
+	seq := t.last.Seq + 1
 	t.man.Seq, t.man.Next = seq, next
 	t.man.Done = next.Epoch >= t.cfg.NumEpochs
 	overlap := nextBucket != nil && !t.opts.SequentialIO
 	trains := map[tableKey]bool{}
-	if overlap {
+	if nextBucket != nil {
 		for _, k := range t.needed(*nextBucket) {
 			trains[k] = true
 		}
 	}
 	behind := map[tableKey]*model.Table{}
 	for _, k := range t.dirtyKeys() {
+		if !commit && trains[k] {
+			continue // stays in memory for the next bucket, changed
+		}
 		tab := t.tables[k]
+		delete(t.dirty, k)
 		if overlap && len(behind) == 0 && !trains[k] {
 			behind[k] = tab
 			delete(t.tables, k)
@@ -187,9 +206,14 @@ func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, 
 		t.man.IO.SaveBytes += ref.Bytes
 		setTableRef(t.man, TableRef{Type: t.types[k.typ], Partition: k.part, Rows: tab.Rows, FileRef: ref})
 	}
-	clear(t.dirty)
-	p := &pendingCheckpoint{man: t.man.clone(), old: t.last, behind: behind, model: encodeModel(t.m),
-		ev: ev, done: make(chan struct{})}
+	ev.Done, ev.Total = t.man.Buckets, t.TotalBuckets()
+	p := &pendingCheckpoint{man: t.man.clone(), old: t.last, behind: behind, ev: ev, commit: commit, done: make(chan struct{})}
+	if commit {
+		p.model = encodeModel(t.m)
+		t.sinceCommit = 0
+	} else {
+		t.sinceCommit++
+	}
 	t.pending = p
 	go t.writeBehind(p)
 	t.io.addWrite(time.Since(began))
@@ -201,9 +225,9 @@ func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, 
 	return nil
 }
 
-// writeBehind writes the rest of checkpoint p (W2): the partition written
-// behind, the model file, the manifest; then it removes what the
-// manifest superseded.
+// writeBehind writes the rest of step p (W2): the partition written
+// behind; for a commit, the model file and the manifest, then it removes
+// what the manifest superseded.
 func (t *Trainer) writeBehind(p *pendingCheckpoint) {
 	defer close(p.done)
 	defer p.releaseBehind()
@@ -220,6 +244,9 @@ func (t *Trainer) writeBehind(p *pendingCheckpoint) {
 	}
 	if writeBehindHook != nil && len(p.behind) > 0 {
 		writeBehindHook()
+	}
+	if !p.commit {
+		return
 	}
 	ref, err := writeRef(t.dir, fmt.Sprintf("model.v%d.bin", nm.Seq), p.model)
 	if err != nil {
@@ -246,10 +273,11 @@ func (t *Trainer) writeBehind(p *pendingCheckpoint) {
 	p.rmErr = removeSuperseded(t.dir, p.old, nm)
 }
 
-// join waits for the checkpoint being written, if any, and makes it the
-// committed one: the working manifest takes the files written behind, and
-// the bucket's event is emitted. start is when the current bucket began
-// (for a checkpoint written in turn, the bucket's time).
+// join waits for the step being written, if any, and takes its files
+// into the working manifest; a commit becomes the committed checkpoint,
+// and the events of the buckets it holds are emitted, in order. start is
+// when the current bucket began (for a step written in turn, the bucket's
+// time).
 func (t *Trainer) join(start time.Time) error {
 	p := t.pending
 	if p == nil {
@@ -261,30 +289,38 @@ func (t *Trainer) join(start time.Time) error {
 	t.io.addWrite(time.Since(began))
 	if p.err != nil {
 		t.man = t.last.clone()
+		t.events = nil
 		t.removeStray()
 		return p.err
 	}
 	// Between the hand-off and now, only loads (IO.Loads, IO.LoadBytes)
 	// changed the working manifest.
 	t.man.Tables = slices.Clone(p.man.Tables)
-	t.man.Model = p.man.Model
-	t.man.Superseded = slices.Clone(p.man.Superseded)
 	t.man.IO.Saves, t.man.IO.SaveBytes = p.man.IO.Saves, p.man.IO.SaveBytes
-	t.countEpochIO(p.ev.Epoch, t.last.IO, p.man.IO)
-	t.last = p.man
 	ev := p.ev
 	if ev.Seconds == 0 {
 		ev.Seconds = time.Since(start).Seconds()
 		ev.LoadWait, ev.WriteWait = t.io.load.Seconds(), t.io.write.Seconds()
 	}
 	ev.IO, ev.Checkpoint = p.man.IO, p.man.Seq
-	ev.Done, ev.Total = p.man.Buckets, t.TotalBuckets()
-	if t.opts.Log != nil {
-		line, _ := json.Marshal(ev)
-		t.opts.Log.Write(append(line, '\n'))
+	t.events = append(t.events, ev)
+	if !p.commit {
+		return nil
 	}
-	if t.opts.Bucket != nil {
-		t.opts.Bucket(ev)
+	t.man.Model = p.man.Model
+	t.man.Superseded = slices.Clone(p.man.Superseded)
+	t.countEpochIO(p.ev.Epoch, t.last.IO, p.man.IO)
+	t.last = p.man
+	events := t.events
+	t.events = nil
+	for _, ev := range events {
+		if t.opts.Log != nil {
+			line, _ := json.Marshal(ev)
+			t.opts.Log.Write(append(line, '\n'))
+		}
+		if t.opts.Bucket != nil {
+			t.opts.Bucket(ev)
+		}
 	}
 	return p.rmErr
 }

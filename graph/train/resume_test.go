@@ -3,6 +3,7 @@ package train_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -243,5 +244,107 @@ func TestCorruptCheckpointRefused(t *testing.T) {
 	os.WriteFile(man, []byte(edited), 0o644)
 	if _, err := train.ReadManifest(cfg.CheckpointPath); !errors.Is(err, train.ErrCheckpoint) {
 		t.Fatalf("edited manifest: got %v", err)
+	}
+}
+
+// Invariant 4 with a commit every 4 buckets (the default for P = 4, W6):
+// a run whose context is canceled at various batches stops with a
+// committed checkpoint that equals, digest for digest, the uninterrupted
+// run's state after the same bucket (a run that commits after every
+// bucket gives it), and a new run from it ends with the uninterrupted
+// run's embeddings and model. A cancel during a bucket that follows
+// buckets not yet committed lets that bucket finish and commits after it
+// (off the every-4 schedule); one right after a commit stops between
+// batches, leaving that commit. A cancel in the run's last batch ends the
+// run as if it had not come.
+func TestInterruptBetweenCommits(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
+	base := filepath.Join(dir, "config.toml")
+	// The state after every bucket, by buckets trained.
+	_, cfg := withCheckpoint(t, base, filepath.Join(dir, "every"), "checkpoint_buckets = 1")
+	after := map[int64]string{}
+	var ref *train.Trainer
+	total := 0
+	ref, err := train.New(cfg, openStore(t, cfg), train.Options{Edges: func(int) { total++ }, Bucket: func(ev train.Event) {
+		after[ev.Done] = digestLine(ref.Manifest(), false)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	final := digestLine(ref.Manifest(), false)
+	offSchedule, onSchedule := 0, 0
+	for _, stopAt := range []int{3, 11, 19, 26, 40, 57} {
+		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
+		st := openStore(t, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		batches := 0
+		tr, err := train.New(cfg, st, train.Options{Edges: func(int) {
+			if batches++; batches == stopAt {
+				cancel()
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Run(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("stop at batch %d: Run returned %v", stopAt, err)
+		}
+		cancel()
+		man, err := train.ReadManifest(cfg.CheckpointPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if man == nil {
+			t.Logf("stop at batch %d: no commit yet", stopAt)
+		} else {
+			if got := digestLine(man, false); got != after[man.Buckets] {
+				t.Errorf("stop at batch %d: checkpoint of %d buckets differs from the state after bucket %d:\n%s\n%s", stopAt, man.Buckets, man.Buckets, got, after[man.Buckets])
+			}
+			if man.Seq >= man.Buckets {
+				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every 4", stopAt, man.Seq, man.Buckets)
+			}
+			if man.Buckets%4 == 0 {
+				onSchedule++
+			} else {
+				offSchedule++
+			}
+			if c := train.VerifyCheckpoint(cfg.CheckpointPath); len(c.Problems) > 0 {
+				t.Errorf("stop at batch %d: %v", stopAt, c.Problems)
+			}
+		}
+		again, err := train.New(cfg, st, train.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := digestLine(again.Manifest(), false); got != final {
+			t.Errorf("stop at batch %d, then resumed: the final checkpoint differs from the uninterrupted run's", stopAt)
+		}
+	}
+	// A cancel during the run's last bucket (which follows buckets not
+	// yet committed) lets it finish: the run is done, not stopped.
+	_, cfg = withCheckpoint(t, base, filepath.Join(dir, "stoplast"), "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	batches := 0
+	tr, err := train.New(cfg, openStore(t, cfg), train.Options{Edges: func(int) {
+		if batches++; batches == total {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(ctx); err != nil || !tr.Manifest().Done || digestLine(tr.Manifest(), false) != final {
+		t.Errorf("a cancel in the last batch: %v, done %v", err, tr.Manifest().Done)
+	}
+	if offSchedule == 0 || onSchedule == 0 {
+		t.Errorf("%d stops committed off the every-4 schedule, %d on it: want some of both", offSchedule, onSchedule)
 	}
 }

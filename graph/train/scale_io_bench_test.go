@@ -47,7 +47,9 @@ operator = "complex_diagonal"
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
 // settings at dimension 100, 2 workers, for P = 1 and 8 partitions, with
 // the partition I/O behind training (io=overlap) and with it written in
-// turn (io=sequential, the baseline in the same run), and for P = 1
+// turn (io=sequential, the baseline in the same run), for P = 8 with a
+// checkpoint committed after every bucket (io=overlap/commit=every-bucket,
+// the baseline of the default, a commit every P buckets), and for P = 1
 // without model's memory hints (io=overlap/hints=off: tables on small
 // pages, no prefetching; model.SetMemoryHints). It reports edges/s
 // (wall clock, the whole epoch with its checkpoints), cpu-edges/s (per
@@ -77,17 +79,26 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 			b.Fatal(err)
 		}
 		st := openStore(b, cfg)
-		runs := []scaleRun{{"overlap", false}, {"sequential", false}}
+		runs := []scaleRun{{mode: "overlap"}, {mode: "sequential"}}
 		if parts == 1 {
-			runs = append(runs, scaleRun{"overlap", true})
+			runs = append(runs, scaleRun{mode: "overlap", noHints: true})
+		} else {
+			runs = append(runs, scaleRun{mode: "overlap", everyBucket: true})
 		}
 		for _, run := range runs {
 			mode, name := run.mode, "io="+run.mode
 			if run.noHints {
 				name += "/hints=off"
 			}
+			if run.everyBucket {
+				name += "/commit=every-bucket"
+			}
 			b.Run(fmt.Sprintf("P=%d/%s", parts, name), func(b *testing.B) {
 				defer model.SetMemoryHints(model.SetMemoryHints(!run.noHints))
+				if run.everyBucket {
+					cfg.CheckpointBuckets = 1
+					defer func() { cfg.CheckpointBuckets = 0 }()
+				}
 				var wall, wait, cpu time.Duration
 				var trained int64
 				var io train.EpochIO
@@ -129,10 +140,13 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 }
 
 // scaleRun is one of BenchmarkTrainScaleIO's runs: the partition I/O
-// ("overlap" or "sequential"), and whether model's memory hints are off.
+// ("overlap" or "sequential"), whether model's memory hints are off, and
+// whether a checkpoint is committed after every bucket (the baseline of
+// the default, one every P buckets).
 type scaleRun struct {
-	mode    string
-	noHints bool
+	mode        string
+	noHints     bool
+	everyBucket bool
 }
 
 // anonHugeBytes is the process's memory on transparent huge pages

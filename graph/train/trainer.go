@@ -21,7 +21,8 @@ type Options struct {
 	// Edges, when set, is called by the workers (concurrently) with the
 	// number of edges of each batch they finish.
 	Edges func(n int)
-	// Bucket, when set, is called after each bucket's checkpoint.
+	// Bucket, when set, is called for each bucket, in training order, once
+	// the checkpoint that holds it is committed (Event.Checkpoint).
 	Bucket func(Event)
 	// Log, when set, receives one JSON object per line per trained bucket.
 	Log io.Writer
@@ -31,10 +32,10 @@ type Options struct {
 	// above it changes what is trained.
 	Init Init
 	// SequentialIO turns off partition I/O behind training: no partition
-	// is loaded ahead or written behind, each checkpoint is written whole
-	// before the next bucket starts, and only the current bucket's
-	// partitions are held (for a memory budget with no room for the two
-	// extra partitions). Checkpoints and embeddings are the same either way.
+	// is loaded ahead or written behind, each bucket's writes (and
+	// checkpoint) are done before the next bucket starts, and only the
+	// current bucket's partitions are held (for a memory budget with no
+	// room for the two extra partitions). Checkpoints and embeddings are the same either way.
 	SequentialIO bool
 }
 
@@ -58,8 +59,9 @@ type Event struct {
 	Done, Total int64   `json:"-"`                    // buckets trained so far, and in the whole plan
 }
 
-// Trainer trains a config's model on a store, checkpointing after every
-// bucket into the config's checkpoint_path.
+// Trainer trains a config's model on a store, committing a checkpoint into
+// the config's checkpoint_path every Config.CheckpointEvery buckets, at the
+// end of every epoch and when the run stops.
 type Trainer struct {
 	cfg     *config.Config
 	store   Store
@@ -79,6 +81,12 @@ type Trainer struct {
 	pending *pendingCheckpoint
 	io      ioWaits
 	epochIO []EpochIO // this run's partition I/O by epoch
+	// every is the buckets between checkpoint commits (Config.CheckpointEvery);
+	// sinceCommit counts the buckets stepped since the last commit, and
+	// events holds their events until it is committed.
+	every       int
+	sinceCommit int
+	events      []Event
 	// resumedMidEpoch: Run started after the first bucket of an epoch.
 	resumedMidEpoch bool
 }
@@ -119,7 +127,8 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 		return nil, err
 	}
 	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
-		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts}
+		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts,
+		every: cfg.CheckpointEvery()}
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
 	}
@@ -187,10 +196,12 @@ func (t *Trainer) TotalBuckets() int64 {
 }
 
 // Run trains from the checkpoint's position to the end of the plan,
-// checkpointing after every bucket. When ctx is canceled it stops between
-// batches and returns ctx's error; the checkpoint then holds the last
-// finished bucket, and a new run continues from there with exactly the
-// batches an uninterrupted run would have trained. Partition I/O overlaps
+// committing a checkpoint every Config.CheckpointEvery buckets and after
+// each epoch. When ctx is canceled it stops between batches (or, when
+// buckets trained since the last commit are not committed yet, at the end
+// of the current bucket) and returns ctx's error; the checkpoint then
+// holds the last finished bucket, and a new run continues from there with
+// exactly the batches an uninterrupted run would have trained. Partition I/O overlaps
 // training unless Options.SequentialIO is set (pipeline.go).
 func (t *Trainer) Run(ctx context.Context) (err error) {
 	if err := t.relock(); err != nil {
@@ -224,24 +235,51 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 			nb = &x
 			t.prefetch(b, x)
 		}
-		pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
+		// A bucket after buckets not yet committed is trained to its end
+		// even if ctx is canceled: the state before it is no longer whole
+		// anywhere, so the checkpoint after it is the one to commit.
+		bctx := ctx
+		if t.sinceCommit > 0 {
+			bctx = context.WithoutCancel(ctx)
+		}
+		pb, err := t.plan.PrepareBucket(bctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
 		if err != nil {
 			return err
 		}
-		ev, loss, err := t.trainWithHoldout(ctx, pb, pos, b)
+		ev, loss, err := t.trainWithHoldout(bctx, pb, pos, b)
 		if err != nil {
 			return err
 		}
-		if err := t.join(start); err != nil { // the previous bucket's checkpoint
+		if err := t.join(start); err != nil { // the previous bucket's step
 			return err
 		}
 		t.record(ev, loss)
-		if err := t.checkpoint(next, ev, nb, start); err != nil {
+		stop := ctx.Err() != nil && next.Epoch < t.cfg.NumEpochs // (the last bucket commits anyway)
+		if stop {
+			nb = nil // commit now, everything written in turn
+		}
+		if err := t.checkpoint(next, ev, nb, start, stop || t.commitAfter(pos, next)); err != nil {
 			return err
+		}
+		if stop {
+			return ctx.Err()
 		}
 		pos = next
 	}
 	return nil
+}
+
+// commitAfter reports whether the step after the bucket at pos (followed
+// by next) commits a checkpoint: after every t.every-th bucket of an epoch
+// (counted across its edge sets and chunks), and after an epoch's last
+// bucket.
+func (t *Trainer) commitAfter(pos, next Position) bool {
+	if next.Epoch != pos.Epoch {
+		return true
+	}
+	l, r := t.plan.Shape()
+	n := (pos.EdgeSet*t.plan.NumChunks()+pos.Chunk)*l*r + pos.Index
+	return (n+1)%t.every == 0
 }
 
 // bucketAt is the bucket at pos.

@@ -23,8 +23,9 @@ type Check struct {
 // its size and SHA-256, a table or model file that decodes, a table with
 // the rows the manifest records, one dimension for all tables), then the
 // training log beside it (CheckLog). A directory with checkpoint files but
-// no manifest is a problem (the manifest was lost); one with neither holds
-// no checkpoint yet (a note). While a run trains in dir, the check is of
+// no manifest is a problem (the manifest was lost), unless they are only
+// partition files of number 1 (the first checkpoint is not committed yet:
+// a note); one with neither holds no checkpoint yet (a note). While a run trains in dir, the check is of
 // one commit: when it finds problems and the manifest changed meanwhile,
 // it checks the new commit (as ReadConsistent does).
 func VerifyCheckpoint(dir string) Check {
@@ -55,14 +56,28 @@ func verifyOnce(dir string) Check {
 		return c
 	case man == nil:
 		// Files of a checkpoint without the manifest that names them: it
-		// was deleted or lost. No files at all: no checkpoint yet (a run
-		// stopped before its first bucket ended).
+		// was deleted or lost. Only partition files of number 1: the first
+		// checkpoint is not committed yet (partitions that left memory
+		// before it, W6; its model file is written last, just before the
+		// manifest). No files at all: no checkpoint yet (a run stopped
+		// before its first bucket ended).
 		ents, _ := os.ReadDir(dir)
+		var first string
 		for _, e := range ents {
-			if dataFile.MatchString(e.Name()) {
-				c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no %s, but checkpoint files such as %s: the manifest was lost", ErrCheckpoint, dir, ManifestName, e.Name()))
-				return c
+			n := e.Name()
+			if !dataFile.MatchString(n) {
+				continue
 			}
+			if strings.HasPrefix(n, "emb_") && fileVersion(n) == 1 {
+				first = n
+				continue
+			}
+			c.Problems = append(c.Problems, fmt.Errorf("%w: %s: no %s, but checkpoint files such as %s: the manifest was lost", ErrCheckpoint, dir, ManifestName, n))
+			return c
+		}
+		if first != "" {
+			c.Notes = append(c.Notes, fmt.Sprintf("%s: no checkpoint yet: the first one is not committed (partition files such as %s are written before it; the next run removes them)", dir, first))
+			return c
 		}
 		c.Notes = append(c.Notes, fmt.Sprintf("%s: no checkpoint yet (no %s and no checkpoint files)", dir, ManifestName))
 		return c

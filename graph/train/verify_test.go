@@ -35,6 +35,13 @@ func TestVerifyCheckpoint(t *testing.T) {
 	if c := train.VerifyCheckpoint(ck); len(c.Problems) != 1 || !strings.Contains(c.Problems[0].Error(), "the manifest was lost") {
 		t.Errorf("lost manifest: %v", c.Problems)
 	}
+	// Partition files of number 1 alone: the first checkpoint is not
+	// committed yet (written as they left memory), which is only noted.
+	os.Remove(filepath.Join(ck, tr.Manifest().Model.File))
+	os.Remove(filepath.Join(ck, "model.v0.bin"))
+	if c := train.VerifyCheckpoint(ck); len(c.Problems) > 0 || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "the first one is not committed") {
+		t.Errorf("partition files before the first commit: %v %v", c.Problems, c.Notes)
+	}
 	empty := t.TempDir()
 	if c := train.VerifyCheckpoint(empty); len(c.Problems) > 0 || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "no checkpoint yet") {
 		t.Errorf("empty directory: %v %v", c.Problems, c.Notes)
