@@ -113,23 +113,3 @@ func (t *Trainer) countEpochIO(epoch int, prev, man IOStats) {
 // EpochIO returns the partition I/O of each epoch this run trained in
 // (what its committed checkpoints added to the manifest's counters).
 func (t *Trainer) EpochIO() []EpochIO { return t.epochIO }
-
-// OverlapMemory bounds the bytes that partition I/O behind training holds
-// on top of the current bucket's partitions (pipeline.go): the partition
-// loaded ahead with, while it is decoded, its file's bytes, and the
-// partition written behind with its file image; four times the largest
-// table file of any type. Options.SequentialIO saves it (a memory budget
-// that cannot hold it should set that).
-func OverlapMemory(cfg *config.Config, store Store) (uint64, error) {
-	var largest int64
-	for _, typ := range cfg.EntityTypes() {
-		for p := range max(cfg.Entities[typ].NumPartitions, 1) {
-			rows, err := store.EntityCount(typ, p)
-			if err != nil {
-				return 0, err
-			}
-			largest = max(largest, TableFileBytes(rows, cfg.Dimension))
-		}
-	}
-	return 4 * uint64(largest), nil
-}

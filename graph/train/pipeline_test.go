@@ -206,21 +206,3 @@ func TestKillDuringWriteBehind(t *testing.T) {
 		t.Errorf("%d data files left for a checkpoint of %d", len(files), len(got.Tables)+1)
 	}
 }
-
-// OverlapMemory is four times the largest partition's table file.
-func TestOverlapMemory(t *testing.T) {
-	dir := t.TempDir()
-	cfg := fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
-	st := openStore(t, cfg)
-	var largest int64
-	for p := range 4 {
-		n, err := st.EntityCount("node", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		largest = max(largest, 24+4*int64(n)*9)
-	}
-	if got, err := train.OverlapMemory(cfg, st); err != nil || got != 4*uint64(largest) {
-		t.Fatalf("OverlapMemory = %d, %v; want %d", got, err, 4*largest)
-	}
-}
