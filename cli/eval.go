@@ -20,7 +20,10 @@ edge's rhs among all entities of its type, and its lhs likewise; candidates
 that form a known true edge other than the ranked one are removed; ties
 count against the true entity. Prints count, mrr, hits@1, hits@3, hits@10
 and mean_rank over the ranked sides, and the edge sets the checkpoint was
-trained on.
+trained on. With several partitions it also prints the same ranking among
+the true entity's partition only (the entities a partitioned run trains it
+against), which tells how much of the rank entities of other partitions
+take.
 
 The test edges are an imported edge set (--edge-set NAME: a valid or test
 edge set of edge_roles, by the last element of its path or its role), or a
@@ -195,6 +198,9 @@ func runEval(env *Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "count      %d (ranks over %s of %d edges)\n", rep.Count, sides, rep.Edges-rep.Unknown)
 	fmt.Fprintf(env.Stdout, "mrr        %.4f\nhits@1     %.4f\nhits@3     %.4f\nhits@10    %.4f\nmean_rank  %.1f\n",
 		rep.MRR, rep.Hits1, rep.Hits3, rep.Hits10, rep.MeanRank)
+	if m := rep.WithinPartition; m != nil {
+		fmt.Fprintf(env.Stdout, "within the true entity's partition: mrr %.4f, hits@10 %.4f, mean_rank %.1f\n", m.MRR, m.Hits10, m.MeanRank)
+	}
 	fmt.Fprintf(env.Stdout, "unknown    %d\n", rep.Unknown)
 	if rep.FilterUnknown > 0 {
 		fmt.Fprintf(env.Stdout, "filter edges with unknown names (skipped): %d\n", rep.FilterUnknown)

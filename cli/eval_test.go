@@ -93,6 +93,14 @@ func TestEvalEdgeSets(t *testing.T) {
 	if tr, _ := rep["trained_on"].([]any); len(tr) != 1 || tr[0] != "train" {
 		t.Errorf("trained_on: %v", rep["trained_on"])
 	}
+	// Two partitions: the ranks within the true entity's partition, as
+	// many as the ranks, and at least as good.
+	if wp, _ := rep["within_partition"].(map[string]any); wp == nil || wp["count"] != 400.0 || wp["mrr"].(float64) < rep["mrr"].(float64) {
+		t.Errorf("within_partition: %v (mrr %v)", rep["within_partition"], rep["mrr"])
+	}
+	if !strings.Contains(byName, "within the true entity's partition: mrr ") {
+		t.Errorf("eval's text has no within-partition line:\n%s", byName)
+	}
 	// A name in no imported file is unknown, and named.
 	os.WriteFile(f("new.txt"), []byte("atlantis\tembassy\tuk\nmu\tembassy\tusa\n"), 0o644)
 	code, out, errOut = run(t, "eval", "--config", cfg, "--edges", f("new.txt"), "--rel-col", "1")

@@ -171,7 +171,7 @@ num_partitions = 1
 // the per-partition tables: for each ranked side, every entity of the
 // candidate type is a candidate; candidates forming a known edge other
 // than the true one are removed; ties count against the true entity.
-func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) [][]float64 {
+func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) (all, within [][]float64) {
 	t.Helper()
 	type loc struct {
 		tab *model.Table
@@ -222,12 +222,11 @@ func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) [][]fl
 		}
 		return out[0]
 	}
-	var out [][]float64
 	for _, rhs := range []bool{true, false} {
 		if rhs && w.cfg.DisableRhsNegs || !rhs && w.cfg.DisableLhsNegs {
 			continue
 		}
-		var ranks []float64
+		var ranks, part []float64
 		for _, tr := range test {
 			r := relID[tr.Rel]
 			rc := w.cfg.Relations[0]
@@ -239,7 +238,11 @@ func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) [][]fl
 				candType = rc.Lhs
 			}
 			ts := score(rhs, r, rc.Lhs, tr.Lhs, rc.Rhs, tr.Rhs)
-			rank := 1
+			truth := tr.Rhs
+			if !rhs {
+				truth = tr.Lhs
+			}
+			rank, rankIn := 1, 1
 			for _, c := range names[candType] {
 				alt := tr
 				if rhs {
@@ -252,13 +255,16 @@ func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) [][]fl
 				}
 				if score(rhs, r, rc.Lhs, alt.Lhs, rc.Rhs, alt.Rhs) >= ts {
 					rank++
+					if where[candType][c].tab == where[candType][truth].tab {
+						rankIn++
+					}
 				}
 			}
-			ranks = append(ranks, float64(rank))
+			ranks, part = append(ranks, float64(rank)), append(part, float64(rankIn))
 		}
-		out = append(out, ranks)
+		all, within = append(all, ranks), append(within, part)
 	}
-	return out
+	return all, within
 }
 
 // Invariants 1-4 and 7 against a brute-force ranker, on random graphs with
@@ -273,11 +279,17 @@ func TestRanksEqualBruteForce(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
 			w := newWorld(t, o)
-			want := w.bruteRanks(t, w.files[2], w.files[:2])
+			want, wantIn := w.bruteRanks(t, w.files[2], w.files[:2])
 			var rep Report
-			got := w.ev.ranks(w.ev.Resolve(w.files[2]), []Edges{w.ev.Resolve(w.files[0]), w.ev.Resolve(w.files[1])}, &rep)
+			got, gotIn := w.ev.ranks(w.ev.Resolve(w.files[2]), []Edges{w.ev.Resolve(w.files[0]), w.ev.Resolve(w.files[1])}, &rep)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("ranks differ from the brute force:\n got %v\nwant %v", got, want)
+			}
+			if !reflect.DeepEqual(gotIn, wantIn) {
+				t.Fatalf("ranks within the true entity's partition differ from the brute force:\n got %v\nwant %v", gotIn, wantIn)
+			}
+			if o.parts > 1 && reflect.DeepEqual(wantIn, want) {
+				t.Fatalf("every rank within the partition equals the rank among all: the test proves nothing")
 			}
 			ties := 0
 			for _, rs := range want {
@@ -299,7 +311,7 @@ func TestRanksEqualBruteForce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got = w.ev.ranks(stored[2], stored[:2], &rep)
+			got, _ = w.ev.ranks(stored[2], stored[:2], &rep)
 			for i := range want {
 				a, b := slices.Clone(got[i]), slices.Clone(want[i])
 				slices.Sort(a)
@@ -312,6 +324,12 @@ func TestRanksEqualBruteForce(t *testing.T) {
 			wantSides := map[bool]string{false: "both", true: "rhs"}[o.disableLhs]
 			if full.Unknown != 0 || full.Count != int64(len(want)*len(w.files[2])) || full.Sides != wantSides {
 				t.Errorf("report: count %d, unknown %d, sides %q", full.Count, full.Unknown, full.Sides)
+			}
+			switch {
+			case o.parts == 1 && full.WithinPartition != nil:
+				t.Errorf("one partition: within_partition reported: %+v", *full.WithinPartition)
+			case o.parts > 1 && (full.WithinPartition == nil || full.WithinPartition.Count != full.Count || full.WithinPartition.MRR < full.MRR):
+				t.Errorf("within_partition %+v against %+v: want the same count and an MRR at least as high", full.WithinPartition, full.Metrics)
 			}
 		})
 	}

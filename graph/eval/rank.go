@@ -27,6 +27,13 @@ type Report struct {
 	// infinite; they got the worst rank (invariant 6).
 	NonFinite         int64    `json:"non_finite"`
 	NonFiniteExamples []string `json:"non_finite_examples,omitempty"`
+	// WithinPartition, when a ranked side's entity type has more than one
+	// partition, is the same ranking with the candidates restricted to the
+	// true entity's partition (the entities a partitioned run trained it
+	// against): set apart from the metrics above, it shows how much of a
+	// partitioned model's rank comes from entities of other partitions.
+	// Sides whose type has one partition count as they do above.
+	WithinPartition *train.Metrics `json:"within_partition,omitempty"`
 }
 
 // edge is a triple by ids: global entity indexes within the types.
@@ -165,11 +172,17 @@ func (e *Evaluator) RankEdges(test Edges, filters ...Edges) Report {
 	default:
 		rep.Sides = "lhs"
 	}
-	var ranks []float64
-	for _, rs := range e.ranks(test, filters, &rep) {
+	var ranks, within []float64
+	all, part := e.ranks(test, filters, &rep)
+	for i, rs := range all {
 		ranks = append(ranks, rs...)
+		within = append(within, part[i]...)
 	}
 	rep.Metrics = train.MetricsOf(ranks)
+	if e.partitioned() {
+		m := train.MetricsOf(within)
+		rep.WithinPartition = &m
+	}
 	return rep
 }
 
@@ -186,9 +199,27 @@ func (e *Evaluator) sides() []bool {
 	return out
 }
 
+// partitioned reports whether the candidates of a ranked side have more
+// than one partition.
+func (e *Evaluator) partitioned() bool {
+	for _, ty := range e.relType {
+		for _, rhs := range e.sides() {
+			cand := ty[0]
+			if rhs {
+				cand = ty[1]
+			}
+			if len(e.base[cand]) > 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ranks returns the rank of every test edge on each ranked side (in the
-// order of sides), counting filter edges and non-finite scores in rep.
-func (e *Evaluator) ranks(test Edges, filters []Edges, rep *Report) [][]float64 {
+// order of sides), and its rank within the true entity's partition,
+// counting filter edges and non-finite scores in rep.
+func (e *Evaluator) ranks(test Edges, filters []Edges, rep *Report) (all, within [][]float64) {
 	// known[side][(r, fixed)] lists the true candidates.
 	known := [2]map[[2]uint32][]uint32{{}, {}}
 	addKnown := func(x edge) {
@@ -204,22 +235,21 @@ func (e *Evaluator) ranks(test Edges, filters []Edges, rep *Report) [][]float64 
 	for _, x := range test.e {
 		addKnown(x)
 	}
-	var out [][]float64
 	for _, rhs := range e.sides() {
 		k := known[0]
 		if !rhs {
 			k = known[1]
 		}
-		ranks, bad := e.side(test.e, rhs, k)
+		ranks, part, bad := e.side(test.e, rhs, k)
 		for _, i := range bad {
 			rep.NonFinite++
 			if len(rep.NonFiniteExamples) < maxExamples {
 				rep.NonFiniteExamples = append(rep.NonFiniteExamples, e.describe(test.e[i]))
 			}
 		}
-		out = append(out, ranks)
+		all, within = append(all, ranks), append(within, part)
 	}
-	return out
+	return all, within
 }
 
 // describe names an edge's entities and relation.
@@ -233,9 +263,10 @@ func (e *Evaluator) describe(x edge) string {
 }
 
 // side ranks the rhs (corruptRhs) or the lhs of every edge, grouped by
-// relation, in blocks spread over the CPUs. It returns the ranks and the
-// edges whose true entity's score is not finite (ranked last).
-func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]uint32) (ranks []float64, nonFinite []int) {
+// relation, in blocks spread over the CPUs. It returns the ranks, the
+// ranks among the true entity's partition only, and the edges whose true
+// entity's score is not finite (ranked last).
+func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]uint32) (ranks, within []float64, nonFinite []int) {
 	order := make([]int, len(edges))
 	for i := range order {
 		order[i] = i
@@ -252,7 +283,7 @@ func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]ui
 		jobs = append(jobs, job{s, end})
 		s = end
 	}
-	ranks = make([]float64, len(edges))
+	ranks, within = make([]float64, len(edges)), make([]float64, len(edges))
 	bad := make([]bool, len(edges))
 	next := make(chan job)
 	var wg sync.WaitGroup
@@ -310,7 +341,10 @@ func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]ui
 					for _, c := range others {
 						marks[c] = true
 					}
-					ranks[i], bad[i] = rankOf(out[a*n:(a+1)*n], truth, marks)
+					row := out[a*n : (a+1)*n]
+					ranks[i], bad[i] = rankOf(row, truth, marks)
+					lo, hi := e.partitionOf(candType, truth, n)
+					within[i], _ = rankOf(row[lo:hi], truth-lo, marks[lo:hi])
 					for _, c := range others {
 						marks[c] = false
 					}
@@ -328,7 +362,19 @@ func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]ui
 			nonFinite = append(nonFinite, i)
 		}
 	}
-	return ranks, nonFinite
+	return ranks, within, nonFinite
+}
+
+// partitionOf is the range of global indexes [lo, hi) of the partition of
+// type ty that holds entity c (n entities in all).
+func (e *Evaluator) partitionOf(ty int, c uint32, n int) (lo, hi uint32) {
+	base := e.base[ty]
+	p := sort.Search(len(base), func(i int) bool { return base[i] > c }) - 1
+	lo, hi = base[p], uint32(n)
+	if p+1 < len(base) {
+		hi = base[p+1]
+	}
+	return lo, hi
 }
 
 // rankOf is the rank of candidate truth in row: 1 + the candidates, other
