@@ -321,7 +321,7 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 			fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
 			return
 		}
-		if !cols[r].isInt && len(cols[r].name[i]) == 0 {
+		if !cols[r].isInt && cols[r].emptyName(i) {
 			fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
 			return
 		}
@@ -349,17 +349,22 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 		}
 	}
 	l, r := &cols[roleLhs], &cols[roleRhs]
-	if l.isInt {
-		e.lint, e.li = true, l.ints[i]
-	} else {
-		e.lf, e.pl = l.name[i], l.hash[i].pre
+	switch {
+	case l.isInt:
+		e.lint, e.li, e.hl = true, l.ints[i], l.hash[i].h
+	case l.pd != nil && l.dx[i] >= 0:
+		e.ld, e.lx = l.pd, l.dx[i]
+	default:
+		e.lf, e.pl, e.hl = l.name[i], l.hash[i].pre, l.hash[i].h
 	}
-	if r.isInt {
-		e.rint, e.ri = true, r.ints[i]
-	} else {
-		e.rf, e.pr = r.name[i], r.hash[i].pre
+	switch {
+	case r.isInt:
+		e.rint, e.ri, e.hr = true, r.ints[i], r.hash[i].h
+	case r.pd != nil && r.dx[i] >= 0:
+		e.rd, e.rx = r.pd, r.dx[i]
+	default:
+		e.rf, e.pr, e.hr = r.name[i], r.hash[i].pre, r.hash[i].h
 	}
-	e.hl, e.hr = l.hash[i].h, r.hash[i].h
 	if have[roleWeight] {
 		w := &cols[roleWeight]
 		if w.wbad[i] != "" {

@@ -1,0 +1,106 @@
+package importer
+
+import (
+	"unsafe"
+
+	"github.com/batchprep/batchprep/internal/kern"
+)
+
+// Dictionary-encoded entity columns (how Spark, DuckDB and parquet-go
+// write strings) are not resolved name by name. Pass A hands pass B each
+// row's index into the column chunk's dictionary, and a pqDict per
+// dictionary; pass B keeps, per dictionary and per entity dictionary the
+// rows are looked up in, the entity id of each dictionary value once it
+// has been seen (ord). A row whose value was seen before in the column
+// chunk costs one array read; only a value's first row in the chunk is
+// looked up by name (hash and prefix computed by pass A, once per
+// dictionary value) and, if absent, added. Since pass B runs in row order
+// and resolves a value only when a row reaches it, new entities get their
+// ids in first appearance order, as with text: the store is the same
+// whatever the encoding. Rows of plain pages (a writer falls back to PLAIN
+// once its dictionary grows past a size limit, mid-chunk) keep their
+// names and take the name path.
+
+// pqDict is a dictionary of a column chunk of entity names. names, dh
+// are written by pass A before any row points to the pqDict and never
+// change; ords is pass B's alone.
+type pqDict struct {
+	names []byte       // the values' bytes
+	dh    []dictHashes // by dictionary index: hash, prefix and place in names
+	ords  []dictOrd
+	empty bool // some value is the empty string
+}
+
+// dictOrd is the entity ids of a dictionary's values in one entity
+// dictionary: id+1, 0 until a row resolved the value.
+type dictOrd struct {
+	d   *dict
+	id1 []uint32
+}
+
+// ordOf returns the ids of q's values in d (allocated at first use: the
+// relations of one column may have different entity types).
+func (q *pqDict) ordOf(d *dict) []uint32 {
+	for i := range q.ords {
+		if q.ords[i].d == d {
+			return q.ords[i].id1
+		}
+	}
+	o := make([]uint32, len(q.dh))
+	q.ords = append(q.ords, dictOrd{d: d, id1: o})
+	return o
+}
+
+// dictSide resolves one side of an edge with dictionary index x of q in
+// pass B. A value resolved before is found in ord; otherwise it returns
+// what the name path of finish needs (the name, its hash and prefix, and
+// the empty slot for addAt when absent), and caches a found id.
+func dictSide(q *pqDict, x int32, d *dict) (ord []uint32, id uint32, ok bool, name []byte, h, pre, at uint64) {
+	ord = q.ordOf(d)
+	if v := ord[x]; v != 0 {
+		return ord, v - 1, true, nil, 0, 0, 0
+	}
+	dh := &q.dh[x]
+	name = q.names[dh.lo:dh.hi:dh.hi]
+	id, ok, at = d.lookupHash(name, dh.h, dh.pre)
+	if ok {
+		ord[x] = id + 1
+	}
+	return ord, id, ok, name, dh.h, dh.pre, at
+}
+
+// touchDict prefetches what a row's dictionary sides read first: their
+// ids in ord and their hashes (flush calls it further ahead than touch).
+func (e *pending) touchDict() {
+	if e.ld != nil && e.dicts[0] != nil {
+		kern.PrefetchLine(unsafe.Pointer(&e.ld.ordOf(e.dicts[0])[e.lx]))
+		kern.PrefetchLine(unsafe.Pointer(&e.ld.dh[e.lx]))
+	}
+	if e.rd != nil && e.dicts[1] != nil {
+		kern.PrefetchLine(unsafe.Pointer(&e.rd.ordOf(e.dicts[1])[e.rx]))
+		kern.PrefetchLine(unsafe.Pointer(&e.rd.dh[e.rx]))
+	}
+}
+
+// touchDictSlot prefetches the name table slot a dictionary side not
+// resolved yet will probe (its ord and hash having been prefetched by
+// touchDict).
+func touchDictSlot(q *pqDict, x int32, d *dict) {
+	if q.ordOf(d)[x] == 0 {
+		kern.PrefetchLine(unsafe.Pointer(&d.slots[q.dh[x].h&d.mask]))
+	}
+}
+
+// emptyName tells whether row i's name is empty (cv an entity or
+// relation column). Rows of a dictionary without an empty value are not
+// looked at: reading their hashes would cost a cache miss per row.
+func (cv *colVals) emptyName(i int) bool {
+	if cv.pd != nil && cv.dx[i] >= 0 {
+		if !cv.pd.empty {
+			return false
+		}
+		d := &cv.pd.dh[cv.dx[i]]
+		return d.hi == d.lo
+	}
+	return len(cv.name[i]) == 0
+}
