@@ -237,8 +237,8 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	var lid, rid uint32
 	var lok, rok bool
 	var lat, rat uint64
-	lih, rih := e.hl, e.hr  // the integer ids' hashes (for insertInt)
-	var lord, rord []uint32 // the dictionary sides' ids (parquet_dict.go)
+	lih, rih := e.hl, e.hr // the integer ids' hashes (for insertInt)
+	var lord, rord *uint32 // where the dictionary sides' ids go (parquet_dict.go)
 	if e.ld != nil {
 		lord, lid, lok, e.lf, e.hl, e.pl, lat = dictSide(e.ld, e.lx, d0)
 	} else if e.lint {
@@ -286,7 +286,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			d0.insertInt(e.li, lih, lid)
 		}
 		if lord != nil {
-			lord[e.lx] = lid + 1
+			*lord = lid + 1
 		}
 	}
 	if !rok {
@@ -302,7 +302,7 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			d1.insertInt(e.ri, rih, rid)
 		}
 		if rord != nil {
-			rord[e.rx] = rid + 1
+			*rord = rid + 1
 		}
 	}
 	out.lhs = append(out.lhs, lid)

@@ -81,6 +81,9 @@ const relUnknown = -2
 type dictHashes struct {
 	h, pre uint64
 	lo, hi uint32
+	// For a pqDict's value: the entity id + 1 in the pqDict's first entity
+	// dictionary, 0 until a row resolved it (pass B's alone).
+	id1 uint32
 }
 
 // advance reads the next page.
@@ -214,7 +217,7 @@ func (c *cursor) hashes() {
 			}
 			b := c.bytes[lo:hi]
 			pd.empty = pd.empty || lo == hi
-			pd.dh = append(pd.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
+			pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: lo, hi: hi})
 		}
 		return
 	}
@@ -225,7 +228,7 @@ func (c *cursor) hashes() {
 		lo := len(names)
 		names = c.appendID(names, v)
 		b := names[lo:]
-		pd.dh = append(pd.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), uint32(lo), uint32(len(names))})
+		pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: uint32(lo), hi: uint32(len(names))})
 	}
 	pd.names = names
 }
@@ -372,9 +375,9 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, iseed ui
 				cv.wbad[i] = c.show(v)
 			}
 		case c.hashed:
-			d := &c.pd.dh[v]
+			d := &c.pd.dh[v]                        // not id1, which pass B writes
 			cv.name[i] = c.pd.names[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
-			cv.hash[i] = *d
+			cv.hash[i] = dictHashes{h: d.h, pre: d.pre}
 		case rel != nil && c.idx != nil && len(c.bytes) > 0:
 			if len(c.relData) == 0 || &c.relData[0] != &c.bytes[0] || len(c.relIDs) != c.nd {
 				c.relData, c.relIDs = c.bytes, slices.Grow(c.relIDs[:0], c.nd)[:c.nd]

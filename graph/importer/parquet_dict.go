@@ -21,14 +21,18 @@ import (
 // once its dictionary grows past a size limit, mid-chunk) keep their
 // names and take the name path.
 
-// pqDict is a dictionary of a column chunk of entity names. names, dh
-// are written by pass A before any row points to the pqDict and never
-// change; ords is pass B's alone.
+// pqDict is a dictionary of a column chunk of entity names. names and
+// dh's hashes are written by pass A before any row points to the pqDict
+// and never change; the ids (dh's id1, d0, ords) are pass B's alone.
 type pqDict struct {
 	names []byte       // the values' bytes
-	dh    []dictHashes // by dictionary index: hash, prefix and place in names
-	ords  []dictOrd
-	empty bool // some value is the empty string
+	dh    []dictHashes // by dictionary index: hash, prefix, place in names, id in d0
+	empty bool         // some value is the empty string
+	// The entity dictionary the ids in dh are of: the first one a row of
+	// this pqDict was looked up in. Its ids sit beside the hashes, so that
+	// a row reads one cache line whether its value was resolved or not.
+	d0   *dict
+	ords []dictOrd // the ids in the other entity dictionaries, if any
 }
 
 // dictOrd is the entity ids of a dictionary's values in one entity
@@ -38,55 +42,62 @@ type dictOrd struct {
 	id1 []uint32
 }
 
-// ordOf returns the ids of q's values in d (allocated at first use: the
-// relations of one column may have different entity types).
-func (q *pqDict) ordOf(d *dict) []uint32 {
+// idOf returns where the id + 1 of value x in d is kept (0: not resolved
+// yet). The relations of one column may have different entity types: the
+// ids in a second type's dictionary get an array of their own.
+func (q *pqDict) idOf(x int32, d *dict) *uint32 {
+	if q.d0 == d {
+		return &q.dh[x].id1
+	}
+	if q.d0 == nil {
+		q.d0 = d
+		return &q.dh[x].id1
+	}
 	for i := range q.ords {
 		if q.ords[i].d == d {
-			return q.ords[i].id1
+			return &q.ords[i].id1[x]
 		}
 	}
 	o := make([]uint32, len(q.dh))
 	q.ords = append(q.ords, dictOrd{d: d, id1: o})
-	return o
+	return &o[x]
 }
 
 // dictSide resolves one side of an edge with dictionary index x of q in
-// pass B. A value resolved before is found in ord; otherwise it returns
+// pass B. A value resolved before is found at slot; otherwise it returns
 // what the name path of finish needs (the name, its hash and prefix, and
-// the empty slot for addAt when absent), and caches a found id.
-func dictSide(q *pqDict, x int32, d *dict) (ord []uint32, id uint32, ok bool, name []byte, h, pre, at uint64) {
-	ord = q.ordOf(d)
-	if v := ord[x]; v != 0 {
-		return ord, v - 1, true, nil, 0, 0, 0
+// the empty slot for addAt when absent), and caches a found id. The
+// caller sets *slot once it adds an absent name.
+func dictSide(q *pqDict, x int32, d *dict) (slot *uint32, id uint32, ok bool, name []byte, h, pre, at uint64) {
+	slot = q.idOf(x, d)
+	if v := *slot; v != 0 {
+		return slot, v - 1, true, nil, 0, 0, 0
 	}
 	dh := &q.dh[x]
 	name = q.names[dh.lo:dh.hi:dh.hi]
 	id, ok, at = d.lookupHash(name, dh.h, dh.pre)
 	if ok {
-		ord[x] = id + 1
+		*slot = id + 1
 	}
-	return ord, id, ok, name, dh.h, dh.pre, at
+	return slot, id, ok, name, dh.h, dh.pre, at
 }
 
 // touchDict prefetches what a row's dictionary sides read first: their
-// ids in ord and their hashes (flush calls it further ahead than touch).
+// ids (and, when in dh, their hashes). flush calls it further ahead than
+// touch.
 func (e *pending) touchDict() {
 	if e.ld != nil && e.dicts[0] != nil {
-		kern.PrefetchLine(unsafe.Pointer(&e.ld.ordOf(e.dicts[0])[e.lx]))
-		kern.PrefetchLine(unsafe.Pointer(&e.ld.dh[e.lx]))
+		kern.PrefetchLine(unsafe.Pointer(e.ld.idOf(e.lx, e.dicts[0])))
 	}
 	if e.rd != nil && e.dicts[1] != nil {
-		kern.PrefetchLine(unsafe.Pointer(&e.rd.ordOf(e.dicts[1])[e.rx]))
-		kern.PrefetchLine(unsafe.Pointer(&e.rd.dh[e.rx]))
+		kern.PrefetchLine(unsafe.Pointer(e.rd.idOf(e.rx, e.dicts[1])))
 	}
 }
 
 // touchDictSlot prefetches the name table slot a dictionary side not
-// resolved yet will probe (its ord and hash having been prefetched by
-// touchDict).
+// resolved yet will probe.
 func touchDictSlot(q *pqDict, x int32, d *dict) {
-	if q.ordOf(d)[x] == 0 {
+	if *q.idOf(x, d) == 0 {
 		kern.PrefetchLine(unsafe.Pointer(&d.slots[q.dh[x].h&d.mask]))
 	}
 }
