@@ -149,14 +149,14 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 // flush is pass B over a batch, in line order.
 func (p *parser) flush(batch []pending, name string, expected *int, out *fileEdges) error {
 	for i := 0; i < len(batch) && i < 2*prefetchAhead; i++ {
-		batch[i].touchDict()
+		batch[i].touchFar()
 	}
 	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
 		batch[i].touch()
 	}
 	for i := range batch {
 		if j := i + 2*prefetchAhead; j < len(batch) {
-			batch[j].touchDict()
+			batch[j].touchFar()
 		}
 		if j := i + prefetchAhead; j < len(batch) {
 			batch[j].touch()
@@ -177,18 +177,14 @@ func (e *pending) touch() {
 	if e.ld != nil {
 		touchDictSlot(e.ld, e.lx, d0)
 	} else if e.lint {
-		if d0.ints != nil {
-			kern.PrefetchLine(unsafe.Pointer(&d0.ints[e.hl&d0.imask]))
-		}
+		touchIntSlot(d0, e.li, e.hl)
 	} else {
 		kern.PrefetchLine(unsafe.Pointer(&d0.slots[e.hl&d0.mask]))
 	}
 	if e.rd != nil {
 		touchDictSlot(e.rd, e.rx, d1)
 	} else if e.rint {
-		if d1.ints != nil {
-			kern.PrefetchLine(unsafe.Pointer(&d1.ints[e.hr&d1.imask]))
-		}
+		touchIntSlot(d1, e.ri, e.hr)
 	} else {
 		kern.PrefetchLine(unsafe.Pointer(&d1.slots[e.hr&d1.mask]))
 	}

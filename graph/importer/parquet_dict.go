@@ -82,15 +82,24 @@ func dictSide(q *pqDict, x int32, d *dict) (slot *uint32, id uint32, ok bool, na
 	return slot, id, ok, name, dh.h, dh.pre, at
 }
 
-// touchDict prefetches what a row's dictionary sides read first: their
-// ids (and, when in dh, their hashes). flush calls it further ahead than
-// touch.
-func (e *pending) touchDict() {
-	if e.ld != nil && e.dicts[0] != nil {
-		kern.PrefetchLine(unsafe.Pointer(e.ld.idOf(e.lx, e.dicts[0])))
+// touchFar prefetches what a Parquet row's sides read first: the ids of
+// dictionary values (and, when in dh, their hashes), the integer index
+// slots of integer ids. flush calls it further ahead than touch, which
+// then reads these lines to find the name table slot to prefetch.
+func (e *pending) touchFar() {
+	d0, d1 := e.dicts[0], e.dicts[1]
+	if d0 == nil {
+		return
 	}
-	if e.rd != nil && e.dicts[1] != nil {
-		kern.PrefetchLine(unsafe.Pointer(e.rd.idOf(e.rx, e.dicts[1])))
+	if e.ld != nil {
+		kern.PrefetchLine(unsafe.Pointer(e.ld.idOf(e.lx, d0)))
+	} else if e.lint && d0.ints != nil {
+		kern.PrefetchLine(unsafe.Pointer(&d0.ints[e.hl&d0.imask]))
+	}
+	if e.rd != nil {
+		kern.PrefetchLine(unsafe.Pointer(e.rd.idOf(e.rx, d1)))
+	} else if e.rint && d1.ints != nil {
+		kern.PrefetchLine(unsafe.Pointer(&d1.ints[e.hr&d1.imask]))
 	}
 }
 
