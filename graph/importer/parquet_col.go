@@ -89,11 +89,13 @@ type dictHashes struct {
 // advance reads the next page.
 func (c *cursor) advance() error {
 	for c.left == 0 {
-		if c.page != nil && c.idx == nil {
-			// A plain page is done with: its values were consumed or
-			// copied (names into the batch's arena), so its buffers can
-			// go back to the library's pool. Dictionary pages are kept:
-			// names point into the dictionary.
+		if c.page != nil {
+			// The page is done with: its values were consumed or copied
+			// (names into the batch's arena, dictionary indexes into the
+			// batch), so its buffers can go back to the library's pool.
+			// Names of a dictionary point into the dictionary's values,
+			// which the library allocates apart from the pool and never
+			// reuses.
 			parquet.Release(c.page)
 		}
 		c.page = nil
