@@ -148,15 +148,21 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 
 // flush is pass B over a batch, in line order.
 func (p *parser) flush(batch []pending, name string, expected *int, out *fileEdges) error {
-	for i := 0; i < len(batch) && i < 2*prefetchAhead; i++ {
+	for i := 0; i < len(batch) && i < 3*prefetchAhead; i++ {
 		batch[i].touchFar()
+	}
+	for i := 0; i < len(batch) && i < 2*prefetchAhead; i++ {
+		batch[i].touchMid()
 	}
 	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
 		batch[i].touch()
 	}
 	for i := range batch {
-		if j := i + 2*prefetchAhead; j < len(batch) {
+		if j := i + 3*prefetchAhead; j < len(batch) {
 			batch[j].touchFar()
+		}
+		if j := i + 2*prefetchAhead; j < len(batch) {
+			batch[j].touchMid()
 		}
 		if j := i + prefetchAhead; j < len(batch) {
 			batch[j].touch()

@@ -81,9 +81,6 @@ const relUnknown = -2
 type dictHashes struct {
 	h, pre uint64
 	lo, hi uint32
-	// For a pqDict's value: the entity id + 1 in the pqDict's first entity
-	// dictionary, 0 until a row resolved it (pass B's alone).
-	id1 uint32
 }
 
 // advance reads the next page.

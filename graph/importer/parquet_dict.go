@@ -21,17 +21,19 @@ import (
 // once its dictionary grows past a size limit, mid-chunk) keep their
 // names and take the name path.
 
-// pqDict is a dictionary of a column chunk of entity names. names and
-// dh's hashes are written by pass A before any row points to the pqDict
-// and never change; the ids (dh's id1, d0, ords) are pass B's alone.
+// pqDict is a dictionary of a column chunk of entity names. names, dh
+// and empty are written by pass A before any row points to the pqDict and
+// never change; the ids (d0, ord, ords) are pass B's alone.
 type pqDict struct {
 	names []byte       // the values' bytes
-	dh    []dictHashes // by dictionary index: hash, prefix, place in names, id in d0
+	dh    []dictHashes // by dictionary index: hash, prefix and place in names
 	empty bool         // some value is the empty string
-	// The entity dictionary the ids in dh are of: the first one a row of
-	// this pqDict was looked up in. Its ids sit beside the hashes, so that
-	// a row reads one cache line whether its value was resolved or not.
+	// The ids in the first entity dictionary a row of this pqDict was
+	// looked up in: 4 bytes a value, so that the ids of a row group's
+	// values stay in the core's cache while the rows read them in random
+	// order.
 	d0   *dict
+	ord  []uint32
 	ords []dictOrd // the ids in the other entity dictionaries, if any
 }
 
@@ -43,15 +45,21 @@ type dictOrd struct {
 }
 
 // idOf returns where the id + 1 of value x in d is kept (0: not resolved
-// yet). The relations of one column may have different entity types: the
-// ids in a second type's dictionary get an array of their own.
+// yet).
 func (q *pqDict) idOf(x int32, d *dict) *uint32 {
 	if q.d0 == d {
-		return &q.dh[x].id1
+		return &q.ord[x]
 	}
+	return q.idOfSlow(x, d)
+}
+
+// idOfSlow is idOf for the first row, and for the entity dictionaries
+// after the first (the relations of one column may have different entity
+// types).
+func (q *pqDict) idOfSlow(x int32, d *dict) *uint32 {
 	if q.d0 == nil {
-		q.d0 = d
-		return &q.dh[x].id1
+		q.d0, q.ord = d, make([]uint32, len(q.dh))
+		return &q.ord[x]
 	}
 	for i := range q.ords {
 		if q.ords[i].d == d {
@@ -82,10 +90,13 @@ func dictSide(q *pqDict, x int32, d *dict) (slot *uint32, id uint32, ok bool, na
 	return slot, id, ok, name, dh.h, dh.pre, at
 }
 
+// Pass B resolves a row's dictionary side in up to three dependent reads:
+// its id (resolved rows stop there), its hash, the name table slot. flush
+// prefetches each a stage ahead of the next: touchFar (3*prefetchAhead
+// rows ahead), touchMid (2*prefetchAhead), touch (prefetchAhead).
+
 // touchFar prefetches what a Parquet row's sides read first: the ids of
-// dictionary values (and, when in dh, their hashes), the integer index
-// slots of integer ids. flush calls it further ahead than touch, which
-// then reads these lines to find the name table slot to prefetch.
+// dictionary values, the integer index slots of integer ids.
 func (e *pending) touchFar() {
 	d0, d1 := e.dicts[0], e.dicts[1]
 	if d0 == nil {
@@ -100,6 +111,16 @@ func (e *pending) touchFar() {
 		kern.PrefetchLine(unsafe.Pointer(e.rd.idOf(e.rx, d1)))
 	} else if e.rint && d1.ints != nil {
 		kern.PrefetchLine(unsafe.Pointer(&d1.ints[e.hr&d1.imask]))
+	}
+}
+
+// touchMid prefetches the hashes of dictionary values not resolved yet.
+func (e *pending) touchMid() {
+	if e.ld != nil && e.dicts[0] != nil && *e.ld.idOf(e.lx, e.dicts[0]) == 0 {
+		kern.PrefetchLine(unsafe.Pointer(&e.ld.dh[e.lx]))
+	}
+	if e.rd != nil && e.dicts[1] != nil && *e.rd.idOf(e.rx, e.dicts[1]) == 0 {
+		kern.PrefetchLine(unsafe.Pointer(&e.rd.dh[e.rx]))
 	}
 }
 
