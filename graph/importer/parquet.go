@@ -68,10 +68,11 @@ func (q *pqFile) pos(row int64, role int) *ParquetPos {
 
 // pqBatch is a batch of rows after pass A.
 type pqBatch struct {
-	batch []pending
-	names arena // the names the batch's rows point to
-	rows  int64 // rows of the file read so far, this batch included
-	err   error
+	batch    []pending
+	names    arena // the names the batch's rows point to
+	rows     int64 // rows of the file read so far, this batch included
+	err      error
+	fastRows // or the rows in short form (parquet_fast.go)
 }
 
 // batchPool recycles batches (their rows and names) between the passes.
@@ -90,6 +91,7 @@ func (bp batchPool) get() *pqBatch {
 // more (the dictionaries copy the names they keep).
 func (bp batchPool) put(b *pqBatch) {
 	b.batch, b.rows, b.err = b.batch[:0], 0, nil
+	b.fast, b.kind, b.ld, b.rd = b.fast[:0], 0, nil, nil
 	b.names.reset()
 	select {
 	case bp <- b:
@@ -178,7 +180,13 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := p.flush(b.batch, name, &expected, out); err != nil {
+			var err error
+			if len(b.fast) > 0 {
+				err = p.flushFast(b, name, &expected, out)
+			} else {
+				err = p.flush(b.batch, name, &expected, out)
+			}
+			if err != nil {
 				return err
 			}
 			rows := b.rows
@@ -281,13 +289,15 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 				return false
 			}
 		}
-		for i := range m {
-			if len(b.batch) < cap(b.batch) {
-				b.batch = b.batch[:i+1] // buildRow sets every field
-			} else {
-				b.batch = append(b.batch, pending{})
+		if !p.fastBatch(b, &vals, &have, m) {
+			for i := range m {
+				if len(b.batch) < cap(b.batch) {
+					b.batch = b.batch[:i+1] // buildRow sets every field
+				} else {
+					b.batch = append(b.batch, pending{})
+				}
+				p.buildRow(&b.batch[i], &vals, &have, i, first+at+int64(i))
 			}
-			p.buildRow(&b.batch[i], &vals, &have, i, first+at+int64(i))
 		}
 		at += int64(m)
 		b.rows = first + at

@@ -1,0 +1,191 @@
+package importer
+
+import (
+	"slices"
+	"unsafe"
+
+	"github.com/batchprep/batchprep/internal/kern"
+)
+
+// Most batches of a Parquet file have no bad row, and their entity
+// columns are both dictionary-encoded or both integers. Such a batch goes
+// from pass A to pass B in short form: 40 bytes a row (the sides'
+// dictionary indexes or integer ids, the ids' hashes, the relation id and
+// the weight) instead of a pending row record, which pass A would fill
+// and pass B read for every row. Pass B stores a row whose two sides it
+// finds at once (a dictionary value resolved before in the row group, an
+// integer id in the integer index) without further checks: a row in
+// short form passed every check but those of a new entity. Any other row
+// is turned into a pending record and goes through finish, the same code
+// as every other row, so that ids, errors and the store are what they
+// would be without the short form.
+
+// Kinds of short-form batches.
+const (
+	fastDict = 1 + iota // both sides dictionary indexes (ld, rd)
+	fastInt             // both sides integer ids
+)
+
+// fastRows is a batch in short form (empty: the batch is in pending
+// records).
+type fastRows struct {
+	fast   []pqFast
+	kind   int
+	ld, rd *pqDict // fastDict: the sides' dictionaries
+}
+
+// pqFast is a row in short form.
+type pqFast struct {
+	l, r   int64  // the sides' dictionary indexes or integer ids
+	hl, hr uint64 // integer ids: their hashes (intHash)
+	rel    uint32
+	w      float32
+}
+
+// fastBatch puts the batch's m rows, read into cols, in short form if
+// they all qualify, and tells whether it did.
+func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, m int) bool {
+	if p.dynamic || m == 0 {
+		return false
+	}
+	l, r := &cols[roleLhs], &cols[roleRhs]
+	kind := 0
+	switch {
+	case l.isInt && r.isInt:
+		kind = fastInt
+	case !l.isInt && !r.isInt && l.pd != nil && r.pd != nil && !l.pd.empty && !r.pd.empty:
+		kind = fastDict
+	default:
+		return false
+	}
+	for _, c := range [2]*colVals{l, r} {
+		if slices.Contains(c.null[:m], true) {
+			return false
+		}
+		if kind == fastDict && slices.ContainsFunc(c.dx[:m], func(x int32) bool { return x < 0 }) {
+			return false
+		}
+	}
+	rc, wc := &cols[roleRel], &cols[roleWeight]
+	if have[roleRel] {
+		if slices.Contains(rc.null[:m], true) || slices.ContainsFunc(rc.rel[:m], func(id int32) bool { return id < 0 }) {
+			return false
+		}
+	}
+	if have[roleWeight] {
+		if slices.Contains(wc.null[:m], true) || slices.ContainsFunc(wc.wbad[:m], func(s string) bool { return s != "" }) {
+			return false
+		}
+	}
+	b.fast = slices.Grow(b.fast[:0], m)[:m]
+	for i := range b.fast {
+		f := &b.fast[i]
+		*f = pqFast{}
+		if have[roleRel] {
+			f.rel = uint32(rc.rel[i])
+		}
+		if have[roleWeight] {
+			f.w = wc.w[i]
+		}
+		if kind == fastDict {
+			f.l, f.r = int64(l.dx[i]), int64(r.dx[i])
+		} else {
+			f.l, f.r, f.hl, f.hr = l.ints[i], r.ints[i], l.hash[i].h, r.hash[i].h
+		}
+	}
+	b.kind, b.ld, b.rd = kind, l.pd, r.pd
+	return true
+}
+
+// flushFast is pass B over a batch in short form, in row order.
+func (p *parser) flushFast(b *pqBatch, name string, expected *int, out *fileEdges) error {
+	rows := b.fast
+	first := b.rows - int64(len(rows)) // the batch's first row
+	weight := p.opts.hasWeight()
+	for stage := 3; stage >= 1; stage-- {
+		for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
+			p.touchFast(b, k, stage)
+		}
+	}
+	for i := range rows {
+		for stage := 3; stage >= 1; stage-- {
+			if k := i + stage*prefetchAhead; k < len(rows) {
+				p.touchFast(b, k, stage)
+			}
+		}
+		f := &rows[i]
+		dd := p.relDicts[f.rel]
+		var lid, rid uint32
+		found := false
+		if b.kind == fastDict {
+			lp, rp := b.ld.idOf(int32(f.l), dd[0]), b.rd.idOf(int32(f.r), dd[1])
+			if *lp != 0 && *rp != 0 {
+				lid, rid, found = *lp-1, *rp-1, true
+			}
+		} else {
+			var lok, rok bool
+			lid, lok = dd[0].lookupInt(f.l, f.hl)
+			rid, rok = dd[1].lookupInt(f.r, f.hr)
+			found = lok && rok
+		}
+		if found && *expected != 0 {
+			out.edgeLines++
+			out.lhs = append(out.lhs, lid)
+			out.rhs = append(out.rhs, rid)
+			out.rel = append(out.rel, f.rel)
+			if weight {
+				out.weight = append(out.weight, f.w)
+			}
+			continue
+		}
+		e := pending{lineNo: first + int64(i) + 1, nf: 1, lcol: roleLhs, rcol: roleRhs, relCol: roleRel, dicts: dd, rel: f.rel, w: f.w}
+		if b.kind == fastDict {
+			e.ld, e.lx, e.rd, e.rx = b.ld, int32(f.l), b.rd, int32(f.r)
+		} else {
+			e.lint, e.li, e.hl, e.rint, e.ri, e.hr = true, f.l, f.hl, true, f.r, f.hr
+		}
+		if err := p.finish(&e, name, expected, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// touchFast is touchFar (stage 3), touchMid (stage 2) and touch (stage 1)
+// for row k of a batch in short form.
+func (p *parser) touchFast(b *pqBatch, k, stage int) {
+	f := &b.fast[k]
+	dd := p.relDicts[f.rel]
+	d0, d1 := dd[0], dd[1]
+	if b.kind == fastDict {
+		l, r := int32(f.l), int32(f.r)
+		switch stage {
+		case 3:
+			kern.PrefetchLine(unsafe.Pointer(b.ld.idOf(l, d0)))
+			kern.PrefetchLine(unsafe.Pointer(b.rd.idOf(r, d1)))
+		case 2:
+			if *b.ld.idOf(l, d0) == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&b.ld.dh[l]))
+			}
+			if *b.rd.idOf(r, d1) == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&b.rd.dh[r]))
+			}
+		default:
+			touchDictSlot(b.ld, l, d0)
+			touchDictSlot(b.rd, r, d1)
+		}
+		return
+	}
+	switch stage {
+	case 3:
+		if d0.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d0.ints[f.hl&d0.imask]))
+		}
+		if d1.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d1.ints[f.hr&d1.imask]))
+		}
+	case 1:
+		touchIntSlot(d0, f.l, f.hl)
+		touchIntSlot(d1, f.r, f.hr)
+	}
+}

@@ -1,0 +1,101 @@
+package importer
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// Batches without bad rows reach pass B in short form (parquet_fast.go).
+
+type pqDictWEdge struct {
+	Src    string  `parquet:"src,dict"`
+	Rel    string  `parquet:"rel,dict"`
+	Dst    string  `parquet:"dst,dict"`
+	Weight float32 `parquet:"weight"`
+}
+
+// A file whose entity columns are both dictionary-encoded, with weights,
+// over three relations and entity types: the store is the TSV import's
+// and reads back as written, the batches having gone in short form.
+func TestParquetShortFormMatchesTSV(t *testing.T) {
+	var snaps []map[string][]byte
+	for _, format := range []string{"tsv", "parquet"} {
+		dir := t.TempDir()
+		c := kgConfig(t, dir, 3, 1)
+		tsv := filepath.Join(dir, "in.tsv")
+		ref := genKG(t, tsv, 3000, 13, false)
+		in, o := tsv, kgOptions()
+		if format == "parquet" {
+			rows := make([]pqDictWEdge, len(ref))
+			for i, e := range ref {
+				rows[i] = pqDictWEdge{e.lhs, e.rel, e.rhs, e.weight}
+			}
+			in = filepath.Join(dir, "in.parquet")
+			writePQ(t, in, rows, 700)
+			o = DefaultOptions()
+			o.LhsName, o.RelName, o.RhsName, o.WeightName = "src", "rel", "dst", "weight"
+			for _, b := range decodeFirstRowGroup(t, c, o, in) {
+				if b.kind != fastDict || len(b.fast) == 0 || len(b.batch) != 0 {
+					t.Fatalf("row group 0: a batch of %d rows in short form (kind %d), %d rows in records", len(b.fast), b.kind, len(b.batch))
+				}
+			}
+		}
+		rep, err := Import(context.Background(), c, o, []string{in})
+		if err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if rep.EdgeSets[0].Edges != 3000 {
+			t.Fatalf("%s: %d edges", format, rep.EdgeSets[0].Edges)
+		}
+		if format == "parquet" {
+			if got := readAll(t, c)[0]; !reflect.DeepEqual(got, ref) {
+				t.Fatalf("parquet round trip differs")
+			}
+		}
+		snaps = append(snaps, snapshot(t, c, in))
+	}
+	sameStores(t, snaps[0], snaps[1])
+}
+
+// Which batches go in short form: both sides dictionary indexes, or both
+// integer ids, and no bad row; any other batch goes in row records.
+func TestParquetShortFormChoice(t *testing.T) {
+	dir := t.TempDir()
+	c := dictConfig(t, dir, 1)
+	o := DefaultOptions()
+	o.RelCol, o.RhsCol = 1, 2
+	for _, tc := range []struct {
+		name string
+		rows []pqDictEdge
+		opts []parquet.WriterOption
+		kind int
+	}{
+		{"clean", dictEdges(0, 900), nil, fastDict},
+		{"a bad row", dictEdges(900, 1100), nil, 0},
+		{"plain pages", dictEdges(0, 900), []parquet.WriterOption{parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(512)}, 0},
+	} {
+		path := filepath.Join(dir, tc.name+".parquet")
+		writePQOpts(t, path, tc.rows, tc.opts...)
+		for _, b := range decodeFirstRowGroup(t, c, o, path) {
+			if b.kind != tc.kind || (tc.kind != 0) != (len(b.fast) > 0) || (tc.kind == 0) != (len(b.batch) > 0) {
+				t.Errorf("%s: short form kind %d (%d rows), %d rows in records; want kind %d", tc.name, b.kind, len(b.fast), len(b.batch), tc.kind)
+			}
+		}
+	}
+	ic := typedIntConfig(t, dir, 1)
+	var rows []pqIntRel
+	for i := range 500 {
+		rows = append(rows, intEdge(i))
+	}
+	path := filepath.Join(dir, "int.parquet")
+	writePQ(t, path, rows, 500)
+	for _, b := range decodeFirstRowGroup(t, ic, o, path) {
+		if b.kind != fastInt || len(b.fast) != 500 {
+			t.Errorf("integer ids: short form kind %d (%d rows), want kind %d", b.kind, len(b.fast), fastInt)
+		}
+	}
+}
