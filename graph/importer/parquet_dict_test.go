@@ -22,6 +22,11 @@ import (
 // between different types, so that the values of one dictionary are
 // looked up in different entity dictionaries.
 func dictConfig(t testing.TB, dir string, sets int) *config.Config {
+	return dictConfigTypes(t, dir, sets, 2)
+}
+
+// dictConfigTypes is dictConfig with one entity type (n) when types is 1.
+func dictConfigTypes(t testing.TB, dir string, sets, types int) *config.Config {
 	t.Helper()
 	var paths []string
 	for i := range sets {
@@ -48,6 +53,9 @@ name = "c"
 lhs = "n"
 rhs = "n"
 `, filepath.Join(dir, "e"), strings.Join(paths, ", "))
+	if types == 1 {
+		doc = strings.ReplaceAll(strings.ReplaceAll(doc, `"m"`, `"n"`), "[entities.m]\nnum_partitions = 2\n", "")
+	}
 	c, err := config.Parse([]byte(doc), "toml")
 	if err != nil {
 		t.Fatal(err)
@@ -184,18 +192,23 @@ func pageEncodings(t *testing.T, path string, col int) (dict, plain []bool) {
 func TestParquetDictionaryMatchesTSV(t *testing.T) {
 	const n = 3000
 	for _, tc := range []struct {
-		name string
-		opts []parquet.WriterOption
+		name  string
+		opts  []parquet.WriterOption
+		types int // entity types
 	}{
-		{"row groups", []parquet.WriterOption{parquet.MaxRowsPerRowGroup(700), parquet.PageBufferSize(512)}},
-		{"plain fallback", []parquet.WriterOption{parquet.MaxRowsPerRowGroup(1500), parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(1024)}},
+		{"row groups", []parquet.WriterOption{parquet.MaxRowsPerRowGroup(700), parquet.PageBufferSize(512)}, 2},
+		{"plain fallback", []parquet.WriterOption{parquet.MaxRowsPerRowGroup(1500), parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(1024)}, 2},
+		{"one entity type", []parquet.WriterOption{parquet.MaxRowsPerRowGroup(700), parquet.PageBufferSize(512)}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var snaps []map[string][]byte
 			var skipped []int
 			for _, pq := range []bool{false, true} {
 				dir := t.TempDir()
-				c := dictConfig(t, dir, 3)
+				c := dictConfigTypes(t, dir, 3, tc.types)
+				if got := len(c.EntityTypes()); got != tc.types {
+					t.Fatalf("%d entity types", got)
+				}
 				a, b, mid := filepath.Join(dir, "a.tsv"), filepath.Join(dir, "b.tsv"), filepath.Join(dir, "mid.tsv")
 				os.WriteFile(a, []byte(dictEdgesText(0, 400)), 0o644)
 				os.WriteFile(b, []byte(dictEdgesText(n-300, n+400)), 0o644)

@@ -99,6 +99,14 @@ func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, 
 
 // flushFast is pass B over a batch in short form, in row order.
 func (p *parser) flushFast(b *pqBatch, name string, expected *int, out *fileEdges) error {
+	if b.kind == fastDict && p.oneTypePair() {
+		return p.flushFastDict(b, name, expected, out)
+	}
+	return p.flushFastAny(b, name, expected, out)
+}
+
+// flushFastAny is flushFast for any batch in short form.
+func (p *parser) flushFastAny(b *pqBatch, name string, expected *int, out *fileEdges) error {
 	rows := b.fast
 	first := b.rows - int64(len(rows)) // the batch's first row
 	weight := p.opts.hasWeight()
@@ -138,13 +146,99 @@ func (p *parser) flushFast(b *pqBatch, name string, expected *int, out *fileEdge
 			}
 			continue
 		}
-		e := pending{lineNo: first + int64(i) + 1, nf: 1, lcol: roleLhs, rcol: roleRhs, relCol: roleRel, dicts: dd, rel: f.rel, w: f.w}
-		if b.kind == fastDict {
-			e.ld, e.lx, e.rd, e.rx = b.ld, int32(f.l), b.rd, int32(f.r)
-		} else {
-			e.lint, e.li, e.hl, e.rint, e.ri, e.hr = true, f.l, f.hl, true, f.r, f.hr
+		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
+			return err
 		}
-		if err := p.finish(&e, name, expected, out); err != nil {
+	}
+	return nil
+}
+
+// finishFast makes row i of a batch in short form into a row record and
+// runs finish on it.
+func (p *parser) finishFast(b *pqBatch, i int, first int64, name string, expected *int, out *fileEdges) error {
+	f := &b.fast[i]
+	e := pending{lineNo: first + int64(i) + 1, nf: 1, lcol: roleLhs, rcol: roleRhs, relCol: roleRel, dicts: p.relDicts[f.rel], rel: f.rel, w: f.w}
+	if b.kind == fastDict {
+		e.ld, e.lx, e.rd, e.rx = b.ld, int32(f.l), b.rd, int32(f.r)
+	} else {
+		e.lint, e.li, e.hl, e.rint, e.ri, e.hr = true, f.l, f.hl, true, f.r, f.hr
+	}
+	return p.finish(&e, name, expected, out)
+}
+
+// oneTypePair tells whether every relation has the same lhs and rhs
+// entity dictionaries (one entity type, say).
+func (p *parser) oneTypePair() bool {
+	for _, dd := range p.relDicts[1:] {
+		if dd != p.relDicts[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// flushFastDict is flushFast for dictionary indexes when every relation
+// has the same entity dictionaries: the ids of the batch's two
+// dictionaries are read from their arrays directly.
+func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *fileEdges) error {
+	rows := b.fast
+	first := b.rows - int64(len(rows))
+	weight := p.opts.hasWeight()
+	d0, d1 := p.relDicts[0][0], p.relDicts[0][1]
+	b.ld.idOf(0, d0) // the arrays exist from here on
+	b.rd.idOf(0, d1)
+	lord, rord := b.ld.ord, b.rd.ord
+	if b.ld.d0 != d0 || b.rd.d0 != d1 {
+		return p.flushFastAny(b, name, expected, out)
+	}
+	ldh, rdh := b.ld.dh, b.rd.dh
+	// Three prefetch stages, as in flush (parquet_dict.go).
+	touch := func(k, stage int) {
+		f := &rows[k]
+		l, r := f.l, f.r
+		switch stage {
+		case 3:
+			kern.PrefetchLine(unsafe.Pointer(&lord[l]))
+			kern.PrefetchLine(unsafe.Pointer(&rord[r]))
+		case 2:
+			if lord[l] == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&ldh[l]))
+			}
+			if rord[r] == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&rdh[r]))
+			}
+		default:
+			if lord[l] == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&d0.slots[ldh[l].h&d0.mask]))
+			}
+			if rord[r] == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&d1.slots[rdh[r].h&d1.mask]))
+			}
+		}
+	}
+	for stage := 3; stage >= 1; stage-- {
+		for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
+			touch(k, stage)
+		}
+	}
+	for i := range rows {
+		for stage := 3; stage >= 1; stage-- {
+			if k := i + stage*prefetchAhead; k < len(rows) {
+				touch(k, stage)
+			}
+		}
+		f := &rows[i]
+		if l, r := lord[f.l], rord[f.r]; l != 0 && r != 0 && *expected != 0 {
+			out.edgeLines++
+			out.lhs = append(out.lhs, l-1)
+			out.rhs = append(out.rhs, r-1)
+			out.rel = append(out.rel, f.rel)
+			if weight {
+				out.weight = append(out.weight, f.w)
+			}
+			continue
+		}
+		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
 			return err
 		}
 	}
