@@ -19,11 +19,15 @@ import (
 // but is looked up by its value in the dictionaries' integer index
 // (dict_int.go), so that its digits are formatted only for a new entity;
 // an integer relation column is mapped to relation ids once per distinct
-// value (parquet_int.go). Row groups are decoded in parallel
+// value (parquet_int.go). A dictionary-encoded entity column reaches
+// pass B as dictionary indexes, resolved once per value and row group
+// (parquet_dict.go). Row groups are decoded in parallel
 // (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
 // batches of pqBatchRows rows; the calling goroutine runs pass B on the
-// batches in row order, exactly as for text. A row group's batches queue
-// at most two deep, so memory stays bounded whatever the row group size.
+// batches in row order, with the same code as for text (a batch without
+// bad rows in a short form first: parquet_fast.go). A row group's batches
+// queue at most two deep, so memory stays bounded whatever the row group
+// size.
 
 // Column roles: stored where text lines keep byte columns (pending.lcol,
 // rcol, relCol and fault.col) so that errors can name the column.
