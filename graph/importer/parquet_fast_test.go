@@ -2,8 +2,11 @@ package importer
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -97,5 +100,57 @@ func TestParquetShortFormChoice(t *testing.T) {
 		if b.kind != fastInt || len(b.fast) != 500 {
 			t.Errorf("integer ids: short form kind %d (%d rows), want kind %d", b.kind, len(b.fast), fastInt)
 		}
+	}
+}
+
+// A batch in short form may still hold bad rows that only pass B can
+// tell: a name that is not UTF-8 is skipped at each of its rows, the
+// rows' other entities not added (nor their ids guessed) until a good row
+// adds them, as from text.
+func TestParquetShortFormBadName(t *testing.T) {
+	var rows []pqDictEdge
+	var text strings.Builder
+	for i := range 1200 {
+		src, dst := fmt.Sprintf("u%d", i%97), fmt.Sprintf("v%d", i%89)
+		switch i % 50 {
+		case 7:
+			dst = "bad\xfe"
+			src = fmt.Sprintf("w%d", i%3) // new names beside the bad one,
+		case 20:
+			src = fmt.Sprintf("w%d", i%3) // added by a later good row
+		}
+		rel := []string{"a", "b", "c"}[i%3]
+		rows = append(rows, pqDictEdge{&src, rel, &dst})
+		fmt.Fprintf(&text, "%s\t%s\t%s\n", src, rel, dst)
+	}
+	var snaps []map[string][]byte
+	for _, types := range []int{1, 2} {
+		for _, format := range []string{"tsv", "parquet"} {
+			dir := t.TempDir()
+			c := dictConfigTypes(t, dir, 1, types)
+			o := DefaultOptions()
+			o.RelCol, o.RhsCol = 1, 2
+			o.MaxErrors = 1000
+			in := filepath.Join(dir, "in."+format)
+			if format == "tsv" {
+				os.WriteFile(in, []byte(text.String()), 0o644)
+			} else {
+				writePQ(t, in, rows, 600)
+				for _, b := range decodeFirstRowGroup(t, c, o, in) {
+					if b.kind != fastDict {
+						t.Fatalf("a batch in row records")
+					}
+				}
+			}
+			rep, err := Import(context.Background(), c, o, []string{in})
+			if err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if rep.Skipped != 24 {
+				t.Errorf("%s, %d types: %d rows skipped, want 24", format, types, rep.Skipped)
+			}
+			snaps = append(snaps, snapshotSets(t, c))
+		}
+		sameStores(t, snaps[len(snaps)-2], snaps[len(snaps)-1])
 	}
 }
