@@ -99,8 +99,12 @@ func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, 
 
 // flushFast is pass B over a batch in short form, in row order.
 func (p *parser) flushFast(b *pqBatch, name string, expected *int, out *fileEdges) error {
-	if b.kind == fastDict && p.oneTypePair() {
+	switch {
+	case !p.oneTypePair():
+	case b.kind == fastDict:
 		return p.flushFastDict(b, name, expected, out)
+	case b.kind == fastInt:
+		return p.flushFastInt(b, name, expected, out)
 	}
 	return p.flushFastAny(b, name, expected, out)
 }
@@ -282,4 +286,58 @@ func (p *parser) touchFast(b *pqBatch, k, stage int) {
 		touchIntSlot(d0, f.l, f.hl)
 		touchIntSlot(d1, f.r, f.hr)
 	}
+}
+
+// flushFastInt is flushFast for integer ids when every relation has the
+// same entity dictionaries.
+func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileEdges) error {
+	rows := b.fast
+	first := b.rows - int64(len(rows))
+	weight := p.opts.hasWeight()
+	d0, d1 := p.relDicts[0][0], p.relDicts[0][1]
+	// Two prefetch stages: the integer index slots, then for an id not in
+	// the index the name table slot of its decimal name (dict_int.go).
+	touch := func(k, stage int) {
+		f := &rows[k]
+		if stage == 1 {
+			touchIntSlot(d0, f.l, f.hl)
+			touchIntSlot(d1, f.r, f.hr)
+			return
+		}
+		if d0.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d0.ints[f.hl&d0.imask]))
+		}
+		if d1.ints != nil {
+			kern.PrefetchLine(unsafe.Pointer(&d1.ints[f.hr&d1.imask]))
+		}
+	}
+	for stage := 3; stage >= 1; stage -= 2 {
+		for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
+			touch(k, stage)
+		}
+	}
+	for i := range rows {
+		for stage := 3; stage >= 1; stage -= 2 {
+			if k := i + stage*prefetchAhead; k < len(rows) {
+				touch(k, stage)
+			}
+		}
+		f := &rows[i]
+		lid, lok := d0.lookupInt(f.l, f.hl)
+		rid, rok := d1.lookupInt(f.r, f.hr)
+		if lok && rok && *expected != 0 {
+			out.edgeLines++
+			out.lhs = append(out.lhs, lid)
+			out.rhs = append(out.rhs, rid)
+			out.rel = append(out.rel, f.rel)
+			if weight {
+				out.weight = append(out.weight, f.w)
+			}
+			continue
+		}
+		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
