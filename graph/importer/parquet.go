@@ -293,7 +293,7 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 				return false
 			}
 		}
-		if !p.fastBatch(b, &vals, &have, m) {
+		if !p.fastBatch(b, &vals, &have, m, first+at) {
 			for i := range m {
 				if len(b.batch) < cap(b.batch) {
 					b.batch = b.batch[:i+1] // buildRow sets every field

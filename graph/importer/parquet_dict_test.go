@@ -258,18 +258,31 @@ func TestParquetDictionaryRowsAsIndexes(t *testing.T) {
 	o.RelCol, o.RhsCol = 1, 2
 	res := decodeFirstRowGroup(t, c, o, path)
 	var byIndex, byName, rows int
+	record := func(e *pending) {
+		switch {
+		case e.fault != nil:
+		case e.ld != nil && e.lf == nil && e.hl == 0:
+			byIndex++
+		case e.ld == nil && e.lf != nil:
+			byName++
+		default:
+			t.Fatalf("row %d: dictionary %v, name %q", e.lineNo, e.ld != nil, e.lf)
+		}
+	}
 	for _, b := range res {
-		for i := range b.batch {
-			e := &b.batch[i]
+		if len(b.fast) == 0 { // row records only
+			for i := range b.batch {
+				rows++
+				record(&b.batch[i])
+			}
+			continue
+		}
+		for _, f := range b.fast { // short form (parquet_fast.go)
 			rows++
-			switch {
-			case e.fault != nil:
-			case e.ld != nil && e.lf == nil && e.hl == 0:
+			if f.rel == recRow {
+				record(&b.batch[f.l])
+			} else if b.kind == fastDict {
 				byIndex++
-			case e.ld == nil && e.lf != nil:
-				byName++
-			default:
-				t.Fatalf("row %d: dictionary %v, name %q", e.lineNo, e.ld != nil, e.lf)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 
@@ -42,9 +43,16 @@ type pqFast struct {
 	w      float32
 }
 
-// fastBatch puts the batch's m rows, read into cols, in short form if
-// they all qualify, and tells whether it did.
-func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, m int) bool {
+// recRow, as a short-form row's relation, marks a row kept as a row
+// record: l is its index in the batch's records.
+const recRow = math.MaxUint32
+
+// fastBatch puts the batch's m rows, read into cols, in short form if its
+// entity columns are both dictionary indexes or both integer ids, and
+// tells whether it did. A row that does not qualify (a bad value, a name
+// from a plain page) is kept as a row record, built as without the short
+// form, and marked in its place.
+func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, m int, first int64) bool {
 	if p.dynamic || m == 0 {
 		return false
 	}
@@ -53,33 +61,39 @@ func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, 
 	switch {
 	case l.isInt && r.isInt:
 		kind = fastInt
-	case !l.isInt && !r.isInt && l.pd != nil && r.pd != nil && !l.pd.empty && !r.pd.empty:
+	case !l.isInt && !r.isInt && l.pd != nil && r.pd != nil:
 		kind = fastDict
 	default:
 		return false
 	}
-	for _, c := range [2]*colVals{l, r} {
-		if slices.Contains(c.null[:m], true) {
-			return false
-		}
-		if kind == fastDict && slices.ContainsFunc(c.dx[:m], func(x int32) bool { return x < 0 }) {
-			return false
-		}
-	}
 	rc, wc := &cols[roleRel], &cols[roleWeight]
-	if have[roleRel] {
-		if slices.Contains(rc.null[:m], true) || slices.ContainsFunc(rc.rel[:m], func(id int32) bool { return id < 0 }) {
+	short := func(i int) bool {
+		if l.null[i] || r.null[i] {
 			return false
 		}
-	}
-	if have[roleWeight] {
-		if slices.Contains(wc.null[:m], true) || slices.ContainsFunc(wc.wbad[:m], func(s string) bool { return s != "" }) {
+		if kind == fastDict && (l.dx[i] < 0 || r.dx[i] < 0 || l.emptyName(i) || r.emptyName(i)) {
 			return false
 		}
+		if have[roleRel] && (rc.null[i] || rc.rel[i] < 0) {
+			return false
+		}
+		return !have[roleWeight] || !wc.null[i] && wc.wbad[i] == ""
 	}
 	b.fast = slices.Grow(b.fast[:0], m)[:m]
+	b.batch = b.batch[:0]
 	for i := range b.fast {
 		f := &b.fast[i]
+		if !short(i) {
+			k := len(b.batch)
+			if k < cap(b.batch) {
+				b.batch = b.batch[:k+1] // buildRow sets every field
+			} else {
+				b.batch = append(b.batch, pending{})
+			}
+			p.buildRow(&b.batch[k], cols, have, i, first+int64(i))
+			*f = pqFast{l: int64(k), rel: recRow}
+			continue
+		}
 		*f = pqFast{}
 		if have[roleRel] {
 			f.rel = uint32(rc.rel[i])
@@ -126,6 +140,12 @@ func (p *parser) flushFastAny(b *pqBatch, name string, expected *int, out *fileE
 			}
 		}
 		f := &rows[i]
+		if f.rel == recRow {
+			if err := p.finish(&b.batch[f.l], name, expected, out); err != nil {
+				return err
+			}
+			continue
+		}
 		dd := p.relDicts[f.rel]
 		var lid, rid uint32
 		found := false
@@ -199,6 +219,9 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 	// Three prefetch stages, as in flush (parquet_dict.go).
 	touch := func(k, stage int) {
 		f := &rows[k]
+		if f.rel == recRow {
+			return
+		}
 		l, r := f.l, f.r
 		switch stage {
 		case 3:
@@ -232,6 +255,12 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 			}
 		}
 		f := &rows[i]
+		if f.rel == recRow {
+			if err := p.finish(&b.batch[f.l], name, expected, out); err != nil {
+				return err
+			}
+			continue
+		}
 		if l, r := lord[f.l], rord[f.r]; l != 0 && r != 0 && *expected != 0 {
 			out.edgeLines++
 			out.lhs = append(out.lhs, l-1)
@@ -253,6 +282,9 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 // for row k of a batch in short form.
 func (p *parser) touchFast(b *pqBatch, k, stage int) {
 	f := &b.fast[k]
+	if f.rel == recRow {
+		return
+	}
 	dd := p.relDicts[f.rel]
 	d0, d1 := dd[0], dd[1]
 	if b.kind == fastDict {
@@ -299,6 +331,9 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 	// the index the name table slot of its decimal name (dict_int.go).
 	touch := func(k, stage int) {
 		f := &rows[k]
+		if f.rel == recRow {
+			return
+		}
 		if stage == 1 {
 			touchIntSlot(d0, f.l, f.hl)
 			touchIntSlot(d1, f.r, f.hr)
@@ -323,6 +358,12 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 			}
 		}
 		f := &rows[i]
+		if f.rel == recRow {
+			if err := p.finish(&b.batch[f.l], name, expected, out); err != nil {
+				return err
+			}
+			continue
+		}
 		lid, lok := d0.lookupInt(f.l, f.hl)
 		rid, rok := d1.lookupInt(f.r, f.hr)
 		if lok && rok && *expected != 0 {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/batchprep/batchprep/graph/config"
 )
 
 // Batches without bad rows reach pass B in short form (parquet_fast.go).
@@ -64,43 +66,71 @@ func TestParquetShortFormMatchesTSV(t *testing.T) {
 	sameStores(t, snaps[0], snaps[1])
 }
 
-// Which batches go in short form: both sides dictionary indexes, or both
-// integer ids, and no bad row; any other batch goes in row records.
+type pqMixedKinds struct {
+	Src int64  `parquet:"src"`
+	Rel string `parquet:"rel,dict"`
+	Dst string `parquet:"dst,dict"`
+}
+
+// Which batches go in short form: those whose entity columns are both
+// dictionary indexes or both integer ids. Their rows with a bad value, or
+// a name from a plain page, are kept as row records in their place.
 func TestParquetShortFormChoice(t *testing.T) {
 	dir := t.TempDir()
 	c := dictConfig(t, dir, 1)
 	o := DefaultOptions()
 	o.RelCol, o.RhsCol = 1, 2
+	check := func(name, path string, c *config.Config, kind, rows, records int) {
+		t.Helper()
+		got, recs := 0, 0
+		for _, b := range decodeFirstRowGroup(t, c, o, path) {
+			if b.kind != kind || (kind == 0) != (len(b.fast) == 0) {
+				t.Errorf("%s: a batch of kind %d (%d rows in short form), want kind %d", name, b.kind, len(b.fast), kind)
+			}
+			if kind == 0 {
+				got += len(b.batch)
+				continue
+			}
+			got += len(b.fast)
+			for _, f := range b.fast {
+				if f.rel == recRow {
+					if e := &b.batch[f.l]; e.lineNo-1 < 0 || e.ld != nil && e.fault == nil {
+						t.Errorf("%s: record of row %d", name, e.lineNo)
+					}
+					recs++
+				}
+			}
+		}
+		if got != rows || recs != records && records >= 0 || records < 0 && recs == 0 {
+			t.Errorf("%s: %d rows, %d records; want %d, %d", name, got, recs, rows, records)
+		}
+	}
 	for _, tc := range []struct {
-		name string
-		rows []pqDictEdge
-		opts []parquet.WriterOption
-		kind int
+		name    string
+		rows    []pqDictEdge
+		opts    []parquet.WriterOption
+		records int // -1: some
 	}{
-		{"clean", dictEdges(0, 900), nil, fastDict},
-		{"a bad row", dictEdges(900, 1100), nil, 0},
-		{"plain pages", dictEdges(0, 900), []parquet.WriterOption{parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(512)}, 0},
+		{"clean", dictEdges(0, 900), nil, 0},
+		{"bad rows", dictEdges(900, 1100), nil, 3}, // rows 1020 and 1030 (nulls), 1040 (an empty name)
+		{"plain pages", dictEdges(0, 900), []parquet.WriterOption{parquet.PageBufferSize(256), parquet.DictionaryMaxBytes(512)}, -1},
 	} {
 		path := filepath.Join(dir, tc.name+".parquet")
 		writePQOpts(t, path, tc.rows, tc.opts...)
-		for _, b := range decodeFirstRowGroup(t, c, o, path) {
-			if b.kind != tc.kind || (tc.kind != 0) != (len(b.fast) > 0) || (tc.kind == 0) != (len(b.batch) > 0) {
-				t.Errorf("%s: short form kind %d (%d rows), %d rows in records; want kind %d", tc.name, b.kind, len(b.fast), len(b.batch), tc.kind)
-			}
-		}
+		check(tc.name, path, c, fastDict, len(tc.rows), tc.records)
 	}
+	path := filepath.Join(dir, "mixed.parquet")
+	writePQ(t, path, []pqMixedKinds{{1, "a", "x"}, {2, "b", "y"}}, 10)
+	check("integer and string ids", path, c, 0, 2, 0)
+
 	ic := typedIntConfig(t, dir, 1)
 	var rows []pqIntRel
 	for i := range 500 {
 		rows = append(rows, intEdge(i))
 	}
-	path := filepath.Join(dir, "int.parquet")
+	path = filepath.Join(dir, "int.parquet")
 	writePQ(t, path, rows, 500)
-	for _, b := range decodeFirstRowGroup(t, ic, o, path) {
-		if b.kind != fastInt || len(b.fast) != 500 {
-			t.Errorf("integer ids: short form kind %d (%d rows), want kind %d", b.kind, len(b.fast), fastInt)
-		}
-	}
+	check("integer ids", path, ic, fastInt, 500, 0)
 }
 
 // A batch in short form may still hold bad rows that only pass B can
