@@ -184,6 +184,9 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if g == 0 && !dictsReserved {
+				p.reserveFromDicts(b)
+			}
 			var err error
 			if len(b.fast) > 0 {
 				err = p.flushFast(b, name, &expected, out)

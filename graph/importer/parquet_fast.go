@@ -382,3 +382,22 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 	}
 	return nil
 }
+
+// reserveFromDicts grows the entity dictionaries' tables, before the
+// first batch of a file in short form is looked up, to hold at least the
+// values of the row group's dictionaries: a row group's dictionary holds
+// distinct names, so its size is a lower bound on the entities to come
+// that costs nothing to know, and it spares the tables' growth (a rehash
+// of every name) while a large first row group is looked up.
+func (p *parser) reserveFromDicts(b *pqBatch) {
+	if b.kind != fastDict || !p.oneTypePair() {
+		return
+	}
+	d0, d1 := p.relDicts[0][0], p.relDicts[0][1]
+	if d0 == d1 {
+		d0.reserve(max(len(b.ld.dh), len(b.rd.dh)))
+		return
+	}
+	d0.reserve(len(b.ld.dh))
+	d1.reserve(len(b.rd.dh))
+}

@@ -184,3 +184,29 @@ func TestParquetShortFormBadName(t *testing.T) {
 		sameStores(t, snaps[len(snaps)-2], snaps[len(snaps)-1])
 	}
 }
+
+// The entity table is sized from the first row group's dictionaries
+// before its first batch is looked up: a file of 3000 entities in one row
+// group is imported without the table ever growing.
+func TestParquetReserveFromDictionaries(t *testing.T) {
+	dir := t.TempDir()
+	c := dictConfigTypes(t, dir, 1, 1)
+	var rows []pqDictEdge
+	for i := range 20000 {
+		src, dst := fmt.Sprintf("n%d", i%3000), fmt.Sprintf("n%d", (i*7+1)%3000)
+		rows = append(rows, pqDictEdge{&src, []string{"a", "b", "c"}[i%3], &dst})
+	}
+	path := filepath.Join(dir, "in.parquet")
+	writePQ(t, path, rows, 20000)
+	o := DefaultOptions()
+	o.RelCol, o.RhsCol = 1, 2
+	p := newParser(c, &o)
+	fe, err := parseFile(context.Background(), p, path, 0, 0, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.dicts["n"]
+	if fe.len() != 20000 || len(d.names) != 3000 || d.grows != 0 {
+		t.Fatalf("%d edges, %d entities; the table grew %d times", fe.len(), len(d.names), d.grows)
+	}
+}
