@@ -3,6 +3,7 @@ package importer
 import (
 	"math"
 	"slices"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/batchprep/batchprep/internal/kern"
@@ -261,7 +262,11 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 			}
 			continue
 		}
-		if l, r := lord[f.l], rord[f.r]; l != 0 && r != 0 && *expected != 0 {
+		l, r := lord[f.l], rord[f.r]
+		if (l == 0 || r == 0) && *expected != 0 {
+			l, r = p.resolveDict(b, f, d0, d1)
+		}
+		if l != 0 && r != 0 && *expected != 0 {
 			out.edgeLines++
 			out.lhs = append(out.lhs, l-1)
 			out.rhs = append(out.rhs, r-1)
@@ -276,6 +281,37 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 		}
 	}
 	return nil
+}
+
+// resolveDict is finish for a short row of flushFastDict one of whose
+// values is not resolved yet, when the row is good: it looks the values
+// up by name, adds the absent ones, records their ids in the id arrays
+// and returns them (+1). When a new name would make the row bad (not
+// UTF-8, a full dictionary) it adds nothing and returns 0 for that side,
+// so that finish, run next, reports the row.
+func (p *parser) resolveDict(b *pqBatch, f *pqFast, d0, d1 *dict) (l, r uint32) {
+	lslot, lid, lok, lname, lh, _, lat := dictSide(b.ld, int32(f.l), d0)
+	rslot, rid, rok, rname, rh, _, rat := dictSide(b.rd, int32(f.r), d1)
+	if !lok && (!utf8.Valid(lname) || d0.full()) || !rok && (!utf8.Valid(rname) || d1.full()) {
+		return 0, 0
+	}
+	// As in finish: insert only once both sides are known to be good.
+	if !lok {
+		lid = d0.addAt(lname, lh, lat)
+		*lslot = lid + 1
+	}
+	if !rok {
+		switch {
+		case d1 != d0 || lok:
+			rid = d1.addAt(rname, rh, rat) // nothing inserted since its lookup
+		case string(lname) == string(rname):
+			rid = lid
+		default:
+			rid = d1.add(rname, rh)
+		}
+		*rslot = rid + 1
+	}
+	return lid + 1, rid + 1
 }
 
 // touchFast is touchFar (stage 3), touchMid (stage 2) and touch (stage 1)
