@@ -217,43 +217,42 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 		return p.flushFastAny(b, name, expected, out)
 	}
 	ldh, rdh := b.ld.dh, b.rd.dh
-	// Three prefetch stages, as in flush (parquet_dict.go).
-	touch := func(k, stage int) {
+	// Two prefetch stages: a row's ids and hashes 2*prefetchAhead rows
+	// ahead (the hashes unread when the id turns out to be known: fetching
+	// them blindly costs less than a stage that reads the id first), then
+	// for a value not resolved yet its name table slot.
+	touch := func(k int, far bool) {
 		f := &rows[k]
 		if f.rel == recRow {
 			return
 		}
 		l, r := f.l, f.r
-		switch stage {
-		case 3:
+		if far {
 			kern.PrefetchLine(unsafe.Pointer(&lord[l]))
 			kern.PrefetchLine(unsafe.Pointer(&rord[r]))
-		case 2:
-			if lord[l] == 0 {
-				kern.PrefetchLine(unsafe.Pointer(&ldh[l]))
-			}
-			if rord[r] == 0 {
-				kern.PrefetchLine(unsafe.Pointer(&rdh[r]))
-			}
-		default:
-			if lord[l] == 0 {
-				kern.PrefetchLine(unsafe.Pointer(&d0.slots[ldh[l].h&d0.mask]))
-			}
-			if rord[r] == 0 {
-				kern.PrefetchLine(unsafe.Pointer(&d1.slots[rdh[r].h&d1.mask]))
-			}
+			kern.PrefetchLine(unsafe.Pointer(&ldh[l]))
+			kern.PrefetchLine(unsafe.Pointer(&rdh[r]))
+			return
+		}
+		if lord[l] == 0 {
+			kern.PrefetchLine(unsafe.Pointer(&d0.slots[ldh[l].h&d0.mask]))
+		}
+		if rord[r] == 0 {
+			kern.PrefetchLine(unsafe.Pointer(&d1.slots[rdh[r].h&d1.mask]))
 		}
 	}
-	for stage := 3; stage >= 1; stage-- {
-		for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
-			touch(k, stage)
-		}
+	for k := 0; k < len(rows) && k < 2*prefetchAhead; k++ {
+		touch(k, true)
+	}
+	for k := 0; k < len(rows) && k < prefetchAhead; k++ {
+		touch(k, false)
 	}
 	for i := range rows {
-		for stage := 3; stage >= 1; stage-- {
-			if k := i + stage*prefetchAhead; k < len(rows) {
-				touch(k, stage)
-			}
+		if k := i + 2*prefetchAhead; k < len(rows) {
+			touch(k, true)
+		}
+		if k := i + prefetchAhead; k < len(rows) {
+			touch(k, false)
 		}
 		f := &rows[i]
 		if f.rel == recRow {
