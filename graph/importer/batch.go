@@ -34,14 +34,19 @@ type pending struct {
 	// needs the name.
 	li, ri     int64
 	lint, rint bool
-	dicts      [2]*dict
-	fault      *fault // set by a failed pass-A check
-	rel        uint32
-	w          float32
-	nf         int32 // field count
-	lcol       int32 // 1-based byte columns of the lhs, rhs and relation fields
-	rcol       int32
-	relCol     int32
+	// Dictionary-encoded names (Parquet, parquet_dict.go): when ld (rd) is
+	// set, the lhs (rhs) entity is value lx (rx) of that dictionary, and
+	// lf, hl, pl (rf, hr, pr) are unset until pass B needs the name.
+	ld, rd *pqDict
+	lx, rx int32
+	dicts  [2]*dict
+	fault  *fault // set by a failed pass-A check
+	rel    uint32
+	w      float32
+	nf     int32 // field count
+	lcol   int32 // 1-based byte columns of the lhs, rhs and relation fields
+	rcol   int32
+	relCol int32
 }
 
 // fault is a pass-A check that failed, kept until pass B reports it in
@@ -143,10 +148,22 @@ func (p *parser) scan(st *scanState, line []byte, lineNo int64) bool {
 
 // flush is pass B over a batch, in line order.
 func (p *parser) flush(batch []pending, name string, expected *int, out *fileEdges) error {
+	for i := 0; i < len(batch) && i < 3*prefetchAhead; i++ {
+		batch[i].touchFar()
+	}
+	for i := 0; i < len(batch) && i < 2*prefetchAhead; i++ {
+		batch[i].touchMid()
+	}
 	for i := 0; i < len(batch) && i < prefetchAhead; i++ {
 		batch[i].touch()
 	}
 	for i := range batch {
+		if j := i + 3*prefetchAhead; j < len(batch) {
+			batch[j].touchFar()
+		}
+		if j := i + 2*prefetchAhead; j < len(batch) {
+			batch[j].touchMid()
+		}
 		if j := i + prefetchAhead; j < len(batch) {
 			batch[j].touch()
 		}
@@ -163,17 +180,17 @@ func (e *pending) touch() {
 		return
 	}
 	d0, d1 := e.dicts[0], e.dicts[1]
-	if e.lint {
-		if d0.ints != nil {
-			kern.PrefetchLine(unsafe.Pointer(&d0.ints[e.hl&d0.imask]))
-		}
+	if e.ld != nil {
+		touchDictSlot(e.ld, e.lx, d0)
+	} else if e.lint {
+		touchIntSlot(d0, e.li, e.hl)
 	} else {
 		kern.PrefetchLine(unsafe.Pointer(&d0.slots[e.hl&d0.mask]))
 	}
-	if e.rint {
-		if d1.ints != nil {
-			kern.PrefetchLine(unsafe.Pointer(&d1.ints[e.hr&d1.imask]))
-		}
+	if e.rd != nil {
+		touchDictSlot(e.rd, e.rx, d1)
+	} else if e.rint {
+		touchIntSlot(d1, e.ri, e.hr)
 	} else {
 		kern.PrefetchLine(unsafe.Pointer(&d1.slots[e.hr&d1.mask]))
 	}
@@ -223,7 +240,10 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 	var lok, rok bool
 	var lat, rat uint64
 	lih, rih := e.hl, e.hr // the integer ids' hashes (for insertInt)
-	if e.lint {
+	var lord, rord *uint32 // where the dictionary sides' ids go (parquet_dict.go)
+	if e.ld != nil {
+		lord, lid, lok, e.lf, e.hl, e.pl, lat = dictSide(e.ld, e.lx, d0)
+	} else if e.lint {
 		lid, lok, e.lf, e.hl, e.pl, lat = intSide(d0, e.li, e.hl, &p.lname)
 	} else {
 		lid, lok, lat = d0.lookupHash(e.lf, e.hl, e.pl)
@@ -236,7 +256,9 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			return bad(int(e.lcol), ReasonTooMany, "more than 2^32-1 entities of one type")
 		}
 	}
-	if e.rint {
+	if e.rd != nil {
+		rord, rid, rok, e.rf, e.hr, e.pr, rat = dictSide(e.rd, e.rx, d1)
+	} else if e.rint {
 		rid, rok, e.rf, e.hr, e.pr, rat = intSide(d1, e.ri, e.hr, &p.rname)
 	} else {
 		rid, rok, rat = d1.lookupHash(e.rf, e.hr, e.pr)
@@ -265,6 +287,9 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		if e.lint {
 			d0.insertInt(e.li, lih, lid)
 		}
+		if lord != nil {
+			*lord = lid + 1
+		}
 	}
 	if !rok {
 		switch {
@@ -277,6 +302,9 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 		}
 		if e.rint {
 			d1.insertInt(e.ri, rih, rid)
+		}
+		if rord != nil {
+			*rord = rid + 1
 		}
 	}
 	out.lhs = append(out.lhs, lid)

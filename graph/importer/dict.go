@@ -29,6 +29,7 @@ type dict struct {
 	slots []slot
 	mask  uint64
 	seed  maphash.Seed
+	grows int // times the table grew while names were added (tests)
 
 	// The integer index (dict_int.go): nil until an integer id is looked up.
 	ints  []islot
@@ -148,6 +149,7 @@ func (d *dict) place(h uint64, n int, pre uint64, id uint32) {
 // grow doubles the table and re-places every name but the last (which the
 // caller places).
 func (d *dict) grow() {
+	d.grows++
 	d.rebuild(2*len(d.slots), len(d.names)-1)
 }
 

@@ -3,6 +3,9 @@ package importer
 import (
 	"hash/maphash"
 	"strconv"
+	"unsafe"
+
+	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // Integer ids (Parquet INT32 and INT64 columns) name the entities of their
@@ -125,4 +128,17 @@ func intSide(d *dict, key int64, ih uint64, buf *[]byte) (id uint32, ok bool, na
 		d.insertInt(key, ih, id)
 	}
 	return id, ok, name, h, pre, at
+}
+
+// touchIntSlot prefetches, for an integer id the integer index does not
+// hold (a new entity, mostly), the name table slot intSide will probe
+// with its decimal name; its index slot was prefetched by touchFar.
+// Formatting and hashing the name twice costs less than the cache miss.
+func touchIntSlot(d *dict, key int64, ih uint64) {
+	if _, ok := d.lookupInt(key, ih); ok {
+		return
+	}
+	var buf [20]byte
+	name := strconv.AppendInt(buf[:0], key, 10)
+	kern.PrefetchLine(unsafe.Pointer(&d.slots[maphash.Bytes(d.seed, name)&d.mask]))
 }

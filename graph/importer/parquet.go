@@ -19,11 +19,15 @@ import (
 // but is looked up by its value in the dictionaries' integer index
 // (dict_int.go), so that its digits are formatted only for a new entity;
 // an integer relation column is mapped to relation ids once per distinct
-// value (parquet_int.go). Row groups are decoded in parallel
+// value (parquet_int.go). A dictionary-encoded entity column reaches
+// pass B as dictionary indexes, resolved once per value and row group
+// (parquet_dict.go). Row groups are decoded in parallel
 // (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
 // batches of pqBatchRows rows; the calling goroutine runs pass B on the
-// batches in row order, exactly as for text. A row group's batches queue
-// at most two deep, so memory stays bounded whatever the row group size.
+// batches in row order, with the same code as for text (a batch without
+// bad rows in a short form first: parquet_fast.go). A row group's batches
+// queue at most two deep, so memory stays bounded whatever the row group
+// size.
 
 // Column roles: stored where text lines keep byte columns (pending.lcol,
 // rcol, relCol and fault.col) so that errors can name the column.
@@ -68,10 +72,11 @@ func (q *pqFile) pos(row int64, role int) *ParquetPos {
 
 // pqBatch is a batch of rows after pass A.
 type pqBatch struct {
-	batch []pending
-	names arena // the names the batch's rows point to
-	rows  int64 // rows of the file read so far, this batch included
-	err   error
+	batch    []pending
+	names    arena // the names the batch's rows point to
+	rows     int64 // rows of the file read so far, this batch included
+	err      error
+	fastRows // or the rows in short form (parquet_fast.go)
 }
 
 // batchPool recycles batches (their rows and names) between the passes.
@@ -90,6 +95,7 @@ func (bp batchPool) get() *pqBatch {
 // more (the dictionaries copy the names they keep).
 func (bp batchPool) put(b *pqBatch) {
 	b.batch, b.rows, b.err = b.batch[:0], 0, nil
+	b.fast, b.kind, b.ld, b.rd = b.fast[:0], 0, nil, nil
 	b.names.reset()
 	select {
 	case bp <- b:
@@ -178,7 +184,16 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := p.flush(b.batch, name, &expected, out); err != nil {
+			if g == 0 && !dictsReserved {
+				p.reserveFromDicts(b)
+			}
+			var err error
+			if len(b.fast) > 0 {
+				err = p.flushFast(b, name, &expected, out)
+			} else {
+				err = p.flush(b.batch, name, &expected, out)
+			}
+			if err != nil {
 				return err
 			}
 			rows := b.rows
@@ -281,13 +296,15 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 				return false
 			}
 		}
-		for i := range m {
-			if len(b.batch) < cap(b.batch) {
-				b.batch = b.batch[:i+1] // buildRow sets every field
-			} else {
-				b.batch = append(b.batch, pending{})
+		if !p.fastBatch(b, &vals, &have, m, first+at) {
+			for i := range m {
+				if len(b.batch) < cap(b.batch) {
+					b.batch = b.batch[:i+1] // buildRow sets every field
+				} else {
+					b.batch = append(b.batch, pending{})
+				}
+				p.buildRow(&b.batch[i], &vals, &have, i, first+at+int64(i))
 			}
-			p.buildRow(&b.batch[i], &vals, &have, i, first+at+int64(i))
 		}
 		at += int64(m)
 		b.rows = first + at
@@ -321,7 +338,7 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 			fail(stageField, r, ReasonNull, "the "+roleWhat[r]+" is null")
 			return
 		}
-		if !cols[r].isInt && len(cols[r].name[i]) == 0 {
+		if !cols[r].isInt && cols[r].emptyName(i) {
 			fail(stageField, r, ReasonEmpty, "the "+roleWhat[r]+" is an empty string")
 			return
 		}
@@ -349,17 +366,22 @@ func (p *parser) buildRow(e *pending, cols *[roles]colVals, have *[roles]bool, i
 		}
 	}
 	l, r := &cols[roleLhs], &cols[roleRhs]
-	if l.isInt {
-		e.lint, e.li = true, l.ints[i]
-	} else {
-		e.lf, e.pl = l.name[i], l.hash[i].pre
+	switch {
+	case l.isInt:
+		e.lint, e.li, e.hl = true, l.ints[i], l.hash[i].h
+	case l.pd != nil && l.dx[i] >= 0:
+		e.ld, e.lx = l.pd, l.dx[i]
+	default:
+		e.lf, e.pl, e.hl = l.name[i], l.hash[i].pre, l.hash[i].h
 	}
-	if r.isInt {
-		e.rint, e.ri = true, r.ints[i]
-	} else {
-		e.rf, e.pr = r.name[i], r.hash[i].pre
+	switch {
+	case r.isInt:
+		e.rint, e.ri, e.hr = true, r.ints[i], r.hash[i].h
+	case r.pd != nil && r.dx[i] >= 0:
+		e.rd, e.rx = r.pd, r.dx[i]
+	default:
+		e.rf, e.pr, e.hr = r.name[i], r.hash[i].pre, r.hash[i].h
 	}
-	e.hl, e.hr = l.hash[i].h, r.hash[i].h
 	if have[roleWeight] {
 		w := &cols[roleWeight]
 		if w.wbad[i] != "" {

@@ -8,11 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
-
-	"github.com/batchprep/batchprep/internal/kern"
 )
 
 // pqKind is what a Parquet column holds, as the importer reads it.
@@ -62,14 +59,14 @@ type cursor struct {
 	nd    int // values in the dictionary (or page, without one)
 
 	// For entity columns with a dictionary: each dictionary value's hash
-	// and prefix, computed once for the column chunk (hashes, below).
-	hashed   bool // the page's values are dictionary indexes into dh
+	// and prefix, computed once for the column chunk (hashes, below), in
+	// the pqDict that pass B resolves the rows' dictionary indexes with.
+	hashed   bool // the page's values are dictionary indexes into pd
 	seed     *maphash.Seed
-	dictData []byte          // the dictionary the hashes are of (strings)
-	dictI64  []int64         // (int64 ids)
-	dictI32  []int32         // (int32 ids)
-	dnames   []byte          // an integer dictionary's names in decimal
-	dh       []dictHashes    // by dictionary index
+	dictData []byte  // the dictionary pd is of (strings)
+	dictI64  []int64 // (int64 ids)
+	dictI32  []int32 // (int32 ids)
+	pd       *pqDict
 	relData  []byte          // the dictionary relIDs are of
 	relIDs   []int32         // relation ids by dictionary index; relUnknown until looked up
 	relSmall []int32         // an integer relation column's ids by value below relSmall (relOfInt)
@@ -89,11 +86,13 @@ type dictHashes struct {
 // advance reads the next page.
 func (c *cursor) advance() error {
 	for c.left == 0 {
-		if c.page != nil && c.idx == nil {
-			// A plain page is done with: its values were consumed or
-			// copied (names into the batch's arena), so its buffers can
-			// go back to the library's pool. Dictionary pages are kept:
-			// names point into the dictionary.
+		if c.page != nil {
+			// The page is done with: its values were consumed or copied
+			// (names into the batch's arena, dictionary indexes into the
+			// batch), so its buffers can go back to the library's pool.
+			// Names of a dictionary point into the dictionary's values,
+			// which the library allocates apart from the pool and never
+			// reuses.
 			parquet.Release(c.page)
 		}
 		c.page = nil
@@ -196,50 +195,46 @@ func (c *cursor) next() (int, error) {
 	return v, nil
 }
 
-// hashes computes the hash and prefix of every dictionary value, once per
-// dictionary: rows then read them by index instead of hashing the names.
+// hashes makes the pqDict of the page's dictionary: the hash and prefix
+// of every value, once per dictionary, so that rows carry indexes instead
+// of names (see parquet_dict.go).
 func (c *cursor) hashes() {
-	if len(c.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
+	if c.pd != nil && len(c.pd.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
 		return // the same dictionary as the previous page
 	}
 	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
-	c.dh = slices.Grow(c.dh[:0], c.nd)
+	// A new pqDict each time: batches in flight still point to the last.
+	pd := &pqDict{dh: make([]dictHashes, 0, c.nd)}
+	c.pd = pd
 	if c.col.kind == kindBytes {
 		c.dictData = c.bytes
+		pd.names = c.bytes
 		for v := range c.nd {
 			lo, hi := c.offs[v], c.offs[v+1]
 			if lo > hi {
 				lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
 			}
 			b := c.bytes[lo:hi]
-			c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), lo, hi})
+			pd.empty = pd.empty || lo == hi
+			pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: lo, hi: hi})
 		}
 		return
 	}
-	// Integers: their decimal names, written once per dictionary into a
-	// buffer of its own (batches still in flight point into the last one).
+	// Integers: their decimal names, written once per dictionary.
 	c.dictI64, c.dictI32 = c.i64, c.i32
 	names := make([]byte, 0, 8*c.nd)
 	for v := range c.nd {
 		lo := len(names)
 		names = c.appendID(names, v)
 		b := names[lo:]
-		c.dh = append(c.dh, dictHashes{maphash.Bytes(*c.seed, b), prefix(b), uint32(lo), uint32(len(names))})
+		pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: uint32(lo), hi: uint32(len(names))})
 	}
-	c.dnames = names
+	pd.names = names
 }
 
 // same tells whether a and b are the same non-empty slice.
 func same[T any](a, b []T) bool {
 	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
-}
-
-// dictNames is the memory the hashed dictionary's names are in.
-func (c *cursor) dictNames() []byte {
-	if c.col.kind == kindBytes {
-		return c.bytes
-	}
-	return c.dnames
 }
 
 // appendID appends integer value v in decimal.
@@ -276,31 +271,19 @@ func (c *cursor) fastRun(cv *colVals, i, m int, entity bool) int {
 		return 0
 	}
 	switch {
-	case c.hashed:
-		idx := c.idx[c.vi : c.vi+k]
-		src := c.dictNames()
-		// The rows of a large dictionary read its hashes in random order:
-		// fetch those of the row dictAhead rows on, so that the cache
-		// misses of several rows overlap.
-		for _, x := range idx[:min(dictAhead, len(idx))] {
-			if uint(x) < uint(len(c.dh)) {
-				kern.PrefetchLine(unsafe.Pointer(&c.dh[x]))
-			}
-		}
-		for j, x := range idx {
-			if j+dictAhead < len(idx) {
-				if y := idx[j+dictAhead]; uint(y) < uint(len(c.dh)) {
-					kern.PrefetchLine(unsafe.Pointer(&c.dh[y]))
-				}
-			}
-			if uint(x) >= uint(len(c.dh)) {
+	case c.hashed && (cv.pd == nil || cv.pd == c.pd):
+		// The rows keep their dictionary indexes: pass B maps them to
+		// entity ids (parquet_dict.go). An index out of range is left to
+		// next, which reports it.
+		cv.pd = c.pd
+		nd := uint32(len(c.pd.dh))
+		for j, x := range c.idx[c.vi : c.vi+k] {
+			if uint32(x) >= nd {
 				k = j
 				break
 			}
-			d := &c.dh[x]
 			cv.null[i+j] = false
-			cv.name[i+j] = src[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
-			cv.hash[i+j] = *d
+			cv.dx[i+j] = x
 		}
 	default:
 		return 0
@@ -313,9 +296,6 @@ func (c *cursor) fastRun(cv *colVals, i, m int, entity bool) int {
 	return k
 }
 
-// dictAhead is how many rows ahead fastRun prefetches dictionary hashes.
-const dictAhead = 16
-
 // colVals holds one column's values for a batch of rows.
 type colVals struct {
 	// isInt: the column's values are integer ids in ints (entity columns,
@@ -325,9 +305,13 @@ type colVals struct {
 	null  []bool
 	name  [][]byte     // entity and relation columns
 	hash  []dictHashes // entity columns: the names' hashes and prefixes
-	rel   []int32      // relation column, typed relations: the id, -1 when not in the config
-	w     []float32    // weight column
-	wbad  []string     // weight column: the value shown when not a finite float32, else ""
+	// Entity columns with a dictionary: a row's index into pd's values, or
+	// -1 when the row's value is in name and hash (a plain page).
+	pd   *pqDict
+	dx   []int32
+	rel  []int32   // relation column, typed relations: the id, -1 when not in the config
+	w    []float32 // weight column
+	wbad []string  // weight column: the value shown when not a finite float32, else ""
 }
 
 // fill reads the next m rows of the column into cv; names are appended to
@@ -359,6 +343,8 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, iseed ui
 		}
 		if entity {
 			cv.hash = slices.Grow(cv.hash[:0], m)[:m]
+			cv.dx = slices.Grow(cv.dx[:0], m)[:m]
+			cv.pd = nil
 		}
 	}
 	for i := 0; i < m; i++ {
@@ -376,6 +362,9 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, iseed ui
 			return err
 		}
 		cv.null[i] = v < 0
+		if entity {
+			cv.dx[i] = -1
+		}
 		switch {
 		case v < 0:
 		case weight:
@@ -385,9 +374,9 @@ func (c *cursor) fill(cv *colVals, m int, a *arena, seed *maphash.Seed, iseed ui
 				cv.wbad[i] = c.show(v)
 			}
 		case c.hashed:
-			d := &c.dh[v]
-			cv.name[i] = c.dictNames()[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
-			cv.hash[i] = *d
+			d := &c.pd.dh[v]                        // not id1, which pass B writes
+			cv.name[i] = c.pd.names[d.lo:d.hi:d.hi] // a dictionary's own memory: no copy needed
+			cv.hash[i] = dictHashes{h: d.h, pre: d.pre}
 		case rel != nil && c.idx != nil && len(c.bytes) > 0:
 			if len(c.relData) == 0 || &c.relData[0] != &c.bytes[0] || len(c.relIDs) != c.nd {
 				c.relData, c.relIDs = c.bytes, slices.Grow(c.relIDs[:0], c.nd)[:c.nd]

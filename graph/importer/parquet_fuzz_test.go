@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // pqSeeds are small Parquet files of the shapes the importer reads.
@@ -27,6 +29,11 @@ func pqSeeds(f *testing.F) [][]byte {
 	s := "x"
 	x := int64(7)
 	add(func(p string) { writePQ(f, p, []pqNullable{{&x, &s, "b", nil}, {nil, nil, "", nil}}, 1) })
+	// Dictionaries that fall back to plain pages in the middle of a column
+	// chunk, nulls, empty and non-UTF-8 names (parquet_dict.go).
+	add(func(p string) {
+		writePQOpts(f, p, dictEdges(0, 240), parquet.MaxRowsPerRowGroup(120), parquet.PageBufferSize(128), parquet.DictionaryMaxBytes(256))
+	})
 	return out
 }
 
