@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/graph/config"
-	"github.com/batchprep/batchprep/graph/edgestore"
 )
 
 // Integer ids of Parquet files go through the dictionaries' integer index
@@ -55,35 +53,6 @@ rhs = "n"
 		t.Fatal(err)
 	}
 	return c
-}
-
-// snapshotSets is snapshot for an import of several files: the manifests'
-// source paths are left out.
-func snapshotSets(t *testing.T, c *config.Config) map[string][]byte {
-	t.Helper()
-	snap := map[string][]byte{}
-	for _, d := range append([]string{c.EntityPath}, c.EdgePaths...) {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(d, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Name() == edgestore.EdgeManifestName {
-				m, err := edgestore.DecodeEdgeManifest(b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m.Source = ""
-				b, _ = json.Marshal(m)
-			}
-			snap[filepath.Base(d)+"/"+e.Name()] = b
-		}
-	}
-	return snap
 }
 
 type pqIntRel struct {
@@ -152,7 +121,7 @@ func TestParquetIntegerIDsWithText(t *testing.T) {
 		if rep.EdgeSets[1].Edges != 1000 || rep.EdgeSets[1].Parquet != mixed {
 			t.Fatalf("mixed %v: edge set 1: %+v", mixed, rep.EdgeSets[1])
 		}
-		snaps = append(snaps, snapshotSets(t, c))
+		snaps = append(snaps, snapshot(t, c, ""))
 	}
 	sameStores(t, snaps[0], snaps[1])
 }
@@ -210,7 +179,7 @@ func TestParquetIntegerNullsAndRelations(t *testing.T) {
 		if rep.Skipped != 42 {
 			t.Errorf("%s: %d rows skipped, want 42", format, rep.Skipped)
 		}
-		snaps = append(snaps, snapshotSets(t, c))
+		snaps = append(snaps, snapshot(t, c, ""))
 		if format == "parquet" {
 			o.MaxErrors = 0
 			_, err := Import(context.Background(), c, o, []string{in})
@@ -264,7 +233,7 @@ func TestParquetUnsignedIDs(t *testing.T) {
 		if _, err := Import(context.Background(), c, o, []string{in}); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		snaps = append(snaps, snapshotSets(t, c))
+		snaps = append(snaps, snapshot(t, c, ""))
 	}
 	sameStores(t, snaps[0], snaps[1])
 }

@@ -235,7 +235,7 @@ func TestParquetDictionaryMatchesTSV(t *testing.T) {
 					t.Fatalf("parquet %v: edge set 1: %+v", pq, rep.EdgeSets[1])
 				}
 				skipped = append(skipped, rep.Skipped)
-				snaps = append(snaps, snapshotSets(t, c))
+				snaps = append(snaps, snapshot(t, c, ""))
 			}
 			if skipped[0] != skipped[1] || skipped[0] < 40 {
 				t.Fatalf("rows skipped: text %d, Parquet %d", skipped[0], skipped[1])

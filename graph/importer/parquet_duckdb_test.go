@@ -119,7 +119,7 @@ func TestParquetIntegerIDsFromDuckDB(t *testing.T) {
 		if rep.EdgeSets[1].Edges != 4000 {
 			t.Fatalf("%s: %d edges", in, rep.EdgeSets[1].Edges)
 		}
-		snaps = append(snaps, snapshotSets(t, c))
+		snaps = append(snaps, snapshot(t, c, ""))
 	}
 	sameStores(t, snaps[0], snaps[1])
 }

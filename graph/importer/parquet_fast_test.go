@@ -179,7 +179,7 @@ func TestParquetShortFormBadName(t *testing.T) {
 			if rep.Skipped != 24 {
 				t.Errorf("%s, %d types: %d rows skipped, want 24", format, types, rep.Skipped)
 			}
-			snaps = append(snaps, snapshotSets(t, c))
+			snaps = append(snaps, snapshot(t, c, ""))
 		}
 		sameStores(t, snaps[len(snaps)-2], snaps[len(snaps)-1])
 	}
