@@ -20,8 +20,10 @@ import (
 const trainDescription = `
 Train graph embeddings (PyTorch-BigGraph models and config keys) on an
 imported edge store: for each bucket of the plan, only that bucket's
-partitions are in memory; Hogwild workers train its batches; a checkpoint
-is committed in checkpoint_path after every bucket.
+partitions are in memory; Hogwild workers train its batches; a partition
+that leaves memory is written to checkpoint_path, and a checkpoint is
+committed every checkpoint_buckets buckets (num_partitions by default), at
+every epoch's end and when the run is stopped.
 
 Run the same command again after a crash, kill or Ctrl-C: training
 continues from the last checkpoint with exactly the batches an

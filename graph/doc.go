@@ -9,7 +9,7 @@
 //	plan       the loop epoch > edge set > chunk > bucket: holdout, shuffle,
 //	           worker shares, batches, and a resumable state
 //	train      embeddings trained on the plan: Hogwild workers, partition
-//	           swapping, a crash-safe checkpoint after every bucket
+//	           swapping, crash-safe checkpoints every few buckets
 //	           (train/model: operators, comparators, losses, Adagrad)
 //	eval       filtered link-prediction ranking of a checkpoint
 //	export     trained embeddings with names, as TSV or binary
