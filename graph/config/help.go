@@ -71,7 +71,7 @@ var topDocs = map[string]keyDoc{
 	"background_io":                           {"distributed", "Deprecated in PBG."},
 	"verbose":                                 {"distributed", "PBG's log verbosity."},
 
-	"checkpoint_buckets": {"resources", "How many buckets a single-process `train` trains between two checkpoint commits (0 or unset: the largest `num_partitions` of any entity type, one commit per row of the bucket grid; 1: after every bucket, the most disk writes). A checkpoint is also committed at the end of every epoch, of the run, and when Ctrl-C or SIGTERM stops it. A partition that leaves memory is always written; one that stays is written only at commits, so a larger value writes less. What is trained does not depend on it (a checkpoint resumes with any value). Distributed ranks commit after every bucket whatever it says. See docs/training.md, \"Checkpoints\"."},
+	"checkpoint_buckets": {"resources", "Buckets a single-process `train` trains between two checkpoint commits (0 or unset: the largest `num_partitions`; 1: after every bucket, the most writes). Epoch ends, the run's end and Ctrl-C or SIGTERM also commit. A partition leaving memory is always written, one that stays only at commits. Training does not depend on it; distributed ranks commit every bucket. docs/training.md, \"Checkpoints\"."},
 	"memory_limit":       {"resources", "Memory a training run may use, as a size: `2GiB`, `512MiB`, `1.5GB`, or bytes (unset: the machine's memory). `train` predicts its peak from the config and the store and refuses a run that does not fit, naming the smallest `num_partitions` that would; the Go heap is held under it while training. `train --memory-limit` overrides it."},
 }
 
