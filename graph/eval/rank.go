@@ -343,8 +343,11 @@ func (e *Evaluator) side(edges []edge, corruptRhs bool, known map[[2]uint32][]ui
 					}
 					row := out[a*n : (a+1)*n]
 					ranks[i], bad[i] = rankOf(row, truth, marks)
-					lo, hi := e.partitionOf(candType, truth, n)
-					within[i], _ = rankOf(row[lo:hi], truth-lo, marks[lo:hi])
+					within[i] = ranks[i]
+					if len(e.base[candType]) > 1 { // else the partition is the whole row
+						lo, hi := e.partitionOf(candType, truth, n)
+						within[i], _ = rankOf(row[lo:hi], truth-lo, marks[lo:hi])
+					}
 					for _, c := range others {
 						marks[c] = false
 					}

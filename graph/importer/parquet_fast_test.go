@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -49,19 +48,7 @@ func TestParquetShortFormMatchesTSV(t *testing.T) {
 				}
 			}
 		}
-		rep, err := Import(context.Background(), c, o, []string{in})
-		if err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
-		if rep.EdgeSets[0].Edges != 3000 {
-			t.Fatalf("%s: %d edges", format, rep.EdgeSets[0].Edges)
-		}
-		if format == "parquet" {
-			if got := readAll(t, c)[0]; !reflect.DeepEqual(got, ref) {
-				t.Fatalf("parquet round trip differs")
-			}
-		}
-		snaps = append(snaps, snapshot(t, c, in))
+		snaps = append(snaps, importAndSnapshot(t, c, o, in, format, 3000, ref))
 	}
 	sameStores(t, snaps[0], snaps[1])
 }

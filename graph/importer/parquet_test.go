@@ -30,20 +30,7 @@ type pqEdge struct {
 // writePQ writes rows with parquet-go, rowGroup rows per row group.
 func writePQ[T any](t testing.TB, path string, rows []T, rowGroup int64) {
 	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := parquet.NewGenericWriter[T](f, parquet.MaxRowsPerRowGroup(rowGroup), parquet.PageBufferSize(512))
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writePQOpts(t, path, rows, parquet.MaxRowsPerRowGroup(rowGroup), parquet.PageBufferSize(512))
 }
 
 // snapshot reads every file of the store; the edge manifests are decoded
@@ -79,6 +66,26 @@ func snapshot(t *testing.T, c *config.Config, src string) map[string][]byte {
 	return snap
 }
 
+// importAndSnapshot imports in (format "tsv" or "parquet") with c and o,
+// checks the edge count and, for Parquet, that the store reads back as
+// ref, and returns the store's snapshot.
+func importAndSnapshot(t *testing.T, c *config.Config, o Options, in, format string, edges int64, ref []refEdge) map[string][]byte {
+	t.Helper()
+	rep, err := Import(context.Background(), c, o, []string{in})
+	if err != nil {
+		t.Fatalf("%s: %v", format, err)
+	}
+	if rep.EdgeSets[0].Edges != edges {
+		t.Fatalf("%s: %d edges", format, rep.EdgeSets[0].Edges)
+	}
+	if format == "parquet" {
+		if got := readAll(t, c)[0]; !reflect.DeepEqual(got, ref) {
+			t.Fatalf("parquet round trip differs")
+		}
+	}
+	return snapshot(t, c, in)
+}
+
 func sameStores(t *testing.T, a, b map[string][]byte) {
 	t.Helper()
 	if len(a) < 5 || len(a) != len(b) {
@@ -112,19 +119,7 @@ func TestParquetMatchesTSV(t *testing.T) {
 			o = DefaultOptions()
 			o.LhsName, o.RelName, o.RhsName, o.WeightName = "src", "rel", "dst", "weight"
 		}
-		rep, err := Import(context.Background(), c, o, []string{in})
-		if err != nil {
-			t.Fatalf("%s: %v", format, err)
-		}
-		if rep.EdgeSets[0].Edges != 2000 {
-			t.Fatalf("%s: %d edges", format, rep.EdgeSets[0].Edges)
-		}
-		if format == "parquet" {
-			if got := readAll(t, c)[0]; !reflect.DeepEqual(got, ref) {
-				t.Fatalf("parquet round trip differs")
-			}
-		}
-		snaps = append(snaps, snapshot(t, c, in))
+		snaps = append(snaps, importAndSnapshot(t, c, o, in, format, 2000, ref))
 	}
 	sameStores(t, snaps[0], snaps[1])
 }
