@@ -148,19 +148,17 @@ func runTrain(env *Env, args []string) error {
 	if opts.Init, err = initFrom(cfg, store); err != nil {
 		return err
 	}
+	plot := &plotRefresh{dir: cfg.CheckpointPath, write: train.WritePlot}
 	opts.Bucket = func(ev train.Event) {
 		trainBucketLine(env, prog, cfg, ev, *quiet)
-		if m := tr.Manifest(); m.Next.Epoch != ev.Epoch {
-			// An epoch ended: refresh the plot (best effort; the final
-			// write below reports errors).
-			train.WritePlot(cfg.CheckpointPath, m.History)
-		}
+		plot.after(tr.Manifest().History)
 	}
 	tr, err = train.New(cfg, store, opts)
 	if err != nil {
 		return err
 	}
 	defer tr.Close() // the directory's lock, when Run is not reached
+	plot.plotted = len(tr.Manifest().History)
 	// The log is appended to: a damaged one, or one of another run, is
 	// refused rather than extended (after New has checked the manifest and
 	// the model file, which name a damage more precisely).
@@ -291,4 +289,20 @@ func printRunIO(w io.Writer, tr *train.Trainer, wall time.Duration) {
 	}
 	fmt.Fprintf(w, "waited on partition I/O: %.2fs of %.2fs (%.1f%%): loads %.2fs, checkpoint writes %.2fs\n",
 		(load + write).Seconds(), wall.Seconds(), share, load.Seconds(), write.Seconds())
+}
+
+// plotRefresh rewrites the training plot when a committed epoch joins the
+// history: once per epoch, however many buckets report after the commit.
+type plotRefresh struct {
+	dir     string
+	plotted int // epochs in the history when the plot was last written
+	write   func(dir string, h []train.EpochStats) error
+}
+
+func (p *plotRefresh) after(h []train.EpochStats) {
+	if len(h) > p.plotted {
+		p.plotted = len(h)
+		// Best effort: the write after the run reports errors.
+		_ = p.write(p.dir, h)
+	}
 }
