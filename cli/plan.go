@@ -237,8 +237,8 @@ func printTrainIO(env *Env, cfg *config.Config, r graph.Reader) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "train from no checkpoint, %s order, dimension %d: partition files of %d B header + 4 B x (dimension + 1) per entity\n",
-		cfg.BucketOrder, cfg.Dimension, train.TableFileBytes(0, cfg.Dimension))
+	fmt.Fprintf(env.Stdout, "train from no checkpoint, %s order, dimension %d, a checkpoint commit every %s: partition files of %d B header + 4 B x (dimension + 1) per entity\n",
+		cfg.BucketOrder, cfg.Dimension, plural.Count(cfg.CheckpointEvery(), "bucket"), train.TableFileBytes(0, cfg.Dimension))
 	var sum train.EpochIO
 	for _, e := range epochs {
 		fmt.Fprintln(env.Stdout, epochDiskLine(e))

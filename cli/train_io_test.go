@@ -22,7 +22,7 @@ func TestTrainDiskMatchesPlanSimulate(t *testing.T) {
 		t.Fatal(err)
 	}
 	disk := regexp.MustCompile(`(?m)^epoch \d+ disk: .*$`)
-	written := map[string]string{}
+	written, header := map[string]string{}, map[string]string{}
 	for _, c := range []struct {
 		parts       int
 		order, keys string
@@ -70,9 +70,15 @@ func TestTrainDiskMatchesPlanSimulate(t *testing.T) {
 			t.Errorf("%s: no total in plan --simulate:\n%s", name, predicted)
 		}
 		written[name] = strings.Join(want, "\n")
+		header[name], _, _ = strings.Cut(predicted, "\n")
 	}
 	// A commit every 4 buckets (P = 4's default) writes less than one
-	// after every bucket.
+	// after every bucket, and the prediction says which it assumes.
+	for name, every := range map[string]string{"p4-inside_out-": "every 4 buckets", "p4-inside_out-checkpoint_buckets=1": "every 1 bucket:"} {
+		if !strings.Contains(header[name], "a checkpoint commit "+every) {
+			t.Errorf("%s: plan --simulate does not say it assumes a commit %s: %s", name, every, header[name])
+		}
+	}
 	if a, b := written["p4-inside_out-"], written["p4-inside_out-checkpoint_buckets=1"]; a == b {
 		t.Errorf("the same disk lines with a commit every 4 buckets and after every bucket:\n%s", a)
 	}
