@@ -45,11 +45,13 @@ operator = "complex_diagonal"
 // BenchmarkTrainScaleIO (issue 24, target 1's partitioned run): one epoch
 // of graph/gen's power-law graph (scaleGraph; BATCHPREP_SCALE_ENTITIES entities, default 1,000,000, and
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
-// settings at dimension 100, 2 workers, for P = 1 and 8 partitions, with
+// settings at dimension 100, 2 workers, for P = 1 and 8 partitions
+// (BATCHPREP_SCALE_PARTITIONS, a comma-separated list, for others), with
 // the partition I/O behind training (io=overlap) and with it written in
 // turn (io=sequential, the baseline in the same run), for P = 8 with a
 // checkpoint committed after every bucket (io=overlap/commit=every-bucket,
-// the baseline of the default, a commit every P buckets), and for P = 1
+// the baseline of the default, a commit every P buckets; so for every
+// P > 1), and for P = 1
 // without model's memory hints (io=overlap/hints=off: tables on small
 // pages, no prefetching; model.SetMemoryHints). It reports edges/s
 // (wall clock, the whole epoch with its checkpoints), cpu-edges/s (per
@@ -67,7 +69,7 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 	}
 	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
 	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
-	for _, parts := range []int{1, 8} {
+	for _, parts := range envParts(b, []int{1, 8}) {
 		dir := b.TempDir()
 		cfgText := fmt.Sprintf("entity_path = %q\nedge_paths = [%q]\ncheckpoint_path = %q\n", filepath.Join(dir, "entities"),
 			filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt")) + fmt.Sprintf(scaleSettings, parts)
@@ -195,6 +197,24 @@ func writeScaleTSV(b *testing.B, path string, entities, edges int) error {
 		err = cerr
 	}
 	return err
+}
+
+// envParts reads BATCHPREP_SCALE_PARTITIONS, a comma-separated list of
+// partition counts, or returns def when it is unset.
+func envParts(b *testing.B, def []int) []int {
+	s := os.Getenv("BATCHPREP_SCALE_PARTITIONS")
+	if s == "" {
+		return def
+	}
+	var parts []int
+	for _, f := range strings.Split(s, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 1 {
+			b.Fatalf("BATCHPREP_SCALE_PARTITIONS=%q: want a list of counts >= 1", s)
+		}
+		parts = append(parts, p)
+	}
+	return parts
 }
 
 // scaleEnvZero reads a non-negative integer from the environment.
