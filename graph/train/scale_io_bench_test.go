@@ -53,7 +53,9 @@ operator = "complex_diagonal"
 // the baseline of the default, a commit every P buckets; so for every
 // P > 1), and for P = 1
 // without model's memory hints (io=overlap/hints=off: tables on small
-// pages, no prefetching; model.SetMemoryHints). It reports edges/s
+// pages, no prefetching; model.SetMemoryHints); with
+// BATCHPREP_SCALE_DEFAULTS_ONLY=1 only io=overlap, train's defaults, for
+// a comparison across P in one run. It reports edges/s
 // (wall clock, the whole epoch with its checkpoints), cpu-edges/s (per
 // second of the process's CPU time), iowait-% (the share
 // of the epoch its buckets waited for partition loads and checkpoint
@@ -82,9 +84,12 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 		}
 		st := openStore(b, cfg)
 		runs := []scaleRun{{mode: "overlap"}, {mode: "sequential"}}
-		if parts == 1 {
+		switch {
+		case os.Getenv("BATCHPREP_SCALE_DEFAULTS_ONLY") == "1":
+			runs = runs[:1]
+		case parts == 1:
 			runs = append(runs, scaleRun{mode: "overlap", noHints: true})
-		} else {
+		default:
 			runs = append(runs, scaleRun{mode: "overlap", everyBucket: true})
 		}
 		for _, run := range runs {
