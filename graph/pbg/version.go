@@ -42,7 +42,7 @@ func pbgVersion(cfg *config.Config, man *train.Manifest, store Store) (int, erro
 }
 
 // ours are the config keys batchprep adds to PBG's schema.
-var ours = []string{"edge_roles", "seed"}
+var ours = []string{"edge_roles", "seed", "memory_limit", "checkpoint_buckets"}
 
 // configJSON is cfg as PBG's config.json (invariant 4): PBG's keys only,
 // entity_path and checkpoint_path set to dir (where the entity files and
