@@ -55,17 +55,17 @@ func TestPredictTerms(t *testing.T) {
 	train := trainChunkBytes(cfg, 100, 250_001)
 	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
-		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		WorkBytes: 2 * train, SlotBytes: 2 * 2 * 250_001 * 4, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
 	}
-	// The partitions are outside the Go heap: the runtime's share is of
-	// the rest.
-	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
+	// The partitions and the workers' slots and gradients are outside the
+	// Go heap: the runtime's share is of the rest.
+	heap := want.WorkBytes + want.EdgeBytes + want.ModelBytes
 	want.RuntimeBytes = 32<<20 + heap*3/4
-	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
+	want.Peak = want.PartBytes + want.PrefetchBytes + want.SlotBytes + want.GradBytes + heap + want.RuntimeBytes
 	// A commit every 4 buckets (the default for P = 4): before it, every
 	// partition may have a new file beside its committed one.
 	want.CheckpointPeak = 2 * want.CheckpointBytes
@@ -124,10 +124,11 @@ func TestSmallestFit(t *testing.T) {
 	}
 }
 
-// The Go heap's limit under a memory limit leaves out the partitions
-// (mapped outside the heap), and never falls under 64 MiB.
+// The Go heap's limit under a memory limit leaves out the partitions and
+// the workers' slots and gradients (mapped outside the heap), and never
+// falls under 64 MiB.
 func TestHeapLimit(t *testing.T) {
-	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 300 << 20}
+	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 250 << 20, SlotBytes: 20 << 20, GradBytes: 30 << 20, WorkBytes: 7 << 20}
 	for _, c := range []struct{ n, want uint64 }{
 		{2 << 30, 2<<30 - 900<<20}, {900 << 20, 64 << 20}, {950 << 20, 64 << 20}, {1000 << 20, 100 << 20}, {32 << 20, 32 << 20},
 	} {
