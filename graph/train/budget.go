@@ -222,10 +222,22 @@ func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 }
 
 // slotBytes is the workers' row→slot indexes (model's rowGrads, mapped
-// outside the Go heap): each worker one int32 per row of two tables, the
-// largest partition's at most.
+// outside the Go heap): each worker one int32 per row of the largest
+// partition, for each table a batch trains (slotTables).
 func slotBytes(cfg *config.Config, largest uint64) uint64 {
-	return uint64(cfg.NumWorkers()) * 2 * largest * 4
+	return uint64(cfg.NumWorkers()) * slotTables(cfg) * largest * 4
+}
+
+// slotTables is the number of row indexes a worker holds: one per side of
+// a batch, or one when both sides of every batch are the same table (every
+// relation's lhs and rhs one unpartitioned type).
+func slotTables(cfg *config.Config) uint64 {
+	for _, r := range cfg.Relations {
+		if r.Lhs != r.Rhs || cfg.Entities[r.Lhs].NumPartitions > 1 {
+			return 2
+		}
+	}
+	return 1
 }
 
 // batchRows bounds the rows of one table a batch touches, whose gradients

@@ -164,3 +164,22 @@ func TestBatchRows(t *testing.T) {
 		t.Errorf("all_negs: %d rows, want the partition's 7777", got)
 	}
 }
+
+// A worker holds a row index per side of a batch, one when both sides are
+// always the same table (one unpartitioned type): the trainer then passes
+// the same table as lhs and rhs, and the worker sums both sides' gradients
+// in one index.
+func TestSlotTables(t *testing.T) {
+	for _, c := range []struct {
+		p, other int
+		want     uint64
+	}{{1, 0, 1}, {4, 0, 2}, {1, 1, 2}, {4, 1, 2}} {
+		cfg := budgetConfig(t, c.p, c.other, "")
+		if got := slotTables(cfg); got != c.want {
+			t.Errorf("num_partitions %d and %d: %d row indexes per worker, want %d", c.p, c.other, got, c.want)
+		}
+		if got := slotBytes(cfg, 1000); got != 2*c.want*1000*4 {
+			t.Errorf("num_partitions %d and %d: slots of 2 workers over 1000 rows: %d bytes", c.p, c.other, got)
+		}
+	}
+}
