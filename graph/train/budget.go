@@ -51,7 +51,8 @@ type Prediction struct {
 	LargestPart   uint64 // bytes of the largest partition
 	Workers       int
 	WorkBytes     uint64 // every worker's scratch arrays (Go heap)
-	SlotBytes     uint64 // every worker's row→slot indexes of two tables (mapped outside the Go heap)
+	SlotBytes     uint64 // every worker's row→slot indexes (mapped outside the Go heap)
+	SlotTables    int    // row indexes per worker: one per side of a batch, one when both are one table
 	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches (mapped)
 	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
 	ChunkEdges    int64  // edges of the plan's largest chunk
@@ -187,7 +188,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	}
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
-	pr.SlotBytes = slotBytes(cfg, largestRows)
+	pr.SlotBytes, pr.SlotTables = slotBytes(cfg, largestRows), int(slotTables(cfg))
 	pr.BatchRows = batchRows(cfg, largestRows)
 	pr.GradBytes = uint64(cfg.NumWorkers()) * 2 * pr.BatchRows * d * 4
 	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
@@ -315,7 +316,11 @@ func (pr *Prediction) String() string {
 		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition in flight\n")
 	}
 	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays\n", Bytes(pr.WorkBytes), pr.Workers)
-	fmt.Fprintf(&b, "  slots       %s: %d workers' row indexes of two tables (mapped)\n", Bytes(pr.SlotBytes), pr.Workers)
+	tables := "two tables"
+	if pr.SlotTables == 1 {
+		tables = "one table"
+	}
+	fmt.Fprintf(&b, "  slots       %s: %d workers' row indexes of %s (mapped)\n", Bytes(pr.SlotBytes), pr.Workers, tables)
 	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side (mapped)\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))

@@ -55,7 +55,7 @@ func TestPredictTerms(t *testing.T) {
 	train := trainChunkBytes(cfg, 100, 250_001)
 	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
-		WorkBytes: 2 * train, SlotBytes: 2 * 2 * 250_001 * 4, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		WorkBytes: 2 * train, SlotBytes: 2 * 2 * 250_001 * 4, SlotTables: 2, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
@@ -181,5 +181,9 @@ func TestSlotTables(t *testing.T) {
 		if got := slotBytes(cfg, 1000); got != 2*c.want*1000*4 {
 			t.Errorf("num_partitions %d and %d: slots of 2 workers over 1000 rows: %d bytes", c.p, c.other, got)
 		}
+	}
+	s := shape{rows: map[string][]uint64{"node": {1000}}, chunkEdges: 100, edgeBytes: 24}
+	if out := predict(budgetConfig(t, 1, 0, ""), s, 0, "").String(); !strings.Contains(out, "2 workers' row indexes of one table (mapped)") {
+		t.Errorf("prediction:\n%s", out)
 	}
 }
