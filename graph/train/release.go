@@ -12,9 +12,9 @@ import (
 // dropped, the workers' arrays sized by the last tables (row→slot indexes
 // and summed gradients, mapped outside the Go heap) are given back first:
 // workers hold no state between batches, and the next bucket's first
-// batch maps them again for its tables. Without the collection the Go heap would
-// grow by the last chunk's edges (its collector waits for the heap to
-// double). The collection is cheap: edges are pointer-free arrays, which
+// batch maps them again for its tables. Without the collection the Go
+// heap would grow by the last chunk's edges (its collector waits for the
+// heap to double). The collection is cheap: edges are pointer-free arrays, which
 // the collector does not scan.
 func (t *Trainer) releaseTables(dropped bool) {
 	if !dropped {

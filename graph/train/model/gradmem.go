@@ -3,10 +3,10 @@ package model
 import "unsafe"
 
 // A worker's row gradients (rowGrads) hold two large arrays per side: the
-// row→slot index, one int32 per row of the table (1.2 M rows at
-// LiveJournal's size in 4 partitions), and the summed gradients of the
-// rows a batch touches (up to ~21,000 rows × d floats with 1000 uniform
-// negatives). In the Go heap the collector lets them grow to about twice
+// row→slot index, one int32 per row of the table (950,000 rows for
+// LiveJournal's 3.8 M entities in 4 partitions), and the summed gradients
+// of the rows a batch touches (up to ~21,000 rows × d floats with 1000
+// uniform negatives). In the Go heap the collector lets them grow to about twice
 // their size between collections, and the gradients' array leaves its
 // smaller copies behind as append grows it. A mapped worker
 // (NewMappedWorker) keeps both in mappings outside the Go heap instead,

@@ -18,9 +18,10 @@ func scaleBatch(rng *rand.Rand, n, nl, nr int) Batch {
 	return b
 }
 
-// A mapped worker trains the same bits as an ordinary one: across batches
-// whose summed gradients outgrow the first mapping (it is grown in place),
-// a Release between batches, and a switch to smaller tables.
+// Invariant 9: a mapped worker trains the same bits as an ordinary one:
+// across batches whose summed gradients outgrow the first mapping (it is
+// grown in place), a Release between batches, and a switch to smaller
+// tables.
 func TestMappedWorkerSameValues(t *testing.T) {
 	c := stepCase{op: "complex_diagonal", cmp: "dot", loss: "softmax", batchNegs: 50, uniform: 200, reg: 1e-3}
 	const d = 8
