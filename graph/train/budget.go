@@ -28,11 +28,11 @@ const (
 	// heapSlack is the share of the Go heap the collector adds to it, in
 	// quarters: it lets the heap grow past what is live before it
 	// collects (up to twice with GOGC = 100; measured between 1.5 and 2
-	// times, the trainer collecting before every bucket), the gradients'
-	// arrays grow by append's steps, and the pages the heap reached stay
-	// resident. The partitions are not in the Go heap (model.MapTable):
-	// the heap is the workers' arrays and gradients, a chunk's edges and
-	// the model.
+	// times, the trainer collecting before every bucket), and the pages
+	// the heap reached stay resident. The partitions and the workers'
+	// row→slot indexes and summed gradients are not in the Go heap
+	// (model.MapTable, model.NewMappedWorker): the heap is the workers'
+	// scratch arrays, a chunk's edges and the model.
 	heapSlack = 3
 )
 
@@ -50,8 +50,10 @@ type Prediction struct {
 	PrefetchBytes uint64 // its bytes (0 when Prefetch is off)
 	LargestPart   uint64 // bytes of the largest partition
 	Workers       int
-	WorkBytes     uint64 // every worker's scratch arrays and gradient slots
-	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches
+	WorkBytes     uint64 // every worker's scratch arrays (Go heap)
+	SlotBytes     uint64 // every worker's row→slot indexes (mapped outside the Go heap)
+	SlotTables    int    // row indexes per worker: one per side of a batch, one when both are one table
+	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches (mapped)
 	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
 	ChunkEdges    int64  // edges of the plan's largest chunk
 	EdgeBytes     uint64 // the plan's arrays for that chunk
@@ -186,6 +188,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	}
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
+	pr.SlotBytes, pr.SlotTables = slotBytes(cfg, largestRows), int(slotTables(cfg))
 	pr.BatchRows = batchRows(cfg, largestRows)
 	pr.GradBytes = uint64(cfg.NumWorkers()) * 2 * pr.BatchRows * d * 4
 	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
@@ -207,17 +210,35 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	return pr
 }
 
-// workBytes is what the workers hold: each its scratch arrays for one
-// chunk of positives and its gradient slots (two tables' rows); worker 0
-// also ranks the held-out edges, with the eval_ negative counts, when
-// eval_fraction is set.
+// workBytes is what the workers hold in the Go heap: each its scratch
+// arrays for one chunk of positives; worker 0 also ranks the held-out
+// edges, with the eval_ negative counts, when eval_fraction is set.
 func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	train := trainChunkBytes(cfg, d, largest)
-	w := uint64(cfg.NumWorkers()) * (train + 2*largest*4)
+	w := uint64(cfg.NumWorkers()) * train
 	if cfg.EvalFraction > 0 {
 		w += chunkBytes(cfg, d, largest) - train
 	}
 	return w
+}
+
+// slotBytes is the workers' row→slot indexes (model's rowGrads, mapped
+// outside the Go heap): each worker one int32 per row of the largest
+// partition, for each table a batch trains (slotTables).
+func slotBytes(cfg *config.Config, largest uint64) uint64 {
+	return uint64(cfg.NumWorkers()) * slotTables(cfg) * largest * 4
+}
+
+// slotTables is the number of row indexes a worker holds: one per side of
+// a batch, or one when both sides of every batch are the same table (every
+// relation's lhs and rhs one unpartitioned type).
+func slotTables(cfg *config.Config) uint64 {
+	for _, r := range cfg.Relations {
+		if r.Lhs != r.Rhs || cfg.Entities[r.Lhs].NumPartitions > 1 {
+			return 2
+		}
+	}
+	return 1
 }
 
 // batchRows bounds the rows of one table a batch touches, whose gradients
@@ -250,20 +271,28 @@ const diskBlock = 4096
 func onDisk(n uint64) uint64 { return (n + diskBlock - 1) / diskBlock * diskBlock }
 
 // total adds the terms up, with the runtime's share of the Go heap (the
-// partitions are outside it).
+// partitions and the workers' slots and gradients are outside it).
 func (pr *Prediction) total() {
-	heap := pr.WorkBytes + pr.GradBytes + pr.EdgeBytes + pr.ModelBytes
+	heap := pr.heap()
 	pr.RuntimeBytes = runtimeBytes + heap*heapSlack/4
-	pr.Peak = pr.PartBytes + pr.PrefetchBytes + heap + pr.RuntimeBytes
+	pr.Peak = pr.PartBytes + pr.PrefetchBytes + pr.mapped() + heap + pr.RuntimeBytes
 }
 
+// heap is what the model puts in the Go heap: the workers' scratch, a
+// chunk's edges and the model.
+func (pr *Prediction) heap() uint64 { return pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes }
+
+// mapped is what the workers map outside the Go heap: their row→slot
+// indexes and summed gradients.
+func (pr *Prediction) mapped() uint64 { return pr.SlotBytes + pr.GradBytes }
+
 // HeapLimit is the Go heap's share of a memory limit of n bytes (for
-// debug.SetMemoryLimit): the partitions are mapped outside the Go heap,
-// so the runtime, which counts only its own memory, must keep the rest
-// under n less what they take.
+// debug.SetMemoryLimit): the partitions and the workers' slots and
+// gradients are mapped outside the Go heap, so the runtime, which counts
+// only its own memory, must keep the rest under n less what they take.
 func (pr *Prediction) HeapLimit(n uint64) uint64 {
-	tables := pr.PartBytes + pr.PrefetchBytes
-	return n - min(tables, n-min(n, 64<<20))
+	outside := pr.PartBytes + pr.PrefetchBytes + pr.mapped()
+	return n - min(outside, n-min(n, 64<<20))
 }
 
 // Fits reports whether the predicted peak is within the budget (an
@@ -286,8 +315,13 @@ func (pr *Prediction) String() string {
 	case pr.Partitioned:
 		fmt.Fprintf(&b, "  prefetch    off: the budget cannot hold a partition in flight\n")
 	}
-	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays and gradient slots\n", Bytes(pr.WorkBytes), pr.Workers)
-	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
+	fmt.Fprintf(&b, "  workers     %s: %d workers' scratch arrays\n", Bytes(pr.WorkBytes), pr.Workers)
+	tables := "two tables"
+	if pr.SlotTables == 1 {
+		tables = "one table"
+	}
+	fmt.Fprintf(&b, "  slots       %s: %d workers' row indexes of %s (mapped)\n", Bytes(pr.SlotBytes), pr.Workers, tables)
+	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side (mapped)\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)

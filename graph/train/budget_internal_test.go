@@ -55,17 +55,17 @@ func TestPredictTerms(t *testing.T) {
 	train := trainChunkBytes(cfg, 100, 250_001)
 	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
-		WorkBytes: 2 * (train + 2*250_001*4), EdgeBytes: 625_000 * 24, ModelBytes: 1600,
+		WorkBytes: 2 * train, SlotBytes: 2 * 2 * 250_001 * 4, SlotTables: 2, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
 	}
-	// The partitions are outside the Go heap: the runtime's share is of
-	// the rest.
-	heap := want.WorkBytes + want.GradBytes + want.EdgeBytes + want.ModelBytes
+	// The partitions and the workers' slots and gradients are outside the
+	// Go heap: the runtime's share is of the rest.
+	heap := want.WorkBytes + want.EdgeBytes + want.ModelBytes
 	want.RuntimeBytes = 32<<20 + heap*3/4
-	want.Peak = want.PartBytes + want.PrefetchBytes + heap + want.RuntimeBytes
+	want.Peak = want.PartBytes + want.PrefetchBytes + want.SlotBytes + want.GradBytes + heap + want.RuntimeBytes
 	// A commit every 4 buckets (the default for P = 4): before it, every
 	// partition may have a new file beside its committed one.
 	want.CheckpointPeak = 2 * want.CheckpointBytes
@@ -124,10 +124,11 @@ func TestSmallestFit(t *testing.T) {
 	}
 }
 
-// The Go heap's limit under a memory limit leaves out the partitions
-// (mapped outside the heap), and never falls under 64 MiB.
+// The Go heap's limit under a memory limit leaves out the partitions and
+// the workers' slots and gradients (mapped outside the heap), and never
+// falls under 64 MiB.
 func TestHeapLimit(t *testing.T) {
-	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 300 << 20}
+	pr := &Prediction{PartBytes: 600 << 20, PrefetchBytes: 250 << 20, SlotBytes: 20 << 20, GradBytes: 30 << 20, WorkBytes: 7 << 20}
 	for _, c := range []struct{ n, want uint64 }{
 		{2 << 30, 2<<30 - 900<<20}, {900 << 20, 64 << 20}, {950 << 20, 64 << 20}, {1000 << 20, 100 << 20}, {32 << 20, 32 << 20},
 	} {
@@ -161,5 +162,28 @@ func TestBatchRows(t *testing.T) {
 	cfg.Relations[0].AllNegs = true
 	if got := batchRows(cfg, 7_777); got != 7_777 {
 		t.Errorf("all_negs: %d rows, want the partition's 7777", got)
+	}
+}
+
+// A worker holds a row index per side of a batch, one when both sides are
+// always the same table (one unpartitioned type): the trainer then passes
+// the same table as lhs and rhs, and the worker sums both sides' gradients
+// in one index.
+func TestSlotTables(t *testing.T) {
+	for _, c := range []struct {
+		p, other int
+		want     uint64
+	}{{1, 0, 1}, {4, 0, 2}, {1, 1, 2}, {4, 1, 2}} {
+		cfg := budgetConfig(t, c.p, c.other, "")
+		if got := slotTables(cfg); got != c.want {
+			t.Errorf("num_partitions %d and %d: %d row indexes per worker, want %d", c.p, c.other, got, c.want)
+		}
+		if got := slotBytes(cfg, 1000); got != 2*c.want*1000*4 {
+			t.Errorf("num_partitions %d and %d: slots of 2 workers over 1000 rows: %d bytes", c.p, c.other, got)
+		}
+	}
+	s := shape{rows: map[string][]uint64{"node": {1000}}, chunkEdges: 100, edgeBytes: 24}
+	if out := predict(budgetConfig(t, 1, 0, ""), s, 0, "").String(); !strings.Contains(out, "2 workers' row indexes of one table (mapped)") {
+		t.Errorf("prediction:\n%s", out)
 	}
 }

@@ -36,7 +36,7 @@ func CheckBudget(cfg *config.Config, store Store, pr *Prediction) error {
 			ErrBudget, msg, p, now, fmt.Sprintf("%d MiB", (fit.Peak+1<<20-1)>>20))
 	}
 	return fmt.Errorf("%w: %s; no num_partitions up to %d fits (the workers' arrays, the edges of a chunk and the runtime alone need about %s): lower dimension, workers or the negatives, set num_edge_chunks, or raise the budget",
-		ErrBudget, msg, maxFitPartitions, Bytes(pr.WorkBytes+pr.GradBytes+pr.EdgeBytes+pr.ModelBytes+runtimeBytes))
+		ErrBudget, msg, maxFitPartitions, Bytes(pr.mapped()+pr.heap()+runtimeBytes))
 }
 
 // currentPartitions is the largest num_partitions of the config's types.

@@ -88,6 +88,7 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 		return nil, err
 	}
 	defer t.Close()
+	defer t.releaseWorkers()
 	prefix, err := coord.DataPrefix(o.Run)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,8 @@ import (
 // release rather than read from the process's RSS; the memory model's
 // Resident and partition bytes bound the same count; with the load ahead
 // the third is reached (the I/O still overlaps training); written in turn,
-// two. When Run returns, every table is given back.
+// two. When Run returns, every table is given back, and so are the
+// workers' mapped arrays (model.NewMappedWorker).
 func TestResidentPartitionsBound(t *testing.T) {
 	for _, order := range []string{"inside_out", "outside_in", "affinity", "random"} {
 		for _, seq := range []bool{false, true} {
@@ -41,6 +42,7 @@ func TestResidentPartitionsBound(t *testing.T) {
 					t.Fatal(err)
 				}
 				base := model.Resident()
+				workBase, _ := model.WorkerMapped()
 				model.ResetPeakResident()
 				if err := tr.Run(context.Background()); err != nil {
 					t.Fatal(err)
@@ -59,6 +61,9 @@ func TestResidentPartitionsBound(t *testing.T) {
 				}
 				if now := model.Resident(); now != base {
 					t.Errorf("after the run %+v tables are held, before it %+v", now, base)
+				}
+				if now, peak := model.WorkerMapped(); now != workBase || peak <= workBase {
+					t.Errorf("workers' mappings: %d bytes after the run, %d at the peak, %d before", now, peak, workBase)
 				}
 			})
 		}

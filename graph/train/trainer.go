@@ -133,7 +133,7 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 		t.typeIdx[ty] = i
 	}
 	for range p.Options().Workers {
-		t.workers = append(t.workers, model.NewWorker(m))
+		t.workers = append(t.workers, model.NewMappedWorker(m))
 	}
 	if t.dir == "" {
 		return nil, fmt.Errorf("train: checkpoint_path is required")
@@ -163,7 +163,8 @@ func (t *Trainer) restore(cfg *config.Config, store Store) error {
 		return err
 	}
 	for w := range t.workers {
-		t.workers[w] = model.NewWorker(t.m)
+		t.workers[w].Release()
+		t.workers[w] = model.NewMappedWorker(t.m)
 	}
 	t.man = man
 	t.man.Distributed = nil // a finished distributed run, continued here

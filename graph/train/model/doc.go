@@ -36,4 +36,7 @@
 //     pages on Linux, rows prefetched ahead on amd64) are platform-dependent
 //     but change no value and no order of arithmetic: a step gives the same
 //     bits with them on or off, on every platform.
+//  9. Where a worker's row indexes and summed gradients live (the Go heap,
+//     or mappings given back by Release: NewMappedWorker) changes no value:
+//     a mapped worker's steps give the same bits as an ordinary one's.
 package model

@@ -10,6 +10,10 @@ type rowGrads struct {
 	slot []int32 // row -> index in rows, -1 when untouched
 	rows []uint32
 	g    []float32
+	// mapped: slot and g are views of slotMem and gMem, mappings outside
+	// the Go heap (NewMappedWorker, gradmem.go).
+	mapped        bool
+	slotMem, gMem []byte
 }
 
 func (rg *rowGrads) reset(t *Table, typ int) {
@@ -22,7 +26,7 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 	if len(rg.slot) != t.Rows {
 		// Another partition (or a new table of another size): resize.
 		if cap(rg.slot) < t.Rows {
-			rg.slot = makeHuge[int32](t.Rows)
+			rg.slot = rg.makeSlots(t.Rows)
 		}
 		rg.slot = rg.slot[:t.Rows]
 		for i := range rg.slot {
@@ -31,7 +35,7 @@ func (rg *rowGrads) reset(t *Table, typ int) {
 	}
 	rg.tab, rg.typ = t, typ
 	if cap(rg.g) == 0 {
-		rg.g = make([]float32, 0, 4096*t.Dim)
+		rg.g = rg.makeGrads(4096 * t.Dim)
 	}
 }
 
@@ -43,7 +47,7 @@ func (rg *rowGrads) add(row uint32, g []float32) {
 		s = int32(len(rg.rows))
 		rg.slot[row] = s
 		rg.rows = append(rg.rows, row)
-		rg.g = append(rg.g, g[:d]...)
+		rg.appendGrad(g[:d])
 		return
 	}
 	addTo(rg.g[int(s)*d:int(s+1)*d], g[:d])

@@ -97,8 +97,11 @@ func PeakResident() Residency {
 	return Residency{Tables: int(resident.peakTables.Load()), Bytes: resident.peakBytes.Load()}
 }
 
-// ResetPeakResident starts a new high-water mark at what is held now.
+// ResetPeakResident starts new high-water marks, of the tables and of
+// WorkerMapped, at what is held now.
 func ResetPeakResident() {
-	resident.peakTables.Store(resident.tables.Load())
-	resident.peakBytes.Store(resident.bytes.Load())
+	for _, r := range []*residency{&resident, &workMapped} {
+		r.peakTables.Store(r.tables.Load())
+		r.peakBytes.Store(r.bytes.Load())
+	}
 }

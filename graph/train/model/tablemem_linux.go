@@ -15,21 +15,40 @@ func mapFloats(n int) ([]float32, []byte) {
 	if n == 0 {
 		return []float32{}, nil
 	}
-	mem, err := unix.Mmap(-1, 0, 4*n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	mem := mapBytes(4*n, true)
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), n), mem
+}
+
+// mapBytes maps n > 0 zeroed bytes outside the Go heap; when huge and the
+// mapping is large, it is advised as huge pages (see SetMemoryHints).
+// Pages count in the process's resident memory once written.
+func mapBytes(n int, huge bool) []byte {
+	mem, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		panic(fmt.Sprintf("model: mapping a table of %d MiB: %v", (4*n)>>20, err))
+		panic(fmt.Sprintf("model: mapping %d MiB: %v", n>>20, err))
 	}
-	if len(mem) >= hugeMin {
+	if huge && len(mem) >= hugeMin {
 		advisePages(unsafe.Pointer(unsafe.SliceData(mem)), uintptr(len(mem)), memHints.Load())
 	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(mem))), n), mem
+	return mem
+}
+
+// remapBytes grows the mapping mem to n bytes, keeping its contents: the
+// kernel moves its pages when it cannot extend it in place, so nothing is
+// copied and no second copy is ever resident. mem is invalid afterwards.
+func remapBytes(mem []byte, n int) []byte {
+	out, err := unix.Mremap(mem, n, unix.MREMAP_MAYMOVE)
+	if err != nil {
+		panic(fmt.Sprintf("model: growing a mapping to %d MiB: %v", n>>20, err))
+	}
+	return out
 }
 
 // unmapBytes gives a mapping back to the system (nil: nothing).
 func unmapBytes(mem []byte) {
 	if mem != nil {
 		if err := unix.Munmap(mem); err != nil {
-			panic(fmt.Sprintf("model: unmapping a table: %v", err))
+			panic(fmt.Sprintf("model: unmapping %d MiB: %v", len(mem)>>20, err))
 		}
 	}
 }
