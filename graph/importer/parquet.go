@@ -144,7 +144,11 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 		next <- g
 	}
 	close(next)
-	workers := min(runtime.GOMAXPROCS(0), len(rgs))
+	workers := runtime.GOMAXPROCS(0)
+	if p.opts.pqWorkers > 0 {
+		workers = p.opts.pqWorkers
+	}
+	workers = min(workers, len(rgs))
 	pool := make(batchPool, 3*workers+1)
 	done := make(chan struct{}, workers)
 	var failed atomic.Bool
@@ -209,8 +213,16 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 				progress(int64(float64(size) * float64(rows) / float64(total)))
 			}
 		}
+		p.hook(g, "flushed")
 	}
 	return nil
+}
+
+// hook calls the tests' hook, if any (Options.pqHook).
+func (p *parser) hook(g int, step string) {
+	if p.opts.pqHook != nil {
+		p.opts.pqHook(g, step)
+	}
 }
 
 // reserveRows grows out's columns to the file's row count.
@@ -233,7 +245,13 @@ func (p *parser) reserveRows(out *fileEdges, rows int64) {
 // false when it sent an error.
 func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[roles]*pqCol, pool batchPool, res chan<- *pqBatch, stop <-chan struct{}) (ok bool) {
 	first := q.rgStart[g]
+	p.hook(g, "start")
+	filled := false
 	send := func(b *pqBatch) bool {
+		if !filled {
+			filled = true
+			p.hook(g, "filled")
+		}
 		select {
 		case res <- b:
 			return true
@@ -267,6 +285,16 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 			return false
 		}
 		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
+	}
+	// With one pair of entity dictionaries, the values of each column
+	// chunk's dictionary are looked up in theirs here, on this core, and
+	// pass B is left the values not found (dict_shared.go).
+	if !p.dynamic && p.oneTypePair() {
+		for r, side := range [...]int{roleLhs, roleRhs} {
+			if curs[side] != nil {
+				curs[side].resolveIn = p.relDicts[0][r]
+			}
+		}
 	}
 	var vals [roles]colVals
 	var have [roles]bool

@@ -67,10 +67,13 @@ type cursor struct {
 	dictI64  []int64 // (int64 ids)
 	dictI32  []int32 // (int32 ids)
 	pd       *pqDict
-	relData  []byte          // the dictionary relIDs are of
-	relIDs   []int32         // relation ids by dictionary index; relUnknown until looked up
-	relSmall []int32         // an integer relation column's ids by value below relSmall (relOfInt)
-	relInts  map[int64]int32 // and the other values'
+	// The entity dictionary pd's values are pre-resolved in (dict_shared.go),
+	// or nil.
+	resolveIn *dict
+	relData   []byte          // the dictionary relIDs are of
+	relIDs    []int32         // relation ids by dictionary index; relUnknown until looked up
+	relSmall  []int32         // an integer relation column's ids by value below relSmall (relOfInt)
+	relInts   map[int64]int32 // and the other values'
 }
 
 const relUnknown = -2
@@ -218,8 +221,17 @@ func (c *cursor) hashes() {
 			pd.empty = pd.empty || lo == hi
 			pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: lo, hi: hi})
 		}
-		return
+	} else {
+		c.intNames(pd)
 	}
+	if c.resolveIn != nil {
+		pd.preResolve(c.resolveIn)
+	}
+}
+
+// intNames fills pd with the decimal names of the page's integer
+// dictionary and their hashes.
+func (c *cursor) intNames(pd *pqDict) {
 	// Integers: their decimal names, written once per dictionary.
 	c.dictI64, c.dictI32 = c.i64, c.i32
 	names := make([]byte, 0, 8*c.nd)

@@ -35,6 +35,11 @@ type pqDict struct {
 	d0   *dict
 	ord  []uint32
 	ords []dictOrd // the ids in the other entity dictionaries, if any
+	// Written by pass A before any row points to the pqDict, then only
+	// read: the id + 1 in preIn of each value preIn held then (0: not
+	// found, left to pass B; dict_shared.go).
+	pre   []uint32
+	preIn *dict
 }
 
 // dictOrd is the entity ids of a dictionary's values in one entity
