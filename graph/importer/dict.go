@@ -27,11 +27,12 @@ type dict struct {
 	arena []byte   // the current block; earlier bytes are never written again
 	loc   []uint64 // after partitioning: partition<<32 | offset, by id
 
-	slots []slot
-	mask  uint64
-	pub   atomic.Pointer[slotTable] // slots and mask, for readers on other goroutines (dict_shared.go)
-	seed  maphash.Seed
-	grows int // times the table grew while names were added (tests)
+	slots    []slot
+	mask     uint64
+	pub      atomic.Pointer[slotTable] // slots and mask, for readers on other goroutines (dict_shared.go)
+	pubNames atomic.Pointer[[]string]  // names' array, for the same readers
+	seed     maphash.Seed
+	grows    int // times the table grew while names were added (tests)
 
 	// The integer index (dict_int.go): nil until an integer id is looked up.
 	ints  []islot
@@ -100,7 +101,7 @@ func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at ui
 // add inserts a name known to be absent (h from lookup) and returns its id.
 func (d *dict) add(name []byte, h uint64) uint32 {
 	id := uint32(len(d.names))
-	d.names = append(d.names, d.intern(name))
+	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 	}
@@ -114,7 +115,7 @@ func (d *dict) add(name []byte, h uint64) uint32 {
 // table grows, the name is placed by a new probe.
 func (d *dict) addAt(name []byte, h uint64, at uint64) uint32 {
 	id := uint32(len(d.names))
-	d.names = append(d.names, d.intern(name))
+	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 		d.place(h, len(name), prefix(name), id)

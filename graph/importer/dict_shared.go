@@ -11,7 +11,11 @@ import (
 // appearance order. Pass A's decoders, on other goroutines, may look names
 // up in it while pass B writes (lookupShared), to resolve the values of a
 // Parquet dictionary that the entity dictionary already holds before pass
-// B reaches their rows. What makes that safe without a lock:
+// B reaches their rows: once as a row group starts (preResolve), and the
+// values not found again once pass B is done with the row group before
+// (resolveAgain), since the first time may come before pass B has added
+// the names of the previous row groups (the second row group starts with
+// the first). What makes that safe without a lock:
 //
 //  1. A slot is written once, from empty to filled, and never changed:
 //     pass B writes its prefix first, then its tag and id as one atomic
@@ -26,10 +30,11 @@ import (
 //     added since, and is left to pass B, which looks it up again in row
 //     order. So which names a reader finds changes only how much work is
 //     left to pass B, never an id.
-//
-// Readers compare names of at most 8 bytes only (prefix and length are the
-// whole name); a longer name would need the names array, which pass B
-// appends to, and is left to pass B.
+//  4. A name is in names (and its bytes in the arena) before its slot is
+//     set. names is published (pubNames) whenever append moves it, before
+//     the slot of the name that moved it is set, so a reader that found an
+//     id in a slot and then loads pubNames finds the name there (an array
+//     append left behind is never written again).
 
 // slotTable is a dictionary's table as published to readers.
 type slotTable struct {
@@ -49,18 +54,29 @@ func (s *slot) load() (tag, id uint32) {
 	return uint32(w), uint32(w >> 32)
 }
 
-// lookupShared looks up a name of n <= 8 bytes with hash h and prefix pre
-// in table t, from any goroutine (see above). It returns the name's id + 1,
-// or 0 when t does not hold it.
-func lookupShared(t *slotTable, h, pre uint64, n int) uint32 {
-	want := tagOf(h, n)
+// appendName appends name (copied into the arena) to d.names, and
+// publishes the array when append moved it (rule 4).
+func (d *dict) appendName(name []byte) {
+	c := cap(d.names)
+	d.names = append(d.names, d.intern(name))
+	if cap(d.names) != c {
+		all := d.names[:cap(d.names)]
+		d.pubNames.Store(&all)
+	}
+}
+
+// lookupShared looks up name, with hash h and prefix pre, in d's table t
+// from any goroutine (see above). It returns the name's id + 1, or 0 when t
+// does not hold it.
+func (d *dict) lookupShared(t *slotTable, name []byte, h, pre uint64) uint32 {
+	want := tagOf(h, len(name))
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		s := &t.slots[i]
 		tag, id := s.load()
 		if tag == 0 {
 			return 0
 		}
-		if tag == want && s.pre == pre {
+		if tag == want && s.pre == pre && (len(name) <= 8 || (*d.pubNames.Load())[id] == string(name)) {
 			return id + 1
 		}
 	}
@@ -71,23 +87,32 @@ func lookupShared(t *slotTable, h, pre uint64, n int) uint32 {
 const preResolveAhead = 16
 
 // preResolve fills q.pre: the id + 1 in d of each value of q that d holds
-// now and that has at most 8 bytes, 0 for the others. Pass A calls it
-// while pass B may be adding names to d.
+// now, 0 for the others. Pass A calls it while pass B may be adding names
+// to d.
 func (q *pqDict) preResolve(d *dict) {
+	q.pre, q.preIn = make([]uint32, len(q.dh)), d
+	q.resolveAgain()
+}
+
+// resolveAgain looks the values of q that q.pre does not hold up in q.preIn
+// (again: pass B may have added them since).
+func (q *pqDict) resolveAgain() {
+	d, pre, dh := q.preIn, q.pre, q.dh
 	t := d.pub.Load()
-	dh := q.dh
-	pre := make([]uint32, len(dh))
+	touch := func(v int) {
+		if pre[v] == 0 {
+			kern.PrefetchLine(unsafe.Pointer(&t.slots[dh[v].h&t.mask]))
+		}
+	}
 	for v := 0; v < len(dh) && v < preResolveAhead; v++ {
-		kern.PrefetchLine(unsafe.Pointer(&t.slots[dh[v].h&t.mask]))
+		touch(v)
 	}
 	for v := range dh {
 		if k := v + preResolveAhead; k < len(dh) {
-			kern.PrefetchLine(unsafe.Pointer(&t.slots[dh[k].h&t.mask]))
+			touch(k)
 		}
-		x := &dh[v]
-		if n := x.hi - x.lo; n <= 8 && n > 0 {
-			pre[v] = lookupShared(t, x.h, x.pre, int(n))
+		if x := &dh[v]; pre[v] == 0 && x.hi > x.lo {
+			pre[v] = d.lookupShared(t, q.names[x.lo:x.hi], x.h, x.pre)
 		}
 	}
-	q.pre, q.preIn = pre, d
 }

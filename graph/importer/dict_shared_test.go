@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,9 @@ import (
 )
 
 // preResolveEdge is row i of TestParquetPreResolveRowOrder: row group 0
-// (rows 0-399) names o0-o199; row group 1 adds p0-p119 and long names
-// (past 8 bytes, which readers leave to pass B); row group 2 mixes names
+// (rows 0-399) names o0-o199 and old-long-name-0-29 (past 8 bytes, which
+// readers compare with the names array); row group 1 adds p0-p119 and
+// long names; row group 2 mixes names
 // of row group 0, names row group 1 added, and new names (q...), some on
 // both sides of a row, in an order that is not the order of either
 // column's dictionary.
@@ -25,6 +27,9 @@ func preResolveEdge(i int) pqDictEdge {
 	switch {
 	case i < 400:
 		src, dst = s("o%d", i%150), s("o%d", (i*7)%200)
+		if i%5 == 0 {
+			dst = s("old-long-name-%d", i%30)
+		}
 	case i < 800:
 		src, dst = s("p%d", i%100), s("p%d", (i*3)%120)
 		if i%2 == 1 {
@@ -34,8 +39,8 @@ func preResolveEdge(i int) pqDictEdge {
 			dst = s("long-new-name-%d", i%50)
 		}
 	default:
-		names := []*string{s("p%d", (i*5)%120), s("q%d", (i*11)%90), s("o%d", (i*13)%200), s("long-new-name-%d", i%60), s("q-long-name-%d", (i*7)%40)}
-		src, dst = names[i%5], names[(i/5)%5]
+		names := []*string{s("p%d", (i*5)%120), s("q%d", (i*11)%90), s("o%d", (i*13)%200), s("long-new-name-%d", i%60), s("q-long-name-%d", (i*7)%40), s("old-long-name-%d", i%35)}
+		src, dst = names[i%6], names[(i/6)%6]
 		if i%7 == 0 {
 			dst = src
 		}
@@ -116,4 +121,55 @@ func orderHook(t *testing.T, waits [][2]string) func(int, string) {
 		}
 		close(ch(ev))
 	}
+}
+
+// Rules 1-4 of dict_shared.go: a reader looking names up while the writer
+// adds them (the table growing, the names array moving) finds each name
+// with its own id or not at all; -race checks the accesses.
+func TestDictSharedReads(t *testing.T) {
+	const n = 20000
+	d := newDict("n")
+	name := func(i int) []byte {
+		if i%2 == 0 {
+			return fmt.Appendf(nil, "n%d", i) // short: tag and prefix compared
+		}
+		return fmt.Appendf(nil, "a-long-name-%d", i) // compared with names
+	}
+	done := make(chan struct{})
+	var found int
+	go func() {
+		defer close(done)
+		for round := 0; round < 50; round++ {
+			tab := d.pub.Load()
+			for i := 0; i < n; i += 7 {
+				b := name(i)
+				h := maphash.Bytes(d.seed, b)
+				if id1 := d.lookupShared(tab, b, h, prefix(b)); id1 != 0 {
+					found++
+					if id1-1 != uint32(i) {
+						t.Errorf("%s found with id %d", b, id1-1)
+						return
+					}
+				}
+			}
+		}
+	}()
+	for i := range n {
+		b := name(i)
+		if _, ok, h := d.lookup(b); !ok {
+			d.add(b, h)
+		}
+	}
+	<-done
+	if d.grows == 0 {
+		t.Fatal("the table never grew")
+	}
+	// A long name whose tag and prefix match another's is told apart by
+	// its bytes.
+	a, b := name(1), name(3)
+	ha := maphash.Bytes(d.seed, a)
+	if got := d.lookupShared(d.pub.Load(), b, ha, prefix(b)); got != 0 {
+		t.Errorf("%s with the hash of %s: id %d", b, a, got-1)
+	}
+	t.Logf("%d of the reader's lookups found their name", found)
 }

@@ -55,6 +55,7 @@ type pqFile struct {
 	file     *os.File
 	size     int64
 	meta     *format.FileMetaData
+	flushed  atomic.Int64 // row groups pass B is done with
 }
 
 // pos returns the Parquet position of row (0-based) and role's column.
@@ -213,6 +214,7 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 				progress(int64(float64(size) * float64(rows) / float64(total)))
 			}
 		}
+		q.flushed.Store(int64(g + 1))
 		p.hook(g, "flushed")
 	}
 	return nil
@@ -304,8 +306,19 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 	seed := &p.relDicts[0][0].seed // the same for every dictionary
 	iseed := p.relDicts[0][0].iseed
 	n := rg.NumRows()
+	again := false
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
+		if !again && q.flushed.Load() >= int64(g) {
+			// Pass B is done with the row group before: the dictionary
+			// values not found as the row group started may be known now.
+			again = true
+			for _, c := range curs {
+				if c != nil && c.pd != nil && c.pd.pre != nil {
+					c.pd.resolveAgain()
+				}
+			}
+		}
 		// Grown as rows are read (once per pooled batch): a corrupt footer
 		// may claim rows that are not there.
 		b := pool.get()
