@@ -91,27 +91,30 @@ const preResolveAhead = 16
 // to d.
 func (q *pqDict) preResolve(d *dict) {
 	q.pre, q.preIn = make([]uint32, len(q.dh)), d
-	q.resolveAgain()
+	q.resolve(true)
 }
 
 // resolveAgain looks the values of q that q.pre does not hold up in q.preIn
-// (again: pass B may have added them since).
-func (q *pqDict) resolveAgain() {
+// again: pass B may have added them since.
+func (q *pqDict) resolveAgain() { q.resolve(false) }
+
+// resolve looks up every value of q (all: q.pre is empty) or those that
+// q.pre does not hold.
+func (q *pqDict) resolve(all bool) {
 	d, pre, dh := q.preIn, q.pre, q.dh
 	t := d.pub.Load()
-	touch := func(v int) {
-		if pre[v] == 0 {
-			kern.PrefetchLine(unsafe.Pointer(&t.slots[dh[v].h&t.mask]))
+	slots, mask := t.slots, t.mask
+	n := len(dh)
+	for v := 0; v < n && v < preResolveAhead; v++ {
+		if all || pre[v] == 0 {
+			kern.PrefetchLine(unsafe.Pointer(&slots[dh[v].h&mask]))
 		}
 	}
-	for v := 0; v < len(dh) && v < preResolveAhead; v++ {
-		touch(v)
-	}
-	for v := range dh {
-		if k := v + preResolveAhead; k < len(dh) {
-			touch(k)
+	for v := range n {
+		if k := v + preResolveAhead; k < n && (all || pre[k] == 0) {
+			kern.PrefetchLine(unsafe.Pointer(&slots[dh[k].h&mask]))
 		}
-		if x := &dh[v]; pre[v] == 0 && x.hi > x.lo {
+		if x := &dh[v]; (all || pre[v] == 0) && x.hi > x.lo {
 			pre[v] = d.lookupShared(t, q.names[x.lo:x.hi], x.h, x.pre)
 		}
 	}
