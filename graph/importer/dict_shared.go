@@ -42,16 +42,22 @@ type slotTable struct {
 	mask  uint64
 }
 
-// set fills an empty slot that readers may be probing (rule 1).
+// set fills an empty slot that readers may be probing (rule 1). The tag
+// and id are the slot's first 8 bytes, stored as one word (in memory
+// order, so that plain reads of s.tag and s.id agree on any byte order).
 func (s *slot) set(tag, id uint32, pre uint64) {
 	s.pre = pre
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(s)), uint64(tag)|uint64(id)<<32)
+	var w uint64
+	h := (*[2]uint32)(unsafe.Pointer(&w))
+	h[0], h[1] = tag, id
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(s)), w)
 }
 
 // load reads a slot's tag and id as set wrote them.
 func (s *slot) load() (tag, id uint32) {
 	w := atomic.LoadUint64((*uint64)(unsafe.Pointer(s)))
-	return uint32(w), uint32(w >> 32)
+	h := (*[2]uint32)(unsafe.Pointer(&w))
+	return h[0], h[1]
 }
 
 // appendName appends name (copied into the arena) to d.names, and
