@@ -48,15 +48,15 @@ func preResolveEdge(i int) pqDictEdge {
 	return pqDictEdge{src, []string{"a", "b", "c"}[i%3], dst}
 }
 
-// Pass A looks the values of each row group's dictionaries up in the
-// entity dictionary while pass B adds names to it (dict_shared.go). Here
-// row group 2 is decoded, and its values looked up, after pass B is done
-// with row group 0 but before row group 1 is even decoded: row group 1
-// then adds names that row group 2 also holds, after row group 2's values
-// were looked up. The store must be the text import's: ids in first
-// appearance order, every name once. (This fails if pass A gave ids to
-// the names it did not find, or if pass B took a name pass A did not
-// find for a new one.)
+// Invariants 1 and 4 with pass A looking the values of each row group's
+// dictionaries up in the entity dictionary while pass B adds names to it
+// (dict_shared.go). Here row group 2 is decoded, and its values looked
+// up, after pass B is done with row group 0 but before row group 1 is
+// even decoded: row group 1 then adds names that row group 2 also holds,
+// after row group 2's values were looked up. The store must be the text
+// import's: ids in first appearance order, every name once. (This fails
+// if pass A gave ids to the names it did not find, or if pass B took a
+// name pass A did not find for a new one.)
 func TestParquetPreResolveRowOrder(t *testing.T) {
 	const rows = 1200
 	var text strings.Builder

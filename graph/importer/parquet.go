@@ -21,7 +21,9 @@ import (
 // an integer relation column is mapped to relation ids once per distinct
 // value (parquet_int.go). A dictionary-encoded entity column reaches
 // pass B as dictionary indexes, resolved once per value and row group
-// (parquet_dict.go). Row groups are decoded in parallel
+// (parquet_dict.go), most of them by the decoders themselves, which look
+// the values up in the entity dictionaries while pass B adds names
+// (dict_shared.go). Row groups are decoded in parallel
 // (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
 // batches of pqBatchRows rows; the calling goroutine runs pass B on the
 // batches in row order, with the same code as for text (a batch without
