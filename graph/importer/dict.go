@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -26,10 +27,12 @@ type dict struct {
 	arena []byte   // the current block; earlier bytes are never written again
 	loc   []uint64 // after partitioning: partition<<32 | offset, by id
 
-	slots []slot
-	mask  uint64
-	seed  maphash.Seed
-	grows int // times the table grew while names were added (tests)
+	slots    []slot
+	mask     uint64
+	pub      atomic.Pointer[slotTable] // slots and mask, for readers on other goroutines (dict_shared.go)
+	pubNames atomic.Pointer[[]string]  // names' array, for the same readers
+	seed     maphash.Seed
+	grows    int // times the table grew while names were added (tests)
 
 	// The integer index (dict_int.go): nil until an integer id is looked up.
 	ints  []islot
@@ -48,6 +51,7 @@ func newDict(typ string) *dict {
 	d := &dict{typ: typ, seed: maphash.MakeSeed()}
 	d.slots = make([]slot, 1024)
 	d.mask = uint64(len(d.slots) - 1)
+	d.pub.Store(&slotTable{slots: d.slots, mask: d.mask})
 	return d
 }
 
@@ -97,7 +101,7 @@ func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at ui
 // add inserts a name known to be absent (h from lookup) and returns its id.
 func (d *dict) add(name []byte, h uint64) uint32 {
 	id := uint32(len(d.names))
-	d.names = append(d.names, d.intern(name))
+	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 	}
@@ -111,13 +115,13 @@ func (d *dict) add(name []byte, h uint64) uint32 {
 // table grows, the name is placed by a new probe.
 func (d *dict) addAt(name []byte, h uint64, at uint64) uint32 {
 	id := uint32(len(d.names))
-	d.names = append(d.names, d.intern(name))
+	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 		d.place(h, len(name), prefix(name), id)
 		return id
 	}
-	d.slots[at] = slot{tag: tagOf(h, len(name)), id: id, pre: prefix(name)}
+	d.slots[at].set(tagOf(h, len(name)), id, prefix(name))
 	return id
 }
 
@@ -140,7 +144,7 @@ func (d *dict) intern(name []byte) string {
 func (d *dict) place(h uint64, n int, pre uint64, id uint32) {
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
 		if d.slots[i].tag == 0 {
-			d.slots[i] = slot{tag: tagOf(h, n), id: id, pre: pre}
+			d.slots[i].set(tagOf(h, n), id, pre)
 			return
 		}
 	}
@@ -169,11 +173,19 @@ func (d *dict) reserve(n int) {
 
 // rebuild makes a table of size slots holding the first n names.
 func (d *dict) rebuild(size, n int) {
-	d.slots = make([]slot, size)
-	adviseHuge(d.slots)
-	d.mask = uint64(len(d.slots) - 1)
+	slots := make([]slot, size)
+	adviseHuge(slots)
+	mask := uint64(len(slots) - 1)
+	// The new table is not published yet: plain stores.
 	for id, s := range d.names[:n] {
 		b := []byte(s)
-		d.place(maphash.Bytes(d.seed, b), len(b), prefix(b), uint32(id))
+		h := maphash.Bytes(d.seed, b)
+		i := h & mask
+		for slots[i].tag != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = slot{tag: tagOf(h, len(b)), id: uint32(id), pre: prefix(b)}
 	}
+	d.slots, d.mask = slots, mask
+	d.pub.Store(&slotTable{slots: slots, mask: mask})
 }

@@ -56,7 +56,11 @@
 // ahead so that their cache misses overlap (see batch.go). Up to three
 // blocks are in flight. After the first block the columns and the tables
 // are reserved from the file size; on Linux, large tables are marked for
-// huge pages (huge_linux.go). The bucket sort runs on every core
+// huge pages (huge_linux.go). A Parquet file is decoded one row group per
+// goroutine; with one pair of entity dictionaries the decoders also look
+// their row groups' dictionary values up in them while pass B adds names
+// (dict_shared.go), so that pass B mostly gives ids to new names and stores
+// rows. The bucket sort runs on every core
 // (write.go); bucket files are written through per-column buffers and
 // fsynced together at commit.
 //

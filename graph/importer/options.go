@@ -61,6 +61,11 @@ type Options struct {
 
 	hook   func(step string) error // tests: injected failures (edgestore.WriteOptions.Hook)
 	noSync bool                    // tests and generated benchmark data: no fsync
+	// Tests of the Parquet pipeline: decoders at once (0: GOMAXPROCS), and
+	// a hook called as pass A starts row group g ("start"), has its first
+	// batch ready ("filled"), and as pass B is done with it ("flushed").
+	pqWorkers int
+	pqHook    func(g int, step string)
 }
 
 // DefaultOptions are SPEC B1.2's defaults: lhs column 0, rhs column 2, no

@@ -21,7 +21,9 @@ import (
 // an integer relation column is mapped to relation ids once per distinct
 // value (parquet_int.go). A dictionary-encoded entity column reaches
 // pass B as dictionary indexes, resolved once per value and row group
-// (parquet_dict.go). Row groups are decoded in parallel
+// (parquet_dict.go), most of them by the decoders themselves, which look
+// the values up in the entity dictionaries while pass B adds names
+// (dict_shared.go). Row groups are decoded in parallel
 // (pass A: one goroutine per row group, at most GOMAXPROCS at once), in
 // batches of pqBatchRows rows; the calling goroutine runs pass B on the
 // batches in row order, with the same code as for text (a batch without
@@ -55,6 +57,7 @@ type pqFile struct {
 	file     *os.File
 	size     int64
 	meta     *format.FileMetaData
+	flushed  atomic.Int64 // row groups pass B is done with
 }
 
 // pos returns the Parquet position of row (0-based) and role's column.
@@ -144,7 +147,11 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 		next <- g
 	}
 	close(next)
-	workers := min(runtime.GOMAXPROCS(0), len(rgs))
+	workers := runtime.GOMAXPROCS(0)
+	if p.opts.pqWorkers > 0 {
+		workers = p.opts.pqWorkers
+	}
+	workers = min(workers, len(rgs))
 	pool := make(batchPool, 3*workers+1)
 	done := make(chan struct{}, workers)
 	var failed atomic.Bool
@@ -209,8 +216,17 @@ func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name 
 				progress(int64(float64(size) * float64(rows) / float64(total)))
 			}
 		}
+		q.flushed.Store(int64(g + 1))
+		p.hook(g, "flushed")
 	}
 	return nil
+}
+
+// hook calls the tests' hook, if any (Options.pqHook).
+func (p *parser) hook(g int, step string) {
+	if p.opts.pqHook != nil {
+		p.opts.pqHook(g, step)
+	}
 }
 
 // reserveRows grows out's columns to the file's row count.
@@ -233,7 +249,13 @@ func (p *parser) reserveRows(out *fileEdges, rows int64) {
 // false when it sent an error.
 func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[roles]*pqCol, pool batchPool, res chan<- *pqBatch, stop <-chan struct{}) (ok bool) {
 	first := q.rgStart[g]
+	p.hook(g, "start")
+	filled := false
 	send := func(b *pqBatch) bool {
+		if !filled {
+			filled = true
+			p.hook(g, "filled")
+		}
 		select {
 		case res <- b:
 			return true
@@ -268,6 +290,16 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 		}
 		curs[r] = &cursor{col: c, pages: chunks[c.leaf].Pages()}
 	}
+	// With one pair of entity dictionaries, the values of each column
+	// chunk's dictionary are looked up in theirs here, on this core, and
+	// pass B is left the values not found (dict_shared.go).
+	if !p.dynamic && p.oneTypePair() {
+		for r, side := range [...]int{roleLhs, roleRhs} {
+			if curs[side] != nil {
+				curs[side].resolveIn = p.relDicts[0][r]
+			}
+		}
+	}
 	var vals [roles]colVals
 	var have [roles]bool
 	for r, c := range curs {
@@ -276,8 +308,19 @@ func (p *parser) decodeRowGroup(q *pqFile, g int, rg parquet.RowGroup, cols *[ro
 	seed := &p.relDicts[0][0].seed // the same for every dictionary
 	iseed := p.relDicts[0][0].iseed
 	n := rg.NumRows()
+	again := false
 	for at := int64(0); at < n; {
 		m := int(min(n-at, pqBatchRows))
+		if !again && q.flushed.Load() >= int64(g) {
+			// Pass B is done with the row group before: the dictionary
+			// values not found as the row group started may be known now.
+			again = true
+			for _, c := range curs {
+				if c != nil && c.pd != nil && c.pd.pre != nil {
+					c.pd.resolveAgain()
+				}
+			}
+		}
 		// Grown as rows are read (once per pooled batch): a corrupt footer
 		// may claim rows that are not there.
 		b := pool.get()

@@ -67,10 +67,13 @@ type cursor struct {
 	dictI64  []int64 // (int64 ids)
 	dictI32  []int32 // (int32 ids)
 	pd       *pqDict
-	relData  []byte          // the dictionary relIDs are of
-	relIDs   []int32         // relation ids by dictionary index; relUnknown until looked up
-	relSmall []int32         // an integer relation column's ids by value below relSmall (relOfInt)
-	relInts  map[int64]int32 // and the other values'
+	// The entity dictionary pd's values are pre-resolved in (dict_shared.go),
+	// or nil.
+	resolveIn *dict
+	relData   []byte          // the dictionary relIDs are of
+	relIDs    []int32         // relation ids by dictionary index; relUnknown until looked up
+	relSmall  []int32         // an integer relation column's ids by value below relSmall (relOfInt)
+	relInts   map[int64]int32 // and the other values'
 }
 
 const relUnknown = -2
@@ -193,48 +196,6 @@ func (c *cursor) next() (int, error) {
 		}
 	}
 	return v, nil
-}
-
-// hashes makes the pqDict of the page's dictionary: the hash and prefix
-// of every value, once per dictionary, so that rows carry indexes instead
-// of names (see parquet_dict.go).
-func (c *cursor) hashes() {
-	if c.pd != nil && len(c.pd.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
-		return // the same dictionary as the previous page
-	}
-	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
-	// A new pqDict each time: batches in flight still point to the last.
-	pd := &pqDict{dh: make([]dictHashes, 0, c.nd)}
-	c.pd = pd
-	if c.col.kind == kindBytes {
-		c.dictData = c.bytes
-		pd.names = c.bytes
-		for v := range c.nd {
-			lo, hi := c.offs[v], c.offs[v+1]
-			if lo > hi {
-				lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
-			}
-			b := c.bytes[lo:hi]
-			pd.empty = pd.empty || lo == hi
-			pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: lo, hi: hi})
-		}
-		return
-	}
-	// Integers: their decimal names, written once per dictionary.
-	c.dictI64, c.dictI32 = c.i64, c.i32
-	names := make([]byte, 0, 8*c.nd)
-	for v := range c.nd {
-		lo := len(names)
-		names = c.appendID(names, v)
-		b := names[lo:]
-		pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: uint32(lo), hi: uint32(len(names))})
-	}
-	pd.names = names
-}
-
-// same tells whether a and b are the same non-empty slice.
-func same[T any](a, b []T) bool {
-	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // appendID appends integer value v in decimal.

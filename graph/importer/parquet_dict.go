@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"hash/maphash"
 	"unsafe"
 
 	"github.com/batchprep/batchprep/internal/kern"
@@ -35,6 +36,11 @@ type pqDict struct {
 	d0   *dict
 	ord  []uint32
 	ords []dictOrd // the ids in the other entity dictionaries, if any
+	// Written by pass A before any row points to the pqDict, then only
+	// read: the id + 1 in preIn of each value preIn held then (0: not
+	// found, left to pass B; dict_shared.go).
+	pre   []uint32
+	preIn *dict
 }
 
 // dictOrd is the entity ids of a dictionary's values in one entity
@@ -144,4 +150,55 @@ func (cv *colVals) emptyName(i int) bool {
 		return d.hi == d.lo
 	}
 	return len(cv.name[i]) == 0
+}
+
+// hashes makes the pqDict of the page's dictionary: the hash and prefix
+// of every value, once per dictionary, so that rows carry indexes instead
+// of names (see parquet_dict.go).
+func (c *cursor) hashes() {
+	if c.pd != nil && len(c.pd.dh) == c.nd && (same(c.bytes, c.dictData) || same(c.i64, c.dictI64) || same(c.i32, c.dictI32)) {
+		return // the same dictionary as the previous page
+	}
+	c.dictData, c.dictI64, c.dictI32 = nil, nil, nil
+	// A new pqDict each time: batches in flight still point to the last.
+	pd := &pqDict{dh: make([]dictHashes, 0, c.nd)}
+	c.pd = pd
+	if c.col.kind == kindBytes {
+		c.dictData = c.bytes
+		pd.names = c.bytes
+		for v := range c.nd {
+			lo, hi := c.offs[v], c.offs[v+1]
+			if lo > hi {
+				lo, hi = 0, 0 // corrupt offsets: an empty name, reported as such
+			}
+			b := c.bytes[lo:hi]
+			pd.empty = pd.empty || lo == hi
+			pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: lo, hi: hi})
+		}
+	} else {
+		c.intNames(pd)
+	}
+	if c.resolveIn != nil {
+		pd.preResolve(c.resolveIn)
+	}
+}
+
+// intNames fills pd with the decimal names of the page's integer
+// dictionary and their hashes.
+func (c *cursor) intNames(pd *pqDict) {
+	// Integers: their decimal names, written once per dictionary.
+	c.dictI64, c.dictI32 = c.i64, c.i32
+	names := make([]byte, 0, 8*c.nd)
+	for v := range c.nd {
+		lo := len(names)
+		names = c.appendID(names, v)
+		b := names[lo:]
+		pd.dh = append(pd.dh, dictHashes{h: maphash.Bytes(*c.seed, b), pre: prefix(b), lo: uint32(lo), hi: uint32(len(names))})
+	}
+	pd.names = names
+}
+
+// same tells whether a and b are the same non-empty slice.
+func same[T any](a, b []T) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }

@@ -38,8 +38,10 @@ type fastRows struct {
 
 // pqFast is a row in short form.
 type pqFast struct {
-	l, r   int64  // the sides' dictionary indexes or integer ids
-	hl, hr uint64 // integer ids: their hashes (intHash)
+	l, r int64 // the sides' dictionary indexes or integer ids
+	// Integer ids: their hashes (intHash). Dictionary indexes: the value's
+	// entity id + 1 if pass A found it (pqDict.pre), else 0.
+	hl, hr uint64
 	rel    uint32
 	w      float32
 }
@@ -104,6 +106,12 @@ func (p *parser) fastBatch(b *pqBatch, cols *[roles]colVals, have *[roles]bool, 
 		}
 		if kind == fastDict {
 			f.l, f.r = int64(l.dx[i]), int64(r.dx[i])
+			if l.pd.pre != nil {
+				f.hl = uint64(l.pd.pre[f.l])
+			}
+			if r.pd.pre != nil {
+				f.hr = uint64(r.pd.pre[f.r])
+			}
 		} else {
 			f.l, f.r, f.hl, f.hr = l.ints[i], r.ints[i], l.hash[i].h, r.hash[i].h
 		}
@@ -162,13 +170,7 @@ func (p *parser) flushFastAny(b *pqBatch, name string, expected *int, out *fileE
 			found = lok && rok
 		}
 		if found && *expected != 0 {
-			out.edgeLines++
-			out.lhs = append(out.lhs, lid)
-			out.rhs = append(out.rhs, rid)
-			out.rel = append(out.rel, f.rel)
-			if weight {
-				out.weight = append(out.weight, f.w)
-			}
+			out.addEdge(lid, rid, f, weight)
 			continue
 		}
 		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
@@ -176,6 +178,18 @@ func (p *parser) flushFastAny(b *pqBatch, name string, expected *int, out *fileE
 		}
 	}
 	return nil
+}
+
+// addEdge stores a short row whose entity ids pass B found (it passed
+// every check but those of a new entity).
+func (out *fileEdges) addEdge(lid, rid uint32, f *pqFast, weight bool) {
+	out.edgeLines++
+	out.lhs = append(out.lhs, lid)
+	out.rhs = append(out.rhs, rid)
+	out.rel = append(out.rel, f.rel)
+	if weight {
+		out.weight = append(out.weight, f.w)
+	}
 }
 
 // finishFast makes row i of a batch in short form into a row record and
@@ -221,6 +235,7 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 	// ahead (the hashes unread when the id turns out to be known: fetching
 	// them blindly costs less than a stage that reads the id first), then
 	// for a value not resolved yet its name table slot.
+	// A side pass A resolved (f.hl, f.hr) reads nothing.
 	touch := func(k int, far bool) {
 		f := &rows[k]
 		if f.rel == recRow {
@@ -228,16 +243,20 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 		}
 		l, r := f.l, f.r
 		if far {
-			kern.PrefetchLine(unsafe.Pointer(&lord[l]))
-			kern.PrefetchLine(unsafe.Pointer(&rord[r]))
-			kern.PrefetchLine(unsafe.Pointer(&ldh[l]))
-			kern.PrefetchLine(unsafe.Pointer(&rdh[r]))
+			if f.hl == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&lord[l]))
+				kern.PrefetchLine(unsafe.Pointer(&ldh[l]))
+			}
+			if f.hr == 0 {
+				kern.PrefetchLine(unsafe.Pointer(&rord[r]))
+				kern.PrefetchLine(unsafe.Pointer(&rdh[r]))
+			}
 			return
 		}
-		if lord[l] == 0 {
+		if f.hl == 0 && lord[l] == 0 {
 			kern.PrefetchLine(unsafe.Pointer(&d0.slots[ldh[l].h&d0.mask]))
 		}
-		if rord[r] == 0 {
+		if f.hr == 0 && rord[r] == 0 {
 			kern.PrefetchLine(unsafe.Pointer(&d1.slots[rdh[r].h&d1.mask]))
 		}
 	}
@@ -261,18 +280,18 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 			}
 			continue
 		}
-		l, r := lord[f.l], rord[f.r]
+		l, r := uint32(f.hl), uint32(f.hr)
+		if l == 0 {
+			l = lord[f.l]
+		}
+		if r == 0 {
+			r = rord[f.r]
+		}
 		if (l == 0 || r == 0) && *expected != 0 {
-			l, r = p.resolveDict(b, f, d0, d1)
+			l, r = p.resolveDict(b, f, d0, d1, l, r)
 		}
 		if l != 0 && r != 0 && *expected != 0 {
-			out.edgeLines++
-			out.lhs = append(out.lhs, l-1)
-			out.rhs = append(out.rhs, r-1)
-			out.rel = append(out.rel, f.rel)
-			if weight {
-				out.weight = append(out.weight, f.w)
-			}
+			out.addEdge(l-1, r-1, f, weight)
 			continue
 		}
 		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
@@ -285,12 +304,22 @@ func (p *parser) flushFastDict(b *pqBatch, name string, expected *int, out *file
 // resolveDict is finish for a short row of flushFastDict one of whose
 // values is not resolved yet, when the row is good: it looks the values
 // up by name, adds the absent ones, records their ids in the id arrays
-// and returns them (+1). When a new name would make the row bad (not
-// UTF-8, a full dictionary) it adds nothing and returns 0 for that side,
-// so that finish, run next, reports the row.
-func (p *parser) resolveDict(b *pqBatch, f *pqFast, d0, d1 *dict) (l, r uint32) {
-	lslot, lid, lok, lname, lh, _, lat := dictSide(b.ld, int32(f.l), d0)
-	rslot, rid, rok, rname, rh, _, rat := dictSide(b.rd, int32(f.r), d1)
+// and returns them (+1). l and r are the sides' ids + 1 if known, else 0.
+// When a new name would make the row bad (not UTF-8, a full dictionary)
+// it adds nothing and returns 0 for that side, so that finish, run next,
+// reports the row.
+func (p *parser) resolveDict(b *pqBatch, f *pqFast, d0, d1 *dict, l, r uint32) (uint32, uint32) {
+	var lslot, rslot *uint32
+	var lname, rname []byte
+	var lh, rh, lat, rat uint64
+	lid, lok := l-1, l != 0
+	rid, rok := r-1, r != 0
+	if !lok {
+		lslot, lid, lok, lname, lh, _, lat = dictSide(b.ld, int32(f.l), d0)
+	}
+	if !rok {
+		rslot, rid, rok, rname, rh, _, rat = dictSide(b.rd, int32(f.r), d1)
+	}
 	if !lok && (!utf8.Valid(lname) || d0.full()) || !rok && (!utf8.Valid(rname) || d1.full()) {
 		return 0, 0
 	}
@@ -402,13 +431,7 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 		lid, lok := d0.lookupInt(f.l, f.hl)
 		rid, rok := d1.lookupInt(f.r, f.hr)
 		if lok && rok && *expected != 0 {
-			out.edgeLines++
-			out.lhs = append(out.lhs, lid)
-			out.rhs = append(out.rhs, rid)
-			out.rel = append(out.rel, f.rel)
-			if weight {
-				out.weight = append(out.weight, f.w)
-			}
+			out.addEdge(lid, rid, f, weight)
 			continue
 		}
 		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
