@@ -45,17 +45,7 @@ func BenchmarkTrainScaleMemory(b *testing.B) {
 	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
 	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
 	negs := envInt(b, "BATCHPREP_SCALE_NEGS", 1000)
-	parts := []int{1, 4, 8, 16}
-	if s := os.Getenv("BATCHPREP_SCALE_PARTITIONS"); s != "" {
-		parts = nil
-		for _, f := range strings.Split(s, ",") {
-			p, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || p < 1 {
-				b.Fatalf("BATCHPREP_SCALE_PARTITIONS=%q: want a list of counts >= 1", s)
-			}
-			parts = append(parts, p)
-		}
-	}
+	parts := envParts(b, []int{1, 4, 8, 16})
 	dir := b.TempDir()
 	bin := filepath.Join(dir, "batchprep")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/batchprep/batchprep/cmd/batchprep").CombinedOutput(); err != nil {
