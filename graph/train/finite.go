@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/batchprep/batchprep/graph"
 )
@@ -75,10 +77,53 @@ func (t *Trainer) firstNonFinite(b graph.Bucket) string {
 }
 
 // firstBad is the index of the first NaN or infinite value of v, or -1.
+// Every bucket scans its partitions whole (2 x tables x P bytes an epoch:
+// 47 GB at P = 16 on LiveJournal's entity count) while the workers wait,
+// so the scan tests exponent bits rather than converting each value, and
+// splits a large slice over the cores; the first bad index is the same.
 func firstBad(v []float32) int {
-	for i, x := range v {
-		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+	n := runtime.GOMAXPROCS(0)
+	if n == 1 || len(v) < finiteSplit {
+		return firstBadSerial(v, 0)
+	}
+	part := (len(v) + n - 1) / n
+	found := make([]int, n)
+	var wg sync.WaitGroup
+	for w := range n {
+		lo, hi := min(w*part, len(v)), min((w+1)*part, len(v))
+		wg.Go(func() { found[w] = firstBadSerial(v[lo:hi], lo) })
+	}
+	wg.Wait()
+	for _, i := range found {
+		if i >= 0 {
 			return i
+		}
+	}
+	return -1
+}
+
+// finiteSplit is the length from which firstBad splits its scan.
+const finiteSplit = 1 << 20
+
+// firstBadSerial is firstBad on one goroutine, its result offset by off.
+// A float32 is NaN or infinite exactly when its 8 exponent bits are all
+// set; blocks of 8 values are tested together first.
+func firstBadSerial(v []float32, off int) int {
+	const exp = 0x7f800000
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		b := v[i : i+8 : i+8]
+		x0, x1 := math.Float32bits(b[0])&exp, math.Float32bits(b[1])&exp
+		x2, x3 := math.Float32bits(b[2])&exp, math.Float32bits(b[3])&exp
+		x4, x5 := math.Float32bits(b[4])&exp, math.Float32bits(b[5])&exp
+		x6, x7 := math.Float32bits(b[6])&exp, math.Float32bits(b[7])&exp
+		if x0 == exp || x1 == exp || x2 == exp || x3 == exp || x4 == exp || x5 == exp || x6 == exp || x7 == exp {
+			break
+		}
+	}
+	for ; i < len(v); i++ {
+		if math.Float32bits(v[i])&exp == exp {
+			return off + i
 		}
 	}
 	return -1
