@@ -18,13 +18,19 @@ import (
 	"github.com/batchprep/batchprep/graph/train/model"
 )
 
-// scaleSettings are the FB15k-237 comparison settings
-// (examples/fb15k237-complex.toml) on one generated relation.
-const scaleSettings = `dimension = 100
+// scaleConfig is the scale benchmarks' config: the FB15k-237 comparison
+// settings (examples/fb15k237-complex.toml) on one generated relation of
+// one entity type, "all", with negs uniform negatives in parts partitions,
+// its store and checkpoint under dir.
+func scaleConfig(dir string, negs, parts int) string {
+	return fmt.Sprintf(`entity_path = %q
+edge_paths = [%q]
+checkpoint_path = %q
+dimension = 100
 num_epochs = 1
 batch_size = 1000
 num_batch_negs = 50
-num_uniform_negs = 1000
+num_uniform_negs = %d
 comparator = "dot"
 loss_fn = "softmax"
 lr = 0.1
@@ -40,7 +46,8 @@ name = "r0"
 lhs = "all"
 rhs = "all"
 operator = "complex_diagonal"
-`
+`, filepath.Join(dir, "entities"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"), negs, parts)
+}
 
 // BenchmarkTrainScaleIO (issue 24, target 1's partitioned run): one epoch
 // of graph/gen's power-law graph (scaleGraph; BATCHPREP_SCALE_ENTITIES entities, default 1,000,000, and
@@ -73,9 +80,7 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
 	for _, parts := range envParts(b, []int{1, 8}) {
 		dir := b.TempDir()
-		cfgText := fmt.Sprintf("entity_path = %q\nedge_paths = [%q]\ncheckpoint_path = %q\n", filepath.Join(dir, "entities"),
-			filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt")) + fmt.Sprintf(scaleSettings, parts)
-		cfg, err := config.Parse([]byte(cfgText), "toml")
+		cfg, err := config.Parse([]byte(scaleConfig(dir, 1000, parts)), "toml")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -60,31 +60,7 @@ func BenchmarkTrainScaleMemory(b *testing.B) {
 			sub := filepath.Join(dir, fmt.Sprintf("p%d", p))
 			cfgPath := filepath.Join(sub, "graph.toml")
 			os.MkdirAll(sub, 0o755)
-			text := fmt.Sprintf(`entity_path = %q
-edge_paths = [%q]
-checkpoint_path = %q
-dimension = 100
-num_epochs = 1
-batch_size = 1000
-num_batch_negs = 50
-num_uniform_negs = %d
-comparator = "dot"
-loss_fn = "softmax"
-lr = 0.1
-regularization_coef = 1e-3
-global_emb = false
-eval_fraction = 0
-workers = 2
-
-[entities.node]
-num_partitions = %d
-
-[[relations]]
-name = "r0"
-lhs = "node"
-rhs = "node"
-operator = "complex_diagonal"
-`, filepath.Join(sub, "entities"), filepath.Join(sub, "edges"), filepath.Join(sub, "ckpt"), negs, p)
+			text := scaleConfig(sub, negs, p)
 			if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
 				b.Fatal(err)
 			}
@@ -108,7 +84,7 @@ operator = "complex_diagonal"
 			// holds (those the edges name), not of the generator's range.
 			var rows int64
 			for part := range p {
-				n, err := st.EntityCount("node", part)
+				n, err := st.EntityCount("all", part)
 				if err != nil {
 					b.Fatal(err)
 				}
