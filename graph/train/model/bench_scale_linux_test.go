@@ -25,8 +25,9 @@ var scaleTables = map[bool]*Table{}
 // positives, a new batch each step, as this package runs it (tables on
 // transparent huge pages on Linux, rows prefetched) next to a baseline
 // without one of the two: hugepages (the table and the worker's arrays on
-// small pages), prefetch (no prefetching) and
-// neither (small pages, no prefetching: the code before both). Each
+// small pages), prefetch (no prefetching),
+// neither (small pages, no prefetching: the code before both) and early
+// (every row updated after the batch: no early updates, early.go). Each
 // iteration is one step of each, alternating which goes first, so that the
 // baseline shares the machine's load. It reports cpu-edges/s and
 // base-cpu-edges/s (edges per second of the thread's CPU time, the figure a
@@ -38,12 +39,14 @@ func BenchmarkStepScale(b *testing.B) {
 	b.Run("hugepages", func(b *testing.B) { stepScale(b, stepArm{huge: false, ahead: prefetchAhead}) })
 	b.Run("prefetch", func(b *testing.B) { stepScale(b, stepArm{huge: true, ahead: 0}) })
 	b.Run("neither", func(b *testing.B) { stepScale(b, stepArm{huge: false, ahead: 0}) })
+	b.Run("early", func(b *testing.B) { stepScale(b, stepArm{huge: true, ahead: prefetchAhead, late: true}) })
 }
 
 // stepArm is one setting BenchmarkStepScale times.
 type stepArm struct {
 	huge  bool // table and worker arrays on huge pages
 	ahead int  // Worker.ahead
+	late  bool // Worker.late
 	tab   *Table
 	w     *Worker
 	rng   *rand.Rand
@@ -70,7 +73,7 @@ func stepScale(b *testing.B, base stepArm) {
 			b.Fatal(err)
 		}
 		a.w, a.rng = NewWorker(m), rand.New(rand.NewPCG(7, 8))
-		a.w.ahead = a.ahead
+		a.w.ahead, a.w.late = a.ahead, a.late
 		a.batch = Batch{Lhs: make([]uint32, 1000), Rhs: make([]uint32, 1000), Rel: make([]uint32, 1000)}
 		a.w.Step(a.batch, a.tab, a.tab, a.rng) // buffers grown
 		SetMemoryHints(was)

@@ -25,6 +25,14 @@ func scaleBatch(rng *rand.Rand, n, nl, nr int) Batch {
 func TestMappedWorkerSameValues(t *testing.T) {
 	c := stepCase{op: "complex_diagonal", cmp: "dot", loss: "softmax", batchNegs: 50, uniform: 200, reg: 1e-3}
 	const d = 8
+	// With early updates (the default) a side's summed gradients hold the
+	// positives and repeated negatives only; late, every row of the batch.
+	for _, late := range []bool{true, false} {
+		mappedSameValues(t, c, d, late)
+	}
+}
+
+func mappedSameValues(t *testing.T, c stepCase, d int, late bool) {
 	type run struct {
 		m          *Model
 		w          *Worker
@@ -38,6 +46,7 @@ func TestMappedWorkerSameValues(t *testing.T) {
 			l: NewTable(3000, d, 0.5, rng), r: NewTable(2000, d, 0.5, rng)}
 	}
 	runs[0].w, runs[1].w = NewWorker(runs[0].m), NewMappedWorker(runs[1].m)
+	runs[0].w.late, runs[1].w.late = late, late
 	defer runs[1].w.Release()
 	for i := range runs {
 		r := &runs[i]
@@ -55,18 +64,18 @@ func TestMappedWorkerSameValues(t *testing.T) {
 			}
 		}
 	}
-	if n := len(runs[1].w.gl.rows); n <= 4096 && cap(runs[1].w.gl.g) <= 4096*d {
+	if n := len(runs[1].w.gl.rows); late && n <= 4096 && cap(runs[1].w.gl.g) <= 4096*d {
 		t.Errorf("the last batch touched %d rows of a side: the gradients never outgrew the first mapping", n)
 	}
 	for k, pair := range [][2]*Table{{runs[0].L, runs[1].L}, {runs[0].R, runs[1].R}, {runs[0].l, runs[1].l}, {runs[0].r, runs[1].r}} {
 		if !slices.Equal(pair[0].Emb, pair[1].Emb) || !slices.Equal(pair[0].Acc, pair[1].Acc) {
-			t.Errorf("table %d differs between an ordinary and a mapped worker", k)
+			t.Errorf("table %d differs between an ordinary and a mapped worker (late %v)", k, late)
 		}
 	}
 	for r, ps := range runs[0].m.Params {
 		for s, p := range ps {
 			if p != nil && !slices.Equal(p.P, runs[1].m.Params[r][s].P) {
-				t.Errorf("relation %d side %d differs", r, s)
+				t.Errorf("relation %d side %d differs (late %v)", r, s, late)
 			}
 		}
 	}

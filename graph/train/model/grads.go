@@ -14,6 +14,7 @@ type rowGrads struct {
 	// the Go heap (NewMappedWorker, gradmem.go).
 	mapped        bool
 	slotMem, gMem []byte
+	census        rowCensus // the batch's rows, with early updates (early.go)
 }
 
 func (rg *rowGrads) reset(t *Table, typ int) {

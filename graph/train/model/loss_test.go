@@ -73,7 +73,7 @@ func TestStepLogisticAsPBG(t *testing.T) {
 		L := &Table{Rows: 5, Dim: 1, Emb: []float32{1, 0.5, -1, 2, 0.25}, Acc: make([]float32, 5)}
 		R := &Table{Rows: 5, Dim: 1, Emb: []float32{0.5, -1, 1, 0.25, -0.5}, Acc: make([]float32, 5)}
 		b := Batch{Lhs: []uint32{0, 1, 2, 3, 4}, Rhs: []uint32{0, 1, 2, 3, 4}, Rel: make([]uint32, 5)}
-		st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+		st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)), false)
 		want := 12.112579279423374
 		if noLhs {
 			want = 9.69894213318817
@@ -135,7 +135,7 @@ func TestStepLogisticEveryOperator(t *testing.T) {
 		L := &Table{Rows: 5, Dim: 2, Emb: []float32{1, 0.5, 0.5, -1, -1, 0.25, 2, 1, 0.25, -0.5}, Acc: make([]float32, 5)}
 		R := &Table{Rows: 5, Dim: 2, Emb: []float32{0.5, 1, -1, 0.5, 1, 1, 0.25, -2, -0.5, 0.75}, Acc: make([]float32, 5)}
 		b := Batch{Lhs: []uint32{0, 1, 2, 3, 4}, Rhs: []uint32{0, 1, 2, 3, 4}, Rel: make([]uint32, 5)}
-		st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+		st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)), false)
 		if math.Abs(st.Loss-c.want) > 1e-5*c.want {
 			t.Errorf("%s, dynamic %v: loss %.9g, want %.9g", c.op, c.dyn, st.Loss, c.want)
 		}

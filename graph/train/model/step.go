@@ -25,7 +25,10 @@ type Worker struct {
 	gl, gr     rowGrads
 	usedRels   []int
 	scratch    []float32
-	ahead      int // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
+	ahead      int      // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
+	late       bool     // every row takes its step after the batch (no early updates: early.go)
+	drawn      []uint32 // the batch's uniform negatives, drawn up front
+	earlyRows  int      // rows updated early, for tests
 
 	// Per chunk.
 	u, v, cand, t, f, df, dt, dcand, dx []float32
@@ -42,6 +45,8 @@ func NewWorker(m *Model) *Worker {
 		scratch: make([]float32, m.S.Dim)}
 	if memHints.Load() {
 		w.ahead = prefetchAhead
+	} else {
+		w.late = true
 	}
 	w.gen = []int{0}
 	for i := range w.stamp {
@@ -131,16 +136,19 @@ func (w *Worker) scatter(rg *rowGrads, ids []uint32, g []float32) {
 // forward, backward and one optimizer step (invariants 4, 5). Negatives are
 // drawn from rng.
 func (w *Worker) Step(b Batch, L, R *Table, rng *rand.Rand) Stats {
-	st, grR := w.grads(b, L, R, rng)
+	st, grR := w.grads(b, L, R, rng, !w.late)
 	if st.Count > 0 {
 		w.apply(grR)
 	}
 	return st
 }
 
-// grads computes the batch's loss and accumulates its gradients, changing
-// nothing shared; it returns the rhs table's accumulator.
-func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) {
+// grads computes the batch's loss and accumulates its gradients; it
+// returns the rhs table's accumulator. It changes nothing shared unless
+// early, when the rows that occur once in the batch take their Adagrad
+// step as soon as their gradient is known (early.go) and are not in the
+// accumulators.
+func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats, *rowGrads) {
 	m, d := w.m, w.d
 	n := len(b.Lhs)
 	if n == 0 {
@@ -163,6 +171,12 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 	case m.S.NumUniformNegs > 0:
 		cs = m.S.NumUniformNegs
 	}
+	ke := m.S.NumUniformNegs
+	rhsDraws := !m.S.DisableRhsNegs && !r0.AllNegs && ke > 0
+	lhsDraws := !m.S.DisableLhsNegs && !r0.AllNegs && ke > 0
+	w.drawNegatives(n, cs, ke, rhsDraws, lhsDraws, L, R, rng)
+	early = early && len(w.drawn) > 0 && w.census(b, cs, ke, rhsDraws, lhsDraws, grR)
+	drawn := w.drawn
 	var st Stats
 	for c0 := 0; c0 < n; c0 += cs {
 		c1 := min(n, c0+cs)
@@ -177,7 +191,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 				w.wts[i] *= b.Weight[c0+i]
 			}
 		}
-		ch := chunk{rel: b.Rel[c0:c1], k: k, size: min(cs, n), batchNegs: m.S.NumBatchNegs, uniform: m.S.NumUniformNegs}
+		ch := chunk{rel: b.Rel[c0:c1], k: k, size: min(cs, n), batchNegs: m.S.NumBatchNegs, uniform: ke, early: early}
 		// A side whose negatives are disabled still scores its positives
 		// under the logistic loss (PBG calls the loss with no negatives,
 		// which leaves the positives' term); the other losses are 0 there.
@@ -186,12 +200,18 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand) (Stats, *rowGrads) 
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
 			ch.noNegs = m.S.DisableRhsNegs
+			if rhsDraws {
+				ch.drawn, drawn = drawn[:ke], drawn[ke:]
+			}
 			st.Loss += w.direction(&ch, true, r0.AllNegs, rng)
 		}
 		if !m.S.DisableLhsNegs || posOnly {
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
 			ch.noNegs = m.S.DisableLhsNegs
+			if lhsDraws {
+				ch.drawn, drawn = drawn[:ke], drawn[ke:]
+			}
 			st.Loss += w.direction(&ch, false, r0.AllNegs, rng)
 		}
 		if m.S.RegCoef > 0 {
@@ -214,6 +234,8 @@ type chunk struct {
 	candTab          *Table
 	batchNegs        int        // positives per chunk used as negatives (0: none)
 	uniform          int        // uniform negatives
+	drawn            []uint32   // the uniform negatives drawn up front (nil: draw them from rng)
+	early            bool       // update the negatives that occur once in the batch now (early.go)
 	ranks            *[]float64 // evaluation: append each positive's rank, no gradient
 }
 
@@ -234,6 +256,9 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		for i := range ke {
 			w.extra = append(w.extra, uint32(i))
 		}
+	case ch.drawn != nil:
+		ke = ch.uniform
+		w.extra = append(w.extra[:0], ch.drawn...)
 	default:
 		ke = ch.uniform
 		w.extra = Uniform(w.extra, ke, ch.candTab.Rows, rng)
@@ -344,7 +369,11 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	}
 	w.scatter(ch.fixedG, ch.fixedIDs, dfixed)
 	w.scatter(ch.candG, ch.posIDs, dcand[:k*d])
-	w.scatter(ch.candG, w.extra, dcand[k*d:])
+	if ch.early {
+		w.scatterEarly(ch.candG, w.extra, dcand[k*d:])
+	} else {
+		w.scatter(ch.candG, w.extra, dcand[k*d:])
+	}
 	return loss
 }
 

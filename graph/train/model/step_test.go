@@ -110,11 +110,11 @@ func TestStepGradients(t *testing.T) {
 	for _, c := range stepCases() {
 		m, L, R, b := stepModel(t, c, d)
 		loss := func() float64 {
-			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)), false)
 			return st.Loss
 		}
 		w := NewWorker(m)
-		st, grR := w.grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+		st, grR := w.grads(b, L, R, rand.New(rand.NewPCG(1, 1)), false)
 		if st.Count != len(b.Lhs) {
 			t.Fatalf("%+v: count %d", c, st.Count)
 		}
@@ -256,7 +256,7 @@ func TestN3AsPBG(t *testing.T) {
 		m, L, R, b := stepModel(t, c, d)
 		loss := func(reg float64) float64 {
 			m.S.RegCoef = reg
-			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)))
+			st, _ := NewWorker(m).grads(b, L, R, rand.New(rand.NewPCG(1, 1)), false)
 			return st.Loss
 		}
 		got := loss(coef) - loss(0)

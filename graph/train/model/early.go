@@ -1,0 +1,166 @@
+package model
+
+import (
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/batchprep/batchprep/internal/kern"
+)
+
+// Early updates. A batch of 1000 edges with 1000 uniform negatives per
+// chunk of 50 draws 40,000 negative rows; on a table of millions of rows
+// nearly all of them occur once in the batch. The batch step (invariant 5)
+// gives each such row one Adagrad step with its one gradient after the
+// batch, by which time the batch's other rows have evicted it from the
+// caches: it is read from memory twice. A row that occurs once in the
+// batch is read by no later chunk, so its step can be taken as soon as its
+// gradient is known, while the row is still in cache, with the same
+// gradient, the same arithmetic and so the same bits. Rows that occur more
+// than once, and every positive, still sum their gradients and take their
+// step after the batch.
+//
+// To know which rows occur once before the first chunk, the batch's uniform
+// negatives are drawn up front (drawNegatives), in the order the chunks
+// would draw them, and counted per side (rowCensus). Drawing up front
+// happens with early updates on or off, so the random draws are the same
+// either way.
+
+// manyBit marks a census key whose row occurs more than once, or as a
+// positive.
+const manyBit = 1 << 31
+
+// rowCensus is a set of the rows of one side of a batch with, for each,
+// whether it occurs once: open addressing over keys row+1 (0: empty),
+// sized to a few hundred KiB so that it stays in cache.
+type rowCensus struct {
+	keys  []uint32
+	shift uint
+}
+
+// reset empties the census and sizes it for up to n rows.
+func (c *rowCensus) reset(n int) {
+	lg := max(bits.Len(uint(2*n)), 10)
+	if len(c.keys) != 1<<lg {
+		c.keys = make([]uint32, 1<<lg)
+	} else {
+		clear(c.keys)
+	}
+	c.shift = uint(32 - lg)
+}
+
+func (c *rowCensus) home(row uint32) uint32 { return (row * 0x9e3779b1) >> c.shift }
+
+// note counts one occurrence of row; a positive (many) counts as several.
+func (c *rowCensus) note(row uint32, many bool) {
+	key, mask := row+1, uint32(len(c.keys)-1)
+	if many {
+		key |= manyBit
+	}
+	for i := c.home(row); ; i = (i + 1) & mask {
+		switch k := c.keys[i]; {
+		case k == 0:
+			c.keys[i] = key
+			return
+		case k&^manyBit == row+1:
+			c.keys[i] = k | manyBit
+			return
+		}
+	}
+}
+
+// once is whether row was noted exactly once, not as a positive.
+func (c *rowCensus) once(row uint32) bool {
+	mask := uint32(len(c.keys) - 1)
+	for i := c.home(row); ; i = (i + 1) & mask {
+		switch k := c.keys[i]; {
+		case k == 0:
+			return false
+		case k&^manyBit == row+1:
+			return k&manyBit == 0
+		}
+	}
+}
+
+// drawNegatives draws the uniform negatives of a batch of n positives in
+// chunks of cs into w.drawn, as the chunks' directions would draw them in
+// turn: per chunk, those of the rhs side (from R's rows) when rhs, then
+// those of the lhs side (from L's rows) when lhs.
+func (w *Worker) drawNegatives(n, cs, ke int, rhs, lhs bool, L, R *Table, rng *rand.Rand) {
+	w.drawn = w.drawn[:0]
+	for c0 := 0; c0 < n; c0 += cs {
+		if rhs {
+			for range ke {
+				w.drawn = append(w.drawn, uint32(rng.IntN(R.Rows)))
+			}
+		}
+		if lhs {
+			for range ke {
+				w.drawn = append(w.drawn, uint32(rng.IntN(L.Rows)))
+			}
+		}
+	}
+}
+
+// census counts the batch's rows for early updates: its positives (as
+// many) and the negatives drawNegatives drew, each in the census of the
+// side whose gradients it takes. It returns false, and early updates stay
+// off for the batch, when a table has too many rows for the census keys.
+func (w *Worker) census(b Batch, cs, ke int, rhs, lhs bool, grR *rowGrads) bool {
+	if w.gl.tab.Rows >= manyBit-1 || grR.tab.Rows >= manyBit-1 {
+		return false
+	}
+	n := len(b.Lhs)
+	if grR == &w.gl {
+		w.gl.census.reset(2*n + len(w.drawn))
+	} else {
+		w.gl.census.reset(n + len(w.drawn))
+		grR.census.reset(n + len(w.drawn))
+	}
+	for i := range n {
+		w.gl.census.note(b.Lhs[i], true)
+		grR.census.note(b.Rhs[i], true)
+	}
+	at := 0
+	for c0 := 0; c0 < n; c0 += cs {
+		if rhs {
+			for _, r := range w.drawn[at : at+ke] {
+				grR.census.note(r, false)
+			}
+			at += ke
+		}
+		if lhs {
+			for _, r := range w.drawn[at : at+ke] {
+				w.gl.census.note(r, false)
+			}
+			at += ke
+		}
+	}
+	return true
+}
+
+// scatterEarly is scatter for a chunk's uniform negatives with early
+// updates on: a row that occurs once in the batch takes its Adagrad step
+// now, the others add their gradient to rg as scatter does.
+func (w *Worker) scatterEarly(rg *rowGrads, ids []uint32, g []float32) {
+	d, lr, tab := w.d, w.m.S.Lr, rg.tab
+	for _, id := range ids[:min(w.ahead, len(ids))] {
+		kern.Prefetch(tab.Row(int(id)))
+		kern.Prefetch(tab.Acc[id : id+1])
+	}
+	for i, id := range ids {
+		if a := i + w.ahead; w.ahead > 0 && a < len(ids) {
+			kern.Prefetch(tab.Row(int(ids[a])))
+			kern.Prefetch(tab.Acc[ids[a] : ids[a]+1])
+		}
+		gi := g[i*d : (i+1)*d]
+		if rg.census.once(id) {
+			tab.Update(int(id), gi, lr, w.scratch)
+			w.earlyRows++
+		} else {
+			rg.add(id, gi)
+		}
+		if w.dglob != nil {
+			addTo(w.dglob[rg.typ], gi)
+		}
+	}
+}
