@@ -39,4 +39,9 @@
 //  9. Where a worker's row indexes and summed gradients live (the Go heap,
 //     or mappings given back by Release: NewMappedWorker) changes no value:
 //     a mapped worker's steps give the same bits as an ordinary one's.
+//  10. Early updates (early.go): a uniform negative that occurs once in a
+//     batch takes its Adagrad step as soon as its gradient is known, while
+//     its row is still in cache, instead of after the batch. No later chunk
+//     of the batch reads that row, so a step gives the same bits with early
+//     updates on or off. They are on with the memory hints.
 package model

@@ -13,6 +13,8 @@ import (
 // bit-identical to steps that update every row after the batch, and
 // report the same loss.
 func TestEarlyUpdatesSameBits(t *testing.T) {
+	defer func(was uint64) { earlyMin = was }(earlyMin)
+	earlyMin = 0
 	var early, total int
 	for i, c := range stepCases() {
 		if c.uniform > 0 {
@@ -77,6 +79,36 @@ func TestEarlyUpdatesSameBits(t *testing.T) {
 	// (with 50 draws per chunk over a few hundred rows) most were not.
 	if early == 0 || early > total/2 {
 		t.Errorf("%d of about %d negatives updated early: the test exercises only one path", early, total)
+	}
+}
+
+// Tables below earlyMin, whose rows stay in cache, are not counted and
+// update every row after the batch; one side may be counted while the
+// other is not.
+func TestEarlyOnlyLargeTables(t *testing.T) {
+	c := stepCase{op: "complex_diagonal", cmp: "dot", loss: "softmax", batchNegs: 5, uniform: 50}
+	defer func(was uint64) { earlyMin = was }(earlyMin)
+	for _, tc := range []struct {
+		min          uint64
+		lRows, rRows int
+		wantL, wantR bool
+	}{
+		{32 << 20, 300, 200, false, false},
+		{300 * 6 * 4, 300, 200, true, false},
+		{0, 300, 200, true, true},
+	} {
+		earlyMin = tc.min
+		m, _, _, _ := stepModel(t, c, 6)
+		rng := rand.New(rand.NewPCG(1, 3))
+		L, R := NewTable(tc.lRows, 6, 0.5, rng), NewTable(tc.rRows, 6, 0.5, rng)
+		w := NewWorker(m)
+		w.Step(scaleBatch(rng, 40, L.Rows, R.Rows), L, R, rng)
+		if w.gl.census.on != tc.wantL || w.gr.census.on != tc.wantR {
+			t.Errorf("earlyMin %d: sides counted %v, %v; want %v, %v", tc.min, w.gl.census.on, w.gr.census.on, tc.wantL, tc.wantR)
+		}
+		if (w.earlyRows > 0) != (tc.wantL || tc.wantR) {
+			t.Errorf("earlyMin %d: %d rows updated early", tc.min, w.earlyRows)
+		}
 	}
 }
 

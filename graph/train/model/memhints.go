@@ -13,10 +13,12 @@ import (
 //     advised to the kernel as transparent huge pages before they are first
 //     written (hugepage_linux.go; elsewhere nothing is done);
 //   - a Worker prefetches the rows it gathers and updates, and the slots it
-//     looks up, prefetchAhead rows ahead (kern.Prefetch).
+//     looks up, prefetchAhead rows ahead (kern.Prefetch);
+//   - a Worker gives the uniform negatives that occur once in a batch their
+//     Adagrad step while they are still in cache (early updates, early.go).
 //
-// Neither changes a value or the order of any arithmetic: results are the
-// same bits either way.
+// None changes a value or the order of any arithmetic on a value: results
+// are the same bits either way.
 
 // memHints is whether new tables and Workers use the memory hints: on
 // unless the environment sets BATCHPREP_MEMORY_HINTS=off (or 0, false),
@@ -33,11 +35,11 @@ func init() {
 
 // SetMemoryHints sets whether tables allocated and Workers made from now
 // on use the memory hints for large tables: transparent huge pages (Linux;
-// with the hints off, tables ask for small pages) and rows prefetched
-// ahead of use (amd64). It returns the previous setting. The hints are on
-// by default; benchmarks turn them off for a baseline in the same run, as
-// BATCHPREP_MEMORY_HINTS=off does for a process. Training results do not
-// depend on them.
+// with the hints off, tables ask for small pages), rows prefetched ahead
+// of use (amd64) and early updates. It returns the previous setting. The
+// hints are on by default; benchmarks turn them off for a baseline in the
+// same run, as BATCHPREP_MEMORY_HINTS=off does for a process. Training
+// results do not depend on them.
 func SetMemoryHints(on bool) bool { return memHints.Swap(on) }
 
 // prefetchAhead is how many rows ahead a Worker prefetches: about the

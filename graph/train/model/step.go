@@ -145,9 +145,9 @@ func (w *Worker) Step(b Batch, L, R *Table, rng *rand.Rand) Stats {
 
 // grads computes the batch's loss and accumulates its gradients; it
 // returns the rhs table's accumulator. It changes nothing shared unless
-// early, when the rows that occur once in the batch take their Adagrad
-// step as soon as their gradient is known (early.go) and are not in the
-// accumulators.
+// early, when the negatives that occur once in the batch take their
+// Adagrad step as soon as their gradient is known (early.go; large tables
+// only) and are not in the accumulators.
 func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats, *rowGrads) {
 	m, d := w.m, w.d
 	n := len(b.Lhs)
@@ -175,7 +175,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 	rhsDraws := !m.S.DisableRhsNegs && !r0.AllNegs && ke > 0
 	lhsDraws := !m.S.DisableLhsNegs && !r0.AllNegs && ke > 0
 	w.drawNegatives(n, cs, ke, rhsDraws, lhsDraws, L, R, rng)
-	early = early && len(w.drawn) > 0 && w.census(b, cs, ke, rhsDraws, lhsDraws, grR)
+	w.census(b, cs, ke, rhsDraws, lhsDraws, early, grR)
 	drawn := w.drawn
 	var st Stats
 	for c0 := 0; c0 < n; c0 += cs {
@@ -191,7 +191,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 				w.wts[i] *= b.Weight[c0+i]
 			}
 		}
-		ch := chunk{rel: b.Rel[c0:c1], k: k, size: min(cs, n), batchNegs: m.S.NumBatchNegs, uniform: ke, early: early}
+		ch := chunk{rel: b.Rel[c0:c1], k: k, size: min(cs, n), batchNegs: m.S.NumBatchNegs, uniform: ke}
 		// A side whose negatives are disabled still scores its positives
 		// under the logistic loss (PBG calls the loss with no negatives,
 		// which leaves the positives' term); the other losses are 0 there.
@@ -235,7 +235,6 @@ type chunk struct {
 	batchNegs        int        // positives per chunk used as negatives (0: none)
 	uniform          int        // uniform negatives
 	drawn            []uint32   // the uniform negatives drawn up front (nil: draw them from rng)
-	early            bool       // update the negatives that occur once in the batch now (early.go)
 	ranks            *[]float64 // evaluation: append each positive's rank, no gradient
 }
 
@@ -369,7 +368,7 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	}
 	w.scatter(ch.fixedG, ch.fixedIDs, dfixed)
 	w.scatter(ch.candG, ch.posIDs, dcand[:k*d])
-	if ch.early {
+	if ch.candG.census.on {
 		w.scatterEarly(ch.candG, w.extra, dcand[k*d:])
 	} else {
 		w.scatter(ch.candG, w.extra, dcand[k*d:])
