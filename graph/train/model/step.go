@@ -200,6 +200,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.u, b.Lhs[c0:c1], &w.gl
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.v, b.Rhs[c0:c1], R, grR
 			ch.noNegs = m.S.DisableRhsNegs
+			ch.drawn = nil
 			if rhsDraws {
 				ch.drawn, drawn = drawn[:ke], drawn[ke:]
 			}
@@ -209,6 +210,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 			ch.fixed, ch.fixedIDs, ch.fixedG = w.v, b.Rhs[c0:c1], grR
 			ch.pos, ch.posIDs, ch.candTab, ch.candG = w.u, b.Lhs[c0:c1], L, &w.gl
 			ch.noNegs = m.S.DisableLhsNegs
+			ch.drawn = nil
 			if lhsDraws {
 				ch.drawn, drawn = drawn[:ke], drawn[ke:]
 			}
