@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -211,11 +212,11 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 }
 
 // workBytes is what the workers hold in the Go heap: each its scratch
-// arrays for one chunk of positives; worker 0 also ranks the held-out
+// arrays for one chunk of positives and its arrays for early updates; worker 0 also ranks the held-out
 // edges, with the eval_ negative counts, when eval_fraction is set.
 func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	train := trainChunkBytes(cfg, d, largest)
-	w := uint64(cfg.NumWorkers()) * train
+	w := uint64(cfg.NumWorkers()) * (train + earlyBytes(cfg))
 	if cfg.EvalFraction > 0 {
 		w += chunkBytes(cfg, d, largest) - train
 	}
@@ -247,20 +248,41 @@ func slotTables(cfg *config.Config) uint64 {
 // negatives (every row with all_negs), at most the largest partition.
 func batchRows(cfg *config.Config, largest uint64) uint64 {
 	batch, uniform := uint64(cfg.BatchSize), uint64(cfg.NumUniformNegs)
-	chunk := batch
-	switch {
-	case cfg.NumBatchNegs > 0:
-		chunk = uint64(cfg.NumBatchNegs)
-	case uniform > 0:
-		chunk = uniform
-	}
-	rows := batch + (batch+chunk-1)/max(chunk, 1)*uniform
+	rows := batch + batchChunks(cfg)*uniform
 	for _, r := range cfg.Relations {
 		if r.AllNegs {
 			rows = largest
 		}
 	}
 	return min(rows, largest)
+}
+
+// batchChunks is the number of chunks of positives in a batch: chunks of
+// num_batch_negs positives, else num_uniform_negs, else the whole batch.
+func batchChunks(cfg *config.Config) uint64 {
+	batch := uint64(cfg.BatchSize)
+	chunk := batch
+	switch {
+	case cfg.NumBatchNegs > 0:
+		chunk = uint64(cfg.NumBatchNegs)
+	case cfg.NumUniformNegs > 0:
+		chunk = uint64(cfg.NumUniformNegs)
+	}
+	return (batch + chunk - 1) / max(chunk, 1)
+}
+
+// earlyBytes is what a worker holds in the Go heap for early updates
+// (model's early.go): a batch's uniform negatives of both sides, drawn up
+// front, and the census of a batch's rows for each side, sized as the
+// model sizes it.
+func earlyBytes(cfg *config.Config) uint64 {
+	batch, uniform := uint64(cfg.BatchSize), uint64(cfg.NumUniformNegs)
+	if uniform == 0 {
+		return 0
+	}
+	draws := batchChunks(cfg) * 2 * uniform
+	keys := uint64(1) << max(bits.Len64(2*(2*batch+draws)), 10)
+	return 4*draws + 2*4*keys
 }
 
 // diskBlock is the allocation unit assumed of checkpoint_path's file
