@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/plan"
+	"github.com/batchprep/batchprep/graph/train/model"
 )
 
 // The memory model of a training run (docs/training.md, "Memory"): what
@@ -56,6 +58,7 @@ type Prediction struct {
 	SlotTables    int    // row indexes per worker: one per side of a batch, one when both are one table
 	GradBytes     uint64 // every worker's summed gradients of the rows a batch touches (mapped)
 	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
+	EarlyRows     uint64 // tables large enough for early updates: the rows a worker's summed gradients hold at most (GradBytes), else 0
 	ChunkEdges    int64  // edges of the plan's largest chunk
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
@@ -165,6 +168,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	rowBytes := (d + 1) * 4
 	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges}
 	var largestRows, largestPartitioned, fresh uint64
+	smallestRows := uint64(math.MaxUint64)
 	for _, typ := range cfg.EntityTypes() {
 		counts := slices.Clone(s.rows[typ])
 		for _, n := range counts {
@@ -181,6 +185,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 			pr.PartBytes += n * rowBytes
 		}
 		if len(counts) > 0 {
+			smallestRows = min(smallestRows, counts[len(counts)-1])
 			largestRows = max(largestRows, counts[0])
 			if len(counts) > 1 {
 				largestPartitioned = max(largestPartitioned, counts[0])
@@ -192,6 +197,10 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	pr.SlotBytes, pr.SlotTables = slotBytes(cfg, largestRows), int(slotTables(cfg))
 	pr.BatchRows = batchRows(cfg, largestRows)
 	pr.GradBytes = uint64(cfg.NumWorkers()) * 2 * pr.BatchRows * d * 4
+	if rows, ok := earlyRows(cfg, smallestRows, d); ok && rows < 2*pr.BatchRows {
+		pr.EarlyRows = rows
+		pr.GradBytes = uint64(cfg.NumWorkers()) * rows * d * 4
+	}
 	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
 	pr.ModelBytes = s.modelBytes
 	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
@@ -255,6 +264,40 @@ func batchRows(cfg *config.Config, largest uint64) uint64 {
 		}
 	}
 	return min(rows, largest)
+}
+
+// earlyRows bounds the rows whose gradients one worker sums, all its
+// tables together, when every table of the run is large enough for early
+// updates (model's early.go): each batch's positives, and of its uniform
+// negatives those that occur more than once or on a positive's row, the
+// others being updated early. Of D draws over n rows, about D²/n repeat a
+// row and D·positives/n land on a positive; the bound takes twice that.
+// A table that takes both sides of a batch (one unpartitioned type, or a
+// bucket (i, i) of a relation from a type to itself) takes both sides'
+// positives and draws; the worker's other table then holds one side's at
+// most.
+func earlyRows(cfg *config.Config, smallest, d uint64) (uint64, bool) {
+	uniform := uint64(cfg.NumUniformNegs)
+	if uniform == 0 || smallest == 0 || smallest*d*4 < model.EarlyMin {
+		return 0, false
+	}
+	sameType := false
+	for _, r := range cfg.Relations {
+		if r.AllNegs {
+			return 0, false
+		}
+		sameType = sameType || r.Lhs == r.Rhs
+	}
+	pos, draws := uint64(cfg.BatchSize), batchChunks(cfg)*uniform
+	side := pos + 2*draws*(draws+pos)/smallest
+	both := 2*pos + 2*(2*draws)*(2*draws+2*pos)/smallest
+	switch {
+	case slotTables(cfg) == 1:
+		return both, true
+	case sameType:
+		return both + side, true
+	}
+	return 2 * side, true
 }
 
 // batchChunks is the number of chunks of positives in a batch: chunks of
@@ -343,7 +386,11 @@ func (pr *Prediction) String() string {
 		tables = "one table"
 	}
 	fmt.Fprintf(&b, "  slots       %s: %d workers' row indexes of %s (mapped)\n", Bytes(pr.SlotBytes), pr.Workers, tables)
-	fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side (mapped)\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
+	if pr.EarlyRows > 0 {
+		fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of up to %d rows, a batch's positives and repeated negatives (mapped; the others are updated early)\n", Bytes(pr.GradBytes), pr.Workers, pr.EarlyRows)
+	} else {
+		fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side (mapped)\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
+	}
 	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)

@@ -53,10 +53,15 @@ func TestPredictTerms(t *testing.T) {
 	pr := predict(cfg, s, 0, "")
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
+	early := uint64(1000+2*20_000*21_000/249_999) + uint64(2000+2*40_000*42_000/249_999)
 	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 4*40_000 + 2*4*(1<<17)), SlotBytes: 2 * 2 * 250_001 * 4, SlotTables: 2, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
-		BatchRows: 21_000, GradBytes: 2 * 2 * 21_000 * 100 * 4,
+		// 100 MB partitions: early updates leave the summed gradients the
+		// positives and twice the expected repeats of 20 chunks x 1000
+		// draws per side over the smallest partition's rows; a bucket (i,
+		// i) puts both sides in one table.
+		BatchRows: 21_000, EarlyRows: early, GradBytes: 2 * early * 100 * 4,
 		CheckpointBytes: onDisk(12 + 1600 + 8)}
 	for _, r := range rows {
 		want.CheckpointBytes += onDisk(24 + r*404)
@@ -135,6 +140,39 @@ func TestHeapLimit(t *testing.T) {
 		if got := pr.HeapLimit(c.n); got != c.want {
 			t.Errorf("HeapLimit(%d MiB) = %d MiB, want %d MiB", c.n>>20, got>>20, c.want>>20)
 		}
+	}
+}
+
+// On tables too small for early updates (d = 10: 10 MB partitions), a
+// run with all_negs and one without uniform negatives, the gradients term
+// stays the bound of every row a batch touches; one table for both sides
+// takes both sides' positives and draws.
+func TestEarlyRows(t *testing.T) {
+	s := shape{rows: map[string][]uint64{"node": {250_000, 250_001, 249_999, 250_000}}, chunkEdges: 625_000, edgeBytes: 24}
+	small := budgetConfig(t, 4, 0, "")
+	small.Dimension = 10
+	allNegs := budgetConfig(t, 4, 0, "")
+	allNegs.Relations[0].AllNegs = true
+	none := budgetConfig(t, 4, 0, "")
+	none.NumUniformNegs = 0
+	for name, cfg := range map[string]*config.Config{"d = 10": small, "all_negs": allNegs, "no uniform negatives": none} {
+		pr := predict(cfg, s, 0, "")
+		if pr.EarlyRows != 0 || pr.BatchRows != batchRows(cfg, 250_001) || pr.GradBytes != 2*2*pr.BatchRows*uint64(cfg.Dimension)*4 {
+			t.Errorf("%s: early rows %d, %d rows, gradients %d", name, pr.EarlyRows, pr.BatchRows, pr.GradBytes)
+		}
+	}
+	// Two types, no relation from a type to itself: each table one side.
+	two := budgetConfig(t, 4, 4, "")
+	two.Relations = two.Relations[1:]
+	if rows, ok := earlyRows(two, 250_000, 100); !ok || rows != 2*(1000+2*20_000*21_000/250_000) {
+		t.Errorf("two types: %d rows (early %v)", rows, ok)
+	}
+	one := budgetConfig(t, 1, 0, "")
+	if rows, ok := earlyRows(one, 4_000_000, 100); !ok || rows != 2000+2*40_000*42_000/4_000_000 {
+		t.Errorf("one table: %d rows (early %v)", rows, ok)
+	}
+	if pr := predict(one, shape{rows: map[string][]uint64{"node": {4_000_000}}, chunkEdges: 1000, edgeBytes: 24}, 0, ""); pr.GradBytes != 2*pr.EarlyRows*100*4 || pr.EarlyRows == 0 {
+		t.Errorf("one table: gradients %d for %d rows", pr.GradBytes, pr.EarlyRows)
 	}
 }
 

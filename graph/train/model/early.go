@@ -29,13 +29,16 @@ import (
 // positive.
 const manyBit = 1 << 31
 
-// earlyMin is the smallest table (embedding bytes) whose rows are updated
+// EarlyMin is the smallest table (embedding bytes) whose rows are updated
 // early. A smaller one stays in cache whole, so an update after the batch
 // finds its rows there anyway, and a batch's 40,000 draws cover it several
 // times, so few rows occur once: counting would cost more than it saves
 // (FB15k-237's 5.8 MB table ran 8 % slower with it).
-// (A variable so that tests can update small tables early.)
-var earlyMin uint64 = 32 << 20
+const EarlyMin = 32 << 20
+
+// earlyMin is EarlyMin, a variable so that tests can update small tables
+// early.
+var earlyMin uint64 = EarlyMin
 
 // rowCensus is a set of the rows of one side of a batch with, for each,
 // whether it occurs once: open addressing over keys row+1 (0: empty),
