@@ -50,8 +50,8 @@ func physicalMemory() uint64 {
 	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
-// checkGraphMemory refuses a train, eval or export run whose estimated
-// memory (graph/train's TrainMemory or EvalMemory) is more than limit
+// checkGraphMemory refuses an eval or export run whose estimated
+// memory (graph/train's EvalMemory) is more than limit
 // bytes, before the tables are allocated; limit 0 means unknown.
 // hint says what the user can change.
 func checkGraphMemory(cfgPath string, m train.Memory, limit uint64, hint string) error {
@@ -62,12 +62,10 @@ func checkGraphMemory(cfgPath string, m train.Memory, limit uint64, hint string)
 		cfgPath, m, limit>>20, hint)
 }
 
-// Hints of checkGraphMemory: training holds two partitions per type at a
-// time; eval and export hold them all.
-const (
-	trainMemoryHint = "lower dimension (or workers), or raise num_partitions"
-	evalMemoryHint  = "eval and export hold every partition at once: lower dimension, or use a machine with more memory"
-)
+// evalMemoryHint is checkGraphMemory's advice: eval and export hold every
+// partition at once (training is checked against its own prediction,
+// checkTrainBudget).
+const evalMemoryHint = "eval and export hold every partition at once: lower dimension, or use a machine with more memory"
 
 // openTrainedStore opens the edge store cfg names and checks, before any
 // table is allocated, that the run fits this machine: forTraining selects

@@ -26,20 +26,20 @@ func TestCheckChunkMemory(t *testing.T) {
 	}
 }
 
-// train, eval and export refuse a run whose estimated memory (entities x
-// dimension, and the workers' arrays) is more than the machine has,
+// eval and export refuse a run whose estimated memory (entities x
+// dimension, and the scratch arrays) is more than the machine has,
 // before allocating; the error names the config, the need and the limit.
 func TestCheckGraphMemory(t *testing.T) {
 	m := train.Memory{Bytes: 3 << 30, Tables: 3<<30 - 1<<20, Work: 1 << 20, Rows: 14_000_000, Dim: 56}
-	if err := checkGraphMemory("g.toml", m, 4<<30, trainMemoryHint); err != nil {
+	if err := checkGraphMemory("g.toml", m, 4<<30, evalMemoryHint); err != nil {
 		t.Errorf("3 GiB within 4 GiB: %v", err)
 	}
-	err := checkGraphMemory("g.toml", m, 2<<30, trainMemoryHint)
+	err := checkGraphMemory("g.toml", m, 2<<30, evalMemoryHint)
 	want := "g.toml: the run needs about 3072 MiB: 14000000 entity rows of dimension 56"
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "more than the 2048 MiB of memory this machine has") {
 		t.Errorf("error %v, want %q", err, want)
 	}
-	if err := checkGraphMemory("g.toml", m, 0, trainMemoryHint); err != nil {
+	if err := checkGraphMemory("g.toml", m, 0, evalMemoryHint); err != nil {
 		t.Errorf("unknown memory must not refuse: %v", err)
 	}
 }

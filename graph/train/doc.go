@@ -69,9 +69,9 @@
 //     state (never backwards) and superseded files are removed, so eval,
 //     export and a single-process train of the finished run read it as
 //     their own.
-//  9. Memory: TrainMemory and EvalMemory bound, from the config and the
-//     store's entity counts alone, the bytes a run's tables and worker
-//     arrays will take, so that a command can refuse a run the machine
+//  9. Memory: EvalMemory bounds, from the config and the store's entity
+//     counts alone, the bytes eval's and export's tables and scratch will
+//     take, so that a command can refuse a run the machine
 //     cannot hold before allocating it (the config's own limits bound
 //     each key; this bounds their product with the entity counts).
 //     Predict is training's model of its peak memory (resident

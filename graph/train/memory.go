@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/batchprep/batchprep/graph/config"
 )
@@ -13,7 +12,7 @@ import (
 type Memory struct {
 	Bytes  uint64
 	Tables uint64 // embeddings and Adagrad accumulators held at once
-	Work   uint64 // the workers' scratch arrays and row-gradient slots
+	Work   uint64 // the scratch arrays of a chunk of positives
 	// Rows is the number of entity rows held at once; Dim the dimension.
 	Rows uint64
 	Dim  int
@@ -22,38 +21,6 @@ type Memory struct {
 func (m Memory) String() string {
 	return fmt.Sprintf("%d MiB: %d entity rows of dimension %d (%d MiB) and the workers' scratch arrays (%d MiB)",
 		m.Bytes>>20, m.Rows, m.Dim, m.Tables>>20, m.Work>>20)
-}
-
-// TrainMemory estimates what training cfg on store holds at its peak: for
-// every entity type the two largest partitions (a bucket holds at most an
-// lhs and an rhs partition of each type), as float32 embeddings plus one
-// accumulator per row; and per worker, the arrays of one chunk of
-// positives scored against its negatives (both sides, with gradients) and
-// the row-gradient slots of two tables. It reads only entity counts and is
-// an upper bound of the trainer's own arrays, not of the Go runtime's
-// overhead.
-func TrainMemory(cfg *config.Config, store Store) (Memory, error) {
-	d := uint64(cfg.Dimension)
-	var rows, largest uint64
-	for _, typ := range cfg.EntityTypes() {
-		counts, err := partitionRows(cfg, store, typ)
-		if err != nil {
-			return Memory{}, err
-		}
-		slices.Sort(counts)
-		slices.Reverse(counts)
-		for _, n := range counts[:min(2, len(counts))] {
-			rows += n
-		}
-		if len(counts) > 0 {
-			largest = max(largest, counts[0])
-		}
-	}
-	m := Memory{Rows: rows, Dim: cfg.Dimension, Tables: rows * (d + 1) * 4}
-	workers := uint64(cfg.NumWorkers())
-	m.Work = workers * (chunkBytes(cfg, d, largest) + 2*largest*4)
-	m.Bytes = m.Tables + m.Work
-	return m, nil
 }
 
 // EvalMemory estimates what eval and export hold: every partition of every

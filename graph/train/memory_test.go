@@ -10,46 +10,36 @@ import (
 	"github.com/batchprep/batchprep/graph/train"
 )
 
-// Invariant 8: the estimate counts the two largest partitions of each type
-// at the config's dimension, plus per-worker scratch that grows with the
-// negatives; eval counts every partition twice. It reads only counts.
+// Invariant 9: eval's estimate counts every partition twice at the
+// config's dimension (loaded, then concatenated per type), plus scratch
+// that grows with the negatives. It reads only counts.
 func TestMemoryEstimate(t *testing.T) {
 	dir := t.TempDir()
 	cfg := fixture(t, dir, ringEdges(200), "dimension = 100\nworkers = 1\nbatch_size = 1000\nnum_batch_negs = 50\nnum_uniform_negs = 50\n", 4)
 	st := openStore(t, cfg)
 	var all uint64
-	var parts []uint64
 	for p := range 4 {
 		n, err := st.EntityCount("node", p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, uint64(n))
 		all += uint64(n)
-	}
-	m, err := train.TrainMemory(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Rows >= all || m.Rows < all/2 || m.Tables != m.Rows*101*4 || m.Bytes != m.Tables+m.Work || m.Work == 0 {
-		t.Errorf("train estimate %+v for partitions %v", m, parts)
 	}
 	e, err := train.EvalMemory(cfg, st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Rows != all || e.Tables != 2*all*101*4 {
+	if e.Rows != all || e.Tables != 2*all*101*4 || e.Bytes != e.Tables+e.Work || e.Work == 0 {
 		t.Errorf("eval estimate %+v, %d entities", e, all)
 	}
-	// More negatives and more workers need more scratch.
+	// More negatives need more scratch.
 	more := *cfg
-	more.NumUniformNegs, more.Workers = 50000, new(int)
-	*more.Workers = 4
-	m2, _ := train.TrainMemory(&more, st)
-	if m2.Work <= 4*m.Work {
-		t.Errorf("scratch with 1000x the negatives and 4 workers: %d, before %d", m2.Work, m.Work)
+	more.NumUniformNegs = 50000
+	e2, _ := train.EvalMemory(&more, st)
+	if e2.Work <= e.Work {
+		t.Errorf("scratch with 1000x the uniform negatives: %d, before %d", e2.Work, e.Work)
 	}
-	if s := m.String(); !strings.Contains(s, "entity rows of dimension 100") {
+	if s := e.String(); !strings.Contains(s, "entity rows of dimension 100") {
 		t.Errorf("String: %s", s)
 	}
 }
