@@ -221,8 +221,9 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 }
 
 // workBytes is what the workers hold in the Go heap: each its scratch
-// arrays for one chunk of positives and its arrays for early updates; worker 0 also ranks the held-out
-// edges, with the eval_ negative counts, when eval_fraction is set.
+// arrays for one chunk of positives and its arrays for early updates;
+// worker 0 also ranks the held-out edges, with the eval_ negative counts,
+// when eval_fraction is set.
 func workBytes(cfg *config.Config, d, largest uint64) uint64 {
 	train := trainChunkBytes(cfg, d, largest)
 	w := uint64(cfg.NumWorkers()) * (train + earlyBytes(cfg))
