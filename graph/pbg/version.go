@@ -44,9 +44,17 @@ func pbgVersion(cfg *config.Config, man *train.Manifest, store Store) (int, erro
 // ours are the config keys batchprep adds to PBG's schema.
 var ours = []string{"edge_roles", "seed", "memory_limit", "checkpoint_buckets"}
 
+// laterKeys are keys of PBG's config schema that not every PBG release
+// knows, with their defaults. A release refuses a config.json with a key
+// it does not know (its schema loader stops at the first), and fills in
+// the default of a key that is absent; so these are written only when set
+// to something other than their default.
+var laterKeys = map[string]any{"early_stopping": false, "num_groups_per_sharded_partition_server": 1.0, "partition_shard_size": 250.0}
+
 // configJSON is cfg as PBG's config.json (invariant 4): PBG's keys only,
-// entity_path and checkpoint_path set to dir (where the entity files and
-// the checkpoint are written), edge_paths the training edge sets.
+// without laterKeys at their defaults, entity_path and checkpoint_path set
+// to dir (where the entity files and the checkpoint are written),
+// edge_paths the training edge sets.
 func configJSON(cfg *config.Config, dir string) ([]byte, error) {
 	var m map[string]any
 	if err := json.Unmarshal(cfg.Canonical(), &m); err != nil {
@@ -54,6 +62,11 @@ func configJSON(cfg *config.Config, dir string) ([]byte, error) {
 	}
 	for _, k := range ours {
 		delete(m, k)
+	}
+	for k, def := range laterKeys {
+		if v, ok := m[k]; ok && v == def {
+			delete(m, k)
+		}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -57,3 +57,41 @@ rhs = "n"
 		t.Errorf("config.json has keys PBG does not know: %v", extra)
 	}
 }
+
+// Keys that some PBG releases do not know (early_stopping, and the sharded
+// partition server's two) are left out of config.json at their defaults,
+// so that those releases load it (a release whose schema lacks them
+// refused the file: "Unknown key: early_stopping"); set to something else,
+// they are written.
+func TestConfigJSONLeavesOutLaterKeysAtDefaults(t *testing.T) {
+	base := "entity_path = \"e\"\nedge_paths = [\"p\"]\n[entities.n]\nnum_partitions = 1\n[[relations]]\nname = \"r\"\nlhs = \"n\"\nrhs = \"n\"\n"
+	keys := func(extra string) map[string]any {
+		t.Helper()
+		cfg, err := config.Parse([]byte(extra+base), "toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := configJSON(cfg, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	got := keys("")
+	for k := range laterKeys {
+		if _, ok := got[k]; ok {
+			t.Errorf("config.json has %s at its default", k)
+		}
+	}
+	if got["bias"] != false || got["dimension"] == nil {
+		t.Errorf("other keys at their defaults stay: bias %v, dimension %v", got["bias"], got["dimension"])
+	}
+	got = keys("early_stopping = true\npartition_shard_size = 100\nnum_groups_per_sharded_partition_server = 2\n")
+	if got["early_stopping"] != true || got["partition_shard_size"] != 100.0 || got["num_groups_per_sharded_partition_server"] != 2.0 {
+		t.Errorf("set keys: early_stopping %v, partition_shard_size %v, groups %v", got["early_stopping"], got["partition_shard_size"], got["num_groups_per_sharded_partition_server"])
+	}
+}
