@@ -21,7 +21,9 @@
 //     batchprep's scores.
 //  3. checkpoint_version.txt is written last, after every other file is
 //     complete and synced: a directory without it holds no checkpoint.
-//  4. config.json holds only keys of PBG's config schema.
+//  4. config.json holds only keys of PBG's config schema, and of the keys
+//     not every PBG release knows only those set to other than their
+//     default.
 //  5. Import keeps PBG's entity partitions, offsets, names and relation
 //     ids: every edge of bucket (l, r) of PBG's data is in bucket (l, r)
 //     of the store with the same lhs, rhs and rel, in file order, its
