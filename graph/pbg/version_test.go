@@ -22,7 +22,7 @@ func TestConfigJSONHasPBGKeysOnly(t *testing.T) {
 	if err := json.Unmarshal(raw, &pbgKeys); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse([]byte(`entity_path = "e"
+	got := exportedConfig(t, `entity_path = "e"
 edge_paths = ["p"]
 edge_roles = ["train"]
 seed = 4
@@ -34,18 +34,7 @@ num_partitions = 2
 name = "r"
 lhs = "n"
 rhs = "n"
-`), "toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := configJSON(cfg, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
+`)
 	var extra []string
 	for k := range got {
 		if _, ok := pbgKeys[k]; !ok {
@@ -65,22 +54,7 @@ rhs = "n"
 // they are written.
 func TestConfigJSONLeavesOutLaterKeysAtDefaults(t *testing.T) {
 	base := "entity_path = \"e\"\nedge_paths = [\"p\"]\n[entities.n]\nnum_partitions = 1\n[[relations]]\nname = \"r\"\nlhs = \"n\"\nrhs = \"n\"\n"
-	keys := func(extra string) map[string]any {
-		t.Helper()
-		cfg, err := config.Parse([]byte(extra+base), "toml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := configJSON(cfg, t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got map[string]any
-		if err := json.Unmarshal(b, &got); err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
+	keys := func(extra string) map[string]any { return exportedConfig(t, extra+base) }
 	got := keys("")
 	for k := range laterKeys {
 		if _, ok := got[k]; ok {
@@ -94,4 +68,23 @@ func TestConfigJSONLeavesOutLaterKeysAtDefaults(t *testing.T) {
 	if got["early_stopping"] != true || got["partition_shard_size"] != 100.0 || got["num_groups_per_sharded_partition_server"] != 2.0 {
 		t.Errorf("set keys: early_stopping %v, partition_shard_size %v, groups %v", got["early_stopping"], got["partition_shard_size"], got["num_groups_per_sharded_partition_server"])
 	}
+}
+
+// exportedConfig is the config.json configJSON writes for the TOML config
+// text, as a map.
+func exportedConfig(t *testing.T, text string) map[string]any {
+	t.Helper()
+	cfg, err := config.Parse([]byte(text), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := configJSON(cfg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

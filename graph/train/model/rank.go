@@ -17,15 +17,7 @@ func (w *Worker) Ranks(b Batch, L, R *Table, batchNegs, uniform int, rng *rand.R
 	if n == 0 {
 		return dst
 	}
-	w.begin()
-	r0 := m.Rels[b.Rel[0]]
-	w.gl.reset(L, r0.Lhs)
-	grR := &w.gr
-	if R == L {
-		grR = &w.gl
-	} else {
-		w.gr.reset(R, r0.Rhs)
-	}
+	r0, grR := w.start(b, L, R)
 	cs := n
 	if batchNegs > 0 && !r0.AllNegs {
 		cs = batchNegs

@@ -143,6 +143,21 @@ func (w *Worker) Step(b Batch, L, R *Table, rng *rand.Rand) Stats {
 	return st
 }
 
+// start begins a batch whose lhs entities are rows of L and rhs entities
+// rows of R: it forgets the previous batch, resets the lhs accumulator to
+// L and returns the batch's first relation and the rhs table's
+// accumulator (the lhs one when R is L).
+func (w *Worker) start(b Batch, L, R *Table) (Relation, *rowGrads) {
+	w.begin()
+	r0 := w.m.Rels[b.Rel[0]]
+	w.gl.reset(L, r0.Lhs)
+	if R == L {
+		return r0, &w.gl
+	}
+	w.gr.reset(R, r0.Rhs)
+	return r0, &w.gr
+}
+
 // grads computes the batch's loss and accumulates its gradients; it
 // returns the rhs table's accumulator. It changes nothing shared unless
 // early, when the negatives that occur once in the batch take their
@@ -154,15 +169,7 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 	if n == 0 {
 		return Stats{}, nil
 	}
-	w.begin()
-	r0 := m.Rels[b.Rel[0]]
-	w.gl.reset(L, r0.Lhs)
-	grR := &w.gr
-	if R == L {
-		grR = &w.gl
-	} else {
-		w.gr.reset(R, r0.Rhs)
-	}
+	r0, grR := w.start(b, L, R)
 	cs := n
 	switch {
 	case r0.AllNegs:
