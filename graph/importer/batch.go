@@ -297,6 +297,8 @@ func (p *parser) finish(e *pending, name string, expected *int, out *fileEdges) 
 			rid = d1.addAt(e.rf, e.hr, rat) // nothing inserted since its lookup
 		case string(e.lf) == string(e.rf):
 			rid = lid
+		case rat == unplaced: // a new integer id (intSide), absent as lhs's name differs
+			rid = d1.addAt(e.rf, e.hr, rat)
 		default:
 			rid = d1.add(e.rf, e.hr)
 		}

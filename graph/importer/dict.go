@@ -29,6 +29,7 @@ type dict struct {
 
 	slots    []slot
 	mask     uint64
+	placed   int                       // names[:placed] are in slots; the rest are not (dict_int.go)
 	pub      atomic.Pointer[slotTable] // slots and mask, for readers on other goroutines (dict_shared.go)
 	pubNames atomic.Pointer[[]string]  // names' array, for the same readers
 	seed     maphash.Seed
@@ -86,6 +87,9 @@ func (d *dict) lookup(name []byte) (id uint32, ok bool, h uint64) {
 // When the name is absent, at is the empty slot where the probe stopped
 // (for addAt).
 func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at uint64) {
+	if d.placed != len(d.names) {
+		d.placeRest()
+	}
 	tag := tagOf(h, len(name))
 	for i := h & d.mask; ; i = (i + 1) & d.mask {
 		s := &d.slots[i]
@@ -100,28 +104,41 @@ func (d *dict) lookupHash(name []byte, h, pre uint64) (id uint32, ok bool, at ui
 
 // add inserts a name known to be absent (h from lookup) and returns its id.
 func (d *dict) add(name []byte, h uint64) uint32 {
+	if d.placed != len(d.names) {
+		d.placeRest()
+	}
 	id := uint32(len(d.names))
 	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 	}
 	d.place(h, len(name), prefix(name), id)
+	d.placed = len(d.names)
 	return id
 }
 
 // addAt is add with the empty slot where lookupHash stopped, which saves
 // a second probe: nothing may have been inserted since that lookup (the
 // probe passed no other empty slot, so the name belongs there). If the
-// table grows, the name is placed by a new probe.
+// table grows, the name is placed by a new probe. With at = unplaced
+// (intSide: a new integer id) the name is added to names only.
 func (d *dict) addAt(name []byte, h uint64, at uint64) uint32 {
 	id := uint32(len(d.names))
+	if at == unplaced {
+		d.appendName(name)
+		return id
+	}
+	if d.placed != len(d.names) { // an unplaced name came since the lookup
+		return d.add(name, h)
+	}
 	d.appendName(name)
 	if 2*len(d.names) > len(d.slots) {
 		d.grow()
 		d.place(h, len(name), prefix(name), id)
-		return id
+	} else {
+		d.slots[at].set(tagOf(h, len(name)), id, prefix(name))
 	}
-	d.slots[at].set(tagOf(h, len(name)), id, prefix(name))
+	d.placed = len(d.names)
 	return id
 }
 
@@ -157,17 +174,19 @@ func (d *dict) grow() {
 	d.rebuild(2*len(d.slots), len(d.names)-1)
 }
 
-// reserve makes room for n names without growing.
+// reserve makes room for n names without growing. While every name came
+// by integer id (intOnly) only the integer index grows: the name table
+// may never be needed, and placeRest sizes it if it is.
 func (d *dict) reserve(n int) {
 	size := len(d.slots)
 	for size < 2*n {
 		size *= 2
 	}
-	if size > len(d.slots) {
-		d.rebuild(size, len(d.names))
-	}
 	if d.ints != nil && size > len(d.ints) {
 		d.rebuildInts(size)
+	}
+	if size > len(d.slots) && !(d.ints != nil && d.intOnly()) {
+		d.rebuild(size, len(d.names))
 	}
 }
 
@@ -186,6 +205,6 @@ func (d *dict) rebuild(size, n int) {
 		}
 		slots[i] = slot{tag: tagOf(h, len(b)), id: uint32(id), pre: prefix(b)}
 	}
-	d.slots, d.mask = slots, mask
+	d.slots, d.mask, d.placed = slots, mask, n
 	d.pub.Store(&slotTable{slots: slots, mask: mask})
 }

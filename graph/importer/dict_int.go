@@ -15,13 +15,42 @@ import (
 // index keyed by the integer itself: an open-addressing table (linear
 // probing, load at most 1/2) from the int64 to the entity's id.
 //
-// The integer index is a cache of the name table, never the authority: an
-// entity a text file added (as "42") is not in it until an integer row
-// misses, formats 42, finds "42" in the name table and caches it. Every new
-// entity goes into the name table first, so ids stay in first appearance
-// order and the names file is the same whatever the mix of files. Unsigned
-// INT64 columns, whose values past 2^63-1 have no int64 key of their own,
-// take the name path.
+// Ids are given in first appearance order whatever the mix of files: an
+// entity a text file added (as "42") is not in the integer index until an
+// integer row misses, formats 42, finds "42" in the name table and caches
+// it. An integer that misses the index can only be new while every entity
+// of the dictionary is in the index (intOnly: every name came by integer
+// id, as in an import of integer files alone); such an entity goes into
+// names and the index but not the name table (addAt with unplaced), which
+// saves the formatting, hashing and a cache miss per new entity. The name
+// table then holds names[:placed] only, and whatever looks a name up or
+// adds one by name places the rest first (placeRest): an import that
+// never looks a name up never builds the table. Unsigned INT64 columns,
+// whose values past 2^63-1 have no int64 key of their own, take the name
+// path.
+
+// unplaced, as intSide's empty slot, says that a new entity goes into
+// names but not into the name table.
+const unplaced = ^uint64(0)
+
+// intOnly tells whether every entity of d is in its integer index (an
+// integer that misses the index is then new).
+func (d *dict) intOnly() bool { return d.nints == len(d.names) }
+
+// placeRest puts names[placed:] into the name table, growing it first if
+// they would fill it past half.
+func (d *dict) placeRest() {
+	if 2*len(d.names) > len(d.slots) {
+		d.rebuild(max(len(d.slots), ceilPow2(2*len(d.names))), len(d.names))
+		return
+	}
+	for id := d.placed; id < len(d.names); id++ {
+		s := d.names[id]
+		b := unsafe.Slice(unsafe.StringData(s), len(s))
+		d.place(maphash.Bytes(d.seed, b), len(b), prefix(b), uint32(id))
+	}
+	d.placed = len(d.names)
+}
 
 // islot is a slot of the integer index.
 type islot struct {
@@ -115,13 +144,17 @@ func ceilPow2(n int) int {
 // integer index first; on a miss, the id's decimal name in the name table
 // (found: cached in the integer index). It returns what the name path of
 // finish needs: the id if found, else the name (in buf), its hash and
-// prefix, and the empty slot for addAt.
+// prefix, and the empty slot for addAt: unplaced, with no hash, when d is
+// intOnly (the id is new and goes into names and the index only).
 func intSide(d *dict, key int64, ih uint64, buf *[]byte) (id uint32, ok bool, name []byte, h, pre, at uint64) {
 	if id, ok = d.lookupInt(key, ih); ok {
 		return id, true, nil, 0, 0, 0
 	}
 	*buf = strconv.AppendInt((*buf)[:0], key, 10)
 	name = *buf
+	if d.intOnly() {
+		return 0, false, name, 0, 0, unplaced
+	}
 	h, pre = maphash.Bytes(d.seed, name), prefix(name)
 	id, ok, at = d.lookupHash(name, h, pre)
 	if ok {
@@ -132,9 +165,13 @@ func intSide(d *dict, key int64, ih uint64, buf *[]byte) (id uint32, ok bool, na
 
 // touchIntSlot prefetches, for an integer id the integer index does not
 // hold (a new entity, mostly), the name table slot intSide will probe
+// (none while the dictionary is intOnly)
 // with its decimal name; its index slot was prefetched by touchFar.
 // Formatting and hashing the name twice costs less than the cache miss.
 func touchIntSlot(d *dict, key int64, ih uint64) {
+	if d.intOnly() {
+		return // a miss is a new entity, which needs no name table slot
+	}
 	if _, ok := d.lookupInt(key, ih); ok {
 		return
 	}
