@@ -111,6 +111,17 @@ func (d *dict) insertInt(key int64, h uint64, id uint32) {
 	}
 }
 
+// addInt adds the entity of integer id key (hash h), known to be new, to
+// names and the integer index but not the name table (d is intOnly), and
+// returns its id.
+func (d *dict) addInt(key int64, h uint64) uint32 {
+	id := uint32(len(d.names))
+	var buf [20]byte
+	d.appendName(strconv.AppendInt(buf[:0], key, 10))
+	d.insertInt(key, h, id)
+	return id
+}
+
 // rebuildInts makes an integer index of size slots holding the present
 // entries.
 func (d *dict) rebuildInts(size int) {

@@ -393,6 +393,11 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 	d0, d1 := p.relDicts[0][0], p.relDicts[0][1]
 	// Two prefetch stages: the integer index slots, then for an id not in
 	// the index the name table slot of its decimal name (dict_int.go).
+	// While both dictionaries are intOnly an id not in the index is new
+	// and needs no name table slot: one stage. A batch in short form adds
+	// no name by name (its bad rows add nothing), so that holds for the
+	// whole batch.
+	names := !d0.intOnly() || !d1.intOnly()
 	touch := func(k, stage int) {
 		f := &rows[k]
 		if f.rel == recRow {
@@ -410,16 +415,23 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 			kern.PrefetchLine(unsafe.Pointer(&d1.ints[f.hr&d1.imask]))
 		}
 	}
-	for stage := 3; stage >= 1; stage -= 2 {
-		for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
-			touch(k, stage)
+	if names {
+		for stage := 3; stage >= 1; stage -= 2 {
+			for k := 0; k < len(rows) && k < stage*prefetchAhead; k++ {
+				touch(k, stage)
+			}
+		}
+	} else {
+		for k := 0; k < len(rows) && k < 3*prefetchAhead; k++ {
+			touch(k, 3)
 		}
 	}
 	for i := range rows {
-		for stage := 3; stage >= 1; stage -= 2 {
-			if k := i + stage*prefetchAhead; k < len(rows) {
-				touch(k, stage)
-			}
+		if k := i + 3*prefetchAhead; k < len(rows) {
+			touch(k, 3)
+		}
+		if k := i + prefetchAhead; names && k < len(rows) {
+			touch(k, 1)
 		}
 		f := &rows[i]
 		if f.rel == recRow {
@@ -430,15 +442,45 @@ func (p *parser) flushFastInt(b *pqBatch, name string, expected *int, out *fileE
 		}
 		lid, lok := d0.lookupInt(f.l, f.hl)
 		rid, rok := d1.lookupInt(f.r, f.hr)
-		if lok && rok && *expected != 0 {
-			out.addEdge(lid, rid, f, weight)
-			continue
+		if *expected != 0 {
+			if lok && rok {
+				out.addEdge(lid, rid, f, weight)
+				continue
+			}
+			if newInts(d0, d1, f, &lid, lok, &rid, rok) {
+				out.addEdge(lid, rid, f, weight)
+				continue
+			}
 		}
 		if err := p.finishFast(b, i, first, name, expected, out); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// newInts adds the sides of short row f that the integer index does not
+// hold (lok, rok false) when they are new entities for sure (their
+// dictionaries are intOnly) and there is room for them, and reports
+// whether it did. It does what finish would do with such a row, without a
+// row record or a lookup by name: an integer id is always a valid name,
+// and the row passed every other check in pass A.
+func newInts(d0, d1 *dict, f *pqFast, lid *uint32, lok bool, rid *uint32, rok bool) bool {
+	if !lok && (!d0.intOnly() || len(d0.names) >= math.MaxUint32-2) ||
+		!rok && (!d1.intOnly() || len(d1.names) >= math.MaxUint32-2) {
+		return false
+	}
+	if !lok {
+		*lid = d0.addInt(f.l, f.hl)
+	}
+	if !rok {
+		if d1 == d0 && !lok && f.r == f.l {
+			*rid = *lid
+		} else {
+			*rid = d1.addInt(f.r, f.hr)
+		}
+	}
+	return true
 }
 
 // reserveFromDicts grows the entity dictionaries' tables, before the
