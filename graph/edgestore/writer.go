@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
@@ -36,6 +37,9 @@ var errSimulatedCrash = errors.New("simulated crash")
 // (invariant 6). Use: WriteEntities for every entity type,
 // WriteRelationNames, then for every edge set EdgeSet and one Bucket per
 // (lhs, rhs); then Commit. Abort (safe after Commit) removes what is left.
+// The Writer's methods are called from one goroutine, but the
+// BucketWriters it returns may each be filled and closed on a goroutine of
+// its own, several at once, until Commit.
 type Writer struct {
 	cfg       *config.Config
 	opts      WriteOptions
@@ -46,8 +50,9 @@ type Writer struct {
 	relNames  bool
 	numRels   int
 	sets      []*setWriter
-	pending   []string // written files not yet fsynced
-	spare     []byte   // a small bucket's file image, for reuse
+	mu        sync.Mutex // guards pending and spare, shared with BucketWriters
+	pending   []string   // written files not yet fsynced
+	spare     []byte     // a small bucket's file image, for reuse
 	done      bool
 	leftovers []string // staging directories of interrupted imports, found by Create
 	removed   []string
@@ -230,7 +235,9 @@ func (w *Writer) writeFile(dir, name string, fill func(io.Writer) error) (FileMa
 	}
 	cw := &crcWriter{w: f}
 	err = fill(cw)
+	w.mu.Lock()
 	w.pending = append(w.pending, p) // fsynced by Commit
+	w.mu.Unlock()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -364,9 +371,12 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 		// The columns append in place into the file image.
 		// Every byte is overwritten (header, then the columns), so a
 		// recycled image needs no clearing.
+		w.mu.Lock()
 		if int64(cap(w.spare)) >= size {
 			bw.image, w.spare = w.spare[:size], nil
-		} else {
+		}
+		w.mu.Unlock()
+		if bw.image == nil {
 			bw.image = make([]byte, size)
 		}
 		copy(bw.image, h.Encode())
@@ -507,9 +517,11 @@ func (bw *BucketWriter) Close() error {
 			c.crc = crc32.Update(c.crc, castagnoli, c.buf)
 		}
 		_, err = bw.f.WriteAt(bw.image, 0)
+		bw.w.mu.Lock()
 		if cap(bw.image) > cap(bw.w.spare) {
 			bw.w.spare = bw.image // recycled by the next small bucket
 		}
+		bw.w.mu.Unlock()
 		bw.image = nil
 	} else {
 		for i := range bw.cols {
@@ -518,7 +530,9 @@ func (bw *BucketWriter) Close() error {
 			}
 		}
 	}
+	bw.w.mu.Lock()
 	bw.w.pending = append(bw.w.pending, bw.path) // fsynced by Commit
+	bw.w.mu.Unlock()
 	if cerr := bw.f.Close(); err == nil {
 		err = cerr
 	}
