@@ -530,6 +530,9 @@ func (bw *BucketWriter) Close() error {
 			}
 		}
 	}
+	if err == nil && !bw.w.opts.NoSync {
+		startWriteback(bw.f)
+	}
 	bw.w.mu.Lock()
 	bw.w.pending = append(bw.w.pending, bw.path) // fsynced by Commit
 	bw.w.mu.Unlock()
