@@ -176,8 +176,8 @@ func intSide(d *dict, key int64, ih uint64, buf *[]byte) (id uint32, ok bool, na
 
 // touchIntSlot prefetches, for an integer id the integer index does not
 // hold (a new entity, mostly), the name table slot intSide will probe
-// (none while the dictionary is intOnly)
-// with its decimal name; its index slot was prefetched by touchFar.
+// with its decimal name (none while the dictionary is intOnly); its index
+// slot was prefetched by touchFar.
 // Formatting and hashing the name twice costs less than the cache miss.
 func touchIntSlot(d *dict, key int64, ih uint64) {
 	if d.intOnly() {
