@@ -19,9 +19,11 @@ import (
 // WriteOptions configure a Writer.
 type WriteOptions struct {
 	// Hook, when set, is called with the name of each step before it runs
-	// ("entities TYPE", "bucket SET LHS RHS", "manifests", "rename TARGET",
-	// "cleanup"); a non-nil error stops the write there as a failure would.
-	// Tests use it to inject failures.
+	// ("entities TYPE", "bucket SET LHS RHS", "bucket SET LHS RHS close",
+	// "manifests", "rename TARGET", "cleanup"); a non-nil error stops the
+	// write there as a failure would. Tests use it to inject failures. The
+	// close steps run on the goroutines that close the buckets, so Hook
+	// may be called from several at once.
 	Hook func(step string) error
 	// NoSync skips every fsync. Only for tests and throw-away benchmark
 	// data: without it a crash may leave a store that fails its checksums.
@@ -350,7 +352,8 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	if st.closed[idx] || st.buckets[idx].File != "" {
 		return nil, fmt.Errorf("edgestore: bucket (%d,%d) of edge set %d written twice", b.Lhs, b.Rhs, s)
 	}
-	if err := w.hook(fmt.Sprintf("bucket %d %d %d", s, b.Lhs, b.Rhs)); err != nil {
+	step := fmt.Sprintf("bucket %d %d %d", s, b.Lhs, b.Rhs)
+	if err := w.hook(step); err != nil {
 		return nil, err
 	}
 	name := BucketFile(b.Lhs, b.Rhs)
@@ -362,7 +365,7 @@ func (w *Writer) Bucket(s int, b graph.Bucket, n int64) (*BucketWriter, error) {
 	st.buckets[idx] = BucketManifest{Lhs: b.Lhs, Rhs: b.Rhs, File: name, Edges: n}
 	h := Header{Weights: st.weights, Edges: uint64(n), Lhs: uint32(b.Lhs), Rhs: uint32(b.Rhs)}
 	offs, size := layout(n, st.weights)
-	bw := &BucketWriter{w: w, set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights}
+	bw := &BucketWriter{w: w, set: st, idx: idx, path: p, f: f, n: n, size: size, weights: st.weights, step: step}
 	// A small bucket is assembled in memory and written with one call at
 	// Close (system calls dominate with many small buckets); a large one
 	// streams each column through its own buffer.
@@ -408,6 +411,7 @@ type BucketWriter struct {
 	n, done int64
 	size    int64
 	weights bool
+	step    string // the hook's name of the bucket
 	whole   bool   // small bucket: one write at Close
 	image   []byte // whole mode: the file's bytes
 	cols    []colBuf
@@ -508,6 +512,9 @@ func (bw *BucketWriter) Close() error {
 		return bw.err
 	}
 	err := bw.err
+	if err == nil {
+		err = bw.w.hook(bw.step + " close")
+	}
 	if err == nil && bw.done != bw.n {
 		err = fmt.Errorf("%d edges written, %d announced", bw.done, bw.n)
 	}

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/batchprep/batchprep/graph"
@@ -410,12 +411,27 @@ func TestImportAtomic(t *testing.T) {
 	genKG(t, b0, 700, 3, false)
 	genKG(t, b1, 700, 4, true)
 	var steps []string
+	var mu sync.Mutex // bucket files close on several goroutines
 	o := kgOptions()
-	o.hook = func(s string) error { steps = append(steps, s); return nil }
+	o.hook = func(s string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, s)
+		return nil
+	}
 	// Dry run elsewhere to learn the steps.
 	c2 := kgConfig(t, t.TempDir(), 2, 2)
 	if _, err := Import(context.Background(), c2, o, []string{b0, b1}); err != nil {
 		t.Fatal(err)
+	}
+	closes := 0
+	for _, s := range steps {
+		if strings.HasSuffix(s, " close") {
+			closes++ // a failure there comes from a goroutine of writeSet's
+		}
+	}
+	if closes != 2*2*2 {
+		t.Fatalf("%d bucket close steps in %v", closes, steps)
 	}
 	boom := errors.New("disk full (injected)")
 	for _, step := range steps {
