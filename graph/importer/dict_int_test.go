@@ -303,9 +303,12 @@ func oneTypeIntConfig(t testing.TB, dir string, sets int) *config.Config {
 // the name table is left behind, then look names up: a file whose lhs is a
 // string ("5" is the entity integer 5 names, "x3" and "007" are not) and
 // whose rhs is an integer, on rows where both sides are new; a text file;
-// another integer file, now taking the name path. Self-loops and rows
-// whose two sides are new and equal included. Each store must equal that
-// of the same edges as text files.
+// another integer file, now taking the name path; a file of strings on
+// both sides, dictionary-encoded, whose decoders look values up in a name
+// table still behind. Self-loops and rows whose two sides are new and
+// equal included; one entity type, and two (rows reaching different
+// dictionaries). Each store must equal that of the same edges as text
+// files.
 func TestParquetIntegerIDsFirst(t *testing.T) {
 	id := func(i int) int64 { return int64((i*37)%500) - 250 }
 	intRows := func(from, to int) (rows []pqInt64Edge, text string) {
@@ -330,51 +333,93 @@ func TestParquetIntegerIDsFirst(t *testing.T) {
 		}
 		return rows, b.String()
 	}
-	for _, order := range [][]string{{"int", "str", "text", "int"}, {"int", "text", "int", "str"}, {"int", "int", "str"}} {
-		var snaps []map[string][]byte
-		for _, mixed := range []bool{false, true} {
-			dir := t.TempDir()
-			c := oneTypeIntConfig(t, dir, len(order))
-			var files []string
-			for k, kind := range order {
-				from, to := k*400, k*400+400
-				name := filepath.Join(dir, fmt.Sprintf("f%d", k))
-				pq := mixed && kind != "text"
-				var text string
-				switch kind {
-				case "int", "text":
-					var rows []pqInt64Edge
-					rows, text = intRows(from, to)
-					if pq {
-						writePQ(t, name+".parquet", rows, 128)
-					}
-				case "str":
-					var rows []pqStrIntEdge
-					rows, text = strRows(from, to)
-					if pq {
-						writePQ(t, name+".parquet", rows, 128)
-					}
-				}
-				if kind == "text" {
-					text += "x1\t0\t12\n007\t-3\t7\n"
-				}
-				if pq {
-					name += ".parquet"
-				} else {
-					name += ".tsv"
-					if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				files = append(files, name)
+	dictRows := func(from, to int) (rows []pqDictStrEdge, text string) {
+		var b strings.Builder
+		for i := from; i < to; i++ {
+			e := pqDictStrEdge{strconv.Itoa(int(id(i))), []int64{7, -3, 0}[i%3], "y" + strconv.Itoa(i%50)}
+			if i%4 == 0 {
+				e.Dst = strconv.Itoa(int(id(i + 7)))
 			}
-			o := DefaultOptions()
-			o.RelCol, o.RhsCol = 1, 2
-			if _, err := Import(context.Background(), c, o, files); err != nil {
-				t.Fatalf("%v, parquet %v: %v", order, mixed, err)
-			}
-			snaps = append(snaps, snapshot(t, c, ""))
+			rows = append(rows, e)
+			fmt.Fprintf(&b, "%s\t%d\t%s\n", e.Src, e.Rel, e.Dst)
 		}
-		sameStores(t, snaps[0], snaps[1])
+		return rows, b.String()
 	}
+	orders := [][]string{{"int", "str", "text", "int"}, {"int", "text", "int", "str"}, {"int", "int", "str"},
+		{"int", "dict", "int"}, {"int", "int", "dict", "text"}}
+	for _, typed := range []bool{false, true} {
+		for _, order := range orders {
+			testIntegerIDsFirst(t, typed, order, intRows, strRows, dictRows)
+		}
+	}
+}
+
+type pqDictStrEdge struct {
+	Src string `parquet:"src,dict"`
+	Rel int64  `parquet:"rel"`
+	Dst string `parquet:"dst,dict"`
+}
+
+// testIntegerIDsFirst imports files of the given kinds as Parquet and as
+// text, with one entity type or with typedIntConfig's two, and compares
+// the stores.
+func testIntegerIDsFirst(t *testing.T, typed bool, order []string,
+	intRows func(from, to int) ([]pqInt64Edge, string),
+	strRows func(from, to int) ([]pqStrIntEdge, string),
+	dictRows func(from, to int) ([]pqDictStrEdge, string)) {
+	t.Helper()
+	var snaps []map[string][]byte
+	for _, mixed := range []bool{false, true} {
+		dir := t.TempDir()
+		c := oneTypeIntConfig(t, dir, len(order))
+		if typed {
+			c = typedIntConfig(t, dir, len(order))
+		}
+		var files []string
+		for k, kind := range order {
+			from, to := k*400, k*400+400
+			name := filepath.Join(dir, fmt.Sprintf("f%d", k))
+			pq := mixed && kind != "text"
+			var text string
+			switch kind {
+			case "int", "text":
+				var rows []pqInt64Edge
+				rows, text = intRows(from, to)
+				if pq {
+					writePQ(t, name+".parquet", rows, 128)
+				}
+			case "str":
+				var rows []pqStrIntEdge
+				rows, text = strRows(from, to)
+				if pq {
+					writePQ(t, name+".parquet", rows, 128)
+				}
+			case "dict":
+				var rows []pqDictStrEdge
+				rows, text = dictRows(from, to)
+				if pq {
+					writePQ(t, name+".parquet", rows, 128)
+				}
+			}
+			if kind == "text" {
+				text += "x1\t0\t12\n007\t-3\t7\n"
+			}
+			if pq {
+				name += ".parquet"
+			} else {
+				name += ".tsv"
+				if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			files = append(files, name)
+		}
+		o := DefaultOptions()
+		o.RelCol, o.RhsCol = 1, 2
+		if _, err := Import(context.Background(), c, o, files); err != nil {
+			t.Fatalf("%v, typed %v, parquet %v: %v", order, typed, mixed, err)
+		}
+		snaps = append(snaps, snapshot(t, c, ""))
+	}
+	sameStores(t, snaps[0], snaps[1])
 }
