@@ -104,7 +104,11 @@ func columnOf(c *parquet.Column, role int) (*pqCol, error) {
 	}
 	it, isInt := lv.(*format.IntType)
 	intLogical := lv == nil || isInt
-	switch t.Kind() {
+	k, ok := kindOf(t)
+	if !ok {
+		return nil, fmt.Errorf("column %q is a value column annotated as %s: the %s needs a column of %s", col.name, logicalName(lv), roleWhat[role], want)
+	}
+	switch k {
 	case parquet.Int32:
 		col.kind = kindInt32
 	case parquet.Int64:
@@ -116,7 +120,7 @@ func columnOf(c *parquet.Column, role int) (*pqCol, error) {
 	case parquet.Double:
 		col.kind = kindDouble
 	default:
-		return nil, fmt.Errorf("column %q holds %s values: the %s needs a column of %s", col.name, kindName(t.Kind()), roleWhat[role], want)
+		return nil, fmt.Errorf("column %q holds %s values: the %s needs a column of %s", col.name, kindName(k), roleWhat[role], want)
 	}
 	if isInt && !it.IsSigned {
 		col.unsigned = true
@@ -132,6 +136,18 @@ func columnOf(c *parquet.Column, role int) (*pqCol, error) {
 	col.leaf = c.Index()
 	col.maxDef = byte(c.MaxDefinitionLevel())
 	return col, nil
+}
+
+// kindOf returns t's physical kind. parquet-go panics when asked the kind
+// of a type that only groups have (a leaf annotated LIST or MAP, which a
+// corrupt or hand-made footer can declare): ok is then false.
+func kindOf(t parquet.Type) (k parquet.Kind, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return t.Kind(), true
 }
 
 func kindName(k parquet.Kind) string {
@@ -156,6 +172,10 @@ func logicalName(lv format.LogicalTypeValue) string {
 		return "timestamp"
 	case *format.DecimalType:
 		return "decimal"
+	case *format.ListType:
+		return "list"
+	case *format.MapType:
+		return "map"
 	}
 	return "non-integer"
 }
