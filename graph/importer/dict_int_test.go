@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -277,26 +278,6 @@ type pqStrIntEdge struct {
 	Dst int64  `parquet:"dst"`
 }
 
-// oneTypeIntConfig has one entity type and three relations with integer
-// names, so that both sides of every row share a dictionary.
-func oneTypeIntConfig(t testing.TB, dir string, sets int) *config.Config {
-	t.Helper()
-	var paths []string
-	for i := range sets {
-		paths = append(paths, strconv.Quote(filepath.Join(dir, fmt.Sprintf("s%d", i))))
-	}
-	doc := fmt.Sprintf("entity_path = %q\nedge_paths = [%s]\ncheckpoint_path = \"c\"\nseed = 5\n[entities.n]\nnum_partitions = 3\n",
-		filepath.Join(dir, "e"), strings.Join(paths, ", "))
-	for _, r := range []string{"7", "-3", "0"} {
-		doc += fmt.Sprintf("[[relations]]\nname = %q\nlhs = \"n\"\nrhs = \"n\"\n", r)
-	}
-	c, err := config.Parse([]byte(doc), "toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // While every entity came by integer id, a new integer id goes into the
 // integer index but not the name table (dict_int.go); the first lookup by
 // name places the rest. These imports start with integer files, so that
@@ -360,6 +341,22 @@ type pqDictStrEdge struct {
 	Dst string `parquet:"dst,dict"`
 }
 
+// oneTypeConfig is c with one entity type: every relation between n and
+// n, so that both sides of every row share a dictionary.
+func oneTypeConfig(t testing.TB, c *config.Config) *config.Config {
+	t.Helper()
+	one := *c
+	one.Relations = slices.Clone(c.Relations)
+	for i := range one.Relations {
+		one.Relations[i].Lhs, one.Relations[i].Rhs = "n", "n"
+	}
+	one.Entities = map[string]config.Entity{"n": c.Entities["n"]}
+	if err := one.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return &one
+}
+
 // testIntegerIDsFirst imports files of the given kinds as Parquet and as
 // text, with one entity type or with typedIntConfig's two, and compares
 // the stores.
@@ -371,9 +368,9 @@ func testIntegerIDsFirst(t *testing.T, typed bool, order []string,
 	var snaps []map[string][]byte
 	for _, mixed := range []bool{false, true} {
 		dir := t.TempDir()
-		c := oneTypeIntConfig(t, dir, len(order))
-		if typed {
-			c = typedIntConfig(t, dir, len(order))
+		c := typedIntConfig(t, dir, len(order))
+		if !typed {
+			c = oneTypeConfig(t, c)
 		}
 		var files []string
 		for k, kind := range order {

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"sync"
 
@@ -70,20 +69,15 @@ func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.C
 		}
 	}
 	var err error
-	sent := 0
-	for b := 0; b < L*R && err == nil; b++ {
+	sent, stop := 0, false
+	for b := 0; b < L*R && !stop; b++ {
 		for len(done) > 0 {
 			n := <-done
 			report(n)
 			sent--
-			if n < 0 {
-				err = errAbandoned
-			}
+			stop = stop || n < 0 // a bucket failed: failed holds why
 		}
-		if err != nil {
-			break
-		}
-		if err = ctx.Err(); err != nil {
+		if err = ctx.Err(); stop || err != nil {
 			break
 		}
 		lo, hi := starts[b], starts[b+1]
@@ -108,10 +102,6 @@ func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.C
 	}
 	return err
 }
-
-// errAbandoned stops writeSet's loop after a bucket failed; the bucket's
-// own error is returned.
-var errAbandoned = errors.New("importer: a bucket failed")
 
 // fillBucket appends rows [lo, hi) (or, with one bucket and rows nil,
 // fe's columns [lo, hi) in file order) to bw in chunks of writeChunk
