@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/pqcorpus"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/randomize"
 	"github.com/batchprep/batchprep/source"
 )

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 

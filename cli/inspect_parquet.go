@@ -1,8 +1,8 @@
 package cli
 
 import (
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/pqcorpus"
 )
 

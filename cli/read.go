@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/source"
 )

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/internal/shared"
 	"github.com/batchprep/batchprep/pqcorpus"
 	"github.com/batchprep/batchprep/randomize"

@@ -6,7 +6,7 @@ import (
 	"regexp"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/internal/atomicfile"
 	"github.com/batchprep/batchprep/pqcorpus"
 )

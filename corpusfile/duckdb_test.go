@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/internal/duckdbtest"
 	"github.com/batchprep/batchprep/pqcorpus"
 )

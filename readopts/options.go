@@ -3,7 +3,7 @@ package readopts
 import (
 	"fmt"
 
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/randomize"
 	"github.com/batchprep/batchprep/source"
 )

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/source"
 )

@@ -9,8 +9,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 	"github.com/batchprep/batchprep/pqcorpus"
 )
 

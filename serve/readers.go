@@ -9,8 +9,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/ctf"
 )
 
 // readerCache keeps indexed corpus files (CTF or Parquet) for reuse by later calls with the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/randomize"
 	"github.com/batchprep/batchprep/source"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/internal/shared"
 	"github.com/batchprep/batchprep/randomize"
 )

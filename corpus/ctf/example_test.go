@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/ctf"
+	"github.com/batchprep/batchprep/corpus/ctf"
 )
 
 // Write a small corpus, open it and read its only chunk.
