@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/internal/shared"
 	"github.com/batchprep/batchprep/pqcorpus"
-	"github.com/batchprep/batchprep/randomize"
 	"github.com/batchprep/batchprep/source"
 )
 

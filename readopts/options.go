@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/source"
 )
 

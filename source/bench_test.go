@@ -15,7 +15,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // Benchmarks (docs/performance-source.md has the figures and commands):

@@ -13,7 +13,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // A CTF corpus's warnings and error budget are reported in read order: the

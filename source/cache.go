@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // chunkCache keeps the most recently used parsed chunks, at most cap of them,

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // TestCacheBounded checks invariant 9's memory bound: the cache never holds

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // Config holds every setting that shapes the minibatches. The zero value

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // TestChunkFinder checks the O(1) chunk lookup against the binary search of

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // testCorpus is a random in-memory corpus whose data encode where they came

@@ -15,8 +15,8 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/internal/shared"
-	"github.com/batchprep/batchprep/randomize"
 )
 
 // atisCopies is how many times BenchmarkReadATIS replicates ATIS train

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // recycling serves deep copies of a test corpus's chunks and, when one is

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // seekCorpus has n sequences of one sample of stream "a" and labels label

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // Source walks a corpus's nominal timeline in minibatches. It is not safe for

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/randomize"
+	"github.com/batchprep/batchprep/corpus/randomize"
 )
 
 // Ten one-sample sequences in five chunks of two: CNTK's order, and the
