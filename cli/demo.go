@@ -11,7 +11,7 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 const demoHelp = `Runs batchprep on built-in data and explains each step: a small sequence

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 // The output formats of read: the summary totals, and the JSON and text

@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/source"
 )
 
 // parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte

@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
-	"github.com/batchprep/batchprep/source"
 )
 
 // tinyCTF writes the contract checker's corpus: 30 sequences (ids 100..129)

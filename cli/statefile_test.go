@@ -3,8 +3,8 @@ package cli
 import (
 	"testing"
 
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/graph/plan"
-	"github.com/batchprep/batchprep/source"
 )
 
 // FuzzStateKind: stateKind never panics, and never calls a state the other

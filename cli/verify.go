@@ -7,11 +7,11 @@ import (
 	"os"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
 	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/internal/plural"
-	"github.com/batchprep/batchprep/source"
 )
 
 const verifyDescription = `

@@ -10,9 +10,9 @@ import (
 
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
 	"github.com/batchprep/batchprep/pqcorpus"
-	"github.com/batchprep/batchprep/source"
 )
 
 // benchCopies is how many times the benchmarks replicate ATIS train

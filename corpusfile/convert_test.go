@@ -11,9 +11,9 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
 	"github.com/batchprep/batchprep/pqcorpus"
-	"github.com/batchprep/batchprep/source"
 )
 
 var atisStreams = []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}

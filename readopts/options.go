@@ -5,7 +5,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 // Options are the choices of `batchprep read` that shape the minibatches,

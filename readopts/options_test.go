@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 // TestDefaults: invariant 1.

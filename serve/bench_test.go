@@ -14,11 +14,11 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/serve"
-	"github.com/batchprep/batchprep/source"
 )
 
 // atisCopies writes ATIS train n times into one file of b's temp dir.

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
-	"github.com/batchprep/batchprep/source"
 )
 
 // columnGroups is SequenceGroups with columns (and shared_memory): the

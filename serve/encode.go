@@ -13,8 +13,8 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
-	"github.com/batchprep/batchprep/source"
 )
 
 // arena hands out consecutive parts of one allocation, so that a message's

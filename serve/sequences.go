@@ -9,8 +9,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
-	"github.com/batchprep/batchprep/source"
 )
 
 // Sequences streams minibatches, one per message (invariants 1, 2, 4, 5).

@@ -10,7 +10,7 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 // TestStateEncoder: the states of invariant 2 are byte for byte those of

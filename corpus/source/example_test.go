@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/source"
+	"github.com/batchprep/batchprep/corpus/source"
 )
 
 // exampleCorpus is six one-sample sequences, two per chunk, with a dense
