@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/readopts"
 )
 
 const readDescription = `

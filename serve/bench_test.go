@@ -14,10 +14,10 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
-	"github.com/batchprep/batchprep/readopts"
 	"github.com/batchprep/batchprep/serve"
 )
 

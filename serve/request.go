@@ -6,9 +6,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
-	"github.com/batchprep/batchprep/readopts"
 )
 
 // sequenceSetup is a checked SequenceRequest.
