@@ -8,8 +8,8 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 const convertDescription = `
@@ -41,7 +41,7 @@ func runConvert(env *Env, args []string) error {
 	fs := newFlagSet(env, "convert", "IN OUT [--stream NAME:DIM[:sparse] ...]", convertDescription)
 	var streams stringList
 	fs.Var(&streams, "stream", "a stream `NAME:DIM[:sparse]` (repeatable; default: inferred from IN)")
-	rgBytes := byteSize(pqcorpus.DefaultRowGroupBytes)
+	rgBytes := byteSize(parquet.DefaultRowGroupBytes)
 	fs.Var(&rgBytes, "row-group-bytes", "Parquet output: end a row group once its sequences hold this `size` of data in memory (4 bytes a value or index), e.g. 64MiB")
 	rgRows := fs.Int("row-group-rows", 0, "Parquet output: also end a row group after this many sequences (0: no limit)")
 	pos, err := parseArgs(fs, args)
@@ -81,7 +81,7 @@ func runConvert(env *Env, args []string) error {
 	}
 	defer r.Close()
 	if format == corpusfile.CTF {
-		st, err := corpusfile.ToParquet(r, out, pqcorpus.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
+		st, err := corpusfile.ToParquet(r, out, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
 		if err != nil {
 			return fmt.Errorf("%s: %w", out, err)
 		}
@@ -108,7 +108,7 @@ func convertStreams(env *Env, in string, format corpusfile.Format) ([]corpus.Str
 	var streams []corpus.Stream
 	var err error
 	if format == corpusfile.Parquet {
-		streams, _, err = pqcorpus.InferStreams(in)
+		streams, _, err = parquet.InferStreams(in)
 	} else {
 		streams, err = ctf.InferStreams(in)
 		if err == nil && len(streams) == 0 {

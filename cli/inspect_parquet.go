@@ -2,8 +2,8 @@ package cli
 
 import (
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // inspectParquet reports on a Parquet corpus: its streams (given, recorded
@@ -14,7 +14,7 @@ func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err
 	inferred := false
 	if len(cfg.Streams) == 0 {
 		var exact bool
-		if cfg.Streams, exact, err = pqcorpus.InferStreams(path); err != nil {
+		if cfg.Streams, exact, err = parquet.InferStreams(path); err != nil {
 			return nil, nil, err
 		}
 		inferred = !exact

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // benchCopies is how many times the benchmarks replicate ATIS train
@@ -46,7 +46,7 @@ func benchFiles(b *testing.B) (ctfPath, pqPath string) {
 	}
 	defer r.Close()
 	pqPath = filepath.Join(dir, "atis.parquet")
-	if _, err := ToParquet(r, pqPath, pqcorpus.WriterOptions{}); err != nil {
+	if _, err := ToParquet(r, pqPath, parquet.WriterOptions{}); err != nil {
 		b.Fatal(err)
 	}
 	return ctfPath, pqPath

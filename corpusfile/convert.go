@@ -7,26 +7,26 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/internal/atomicfile"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // ConvertStats is what a conversion wrote.
 type ConvertStats struct {
 	Sequences int64
-	Forms     []pqcorpus.Form // ToParquet: each stream's form
+	Forms     []parquet.Form // ToParquet: each stream's form
 	// RenumberedIDs counts the ids ToCTF replaced by row numbers.
 	RenumberedIDs int64
 }
 
 // ToParquet writes every sequence of src, in file order, to a Parquet
 // corpus at out (invariants 2 and 3). It reads src twice: once to choose
-// each stream's form (pqcorpus.Widen), once to write.
-func ToParquet(src corpus.Source, out string, opt pqcorpus.WriterOptions) (ConvertStats, error) {
+// each stream's form (parquet.Widen), once to write.
+func ToParquet(src corpus.Source, out string, opt parquet.WriterOptions) (ConvertStats, error) {
 	streams := src.Streams()
-	forms := pqcorpus.Forms(streams)
+	forms := parquet.Forms(streams)
 	if err := eachChunk(src, func(ch *corpus.Chunk) error {
-		pqcorpus.Widen(forms, streams, ch)
+		parquet.Widen(forms, streams, ch)
 		return nil
 	}); err != nil {
 		return ConvertStats{}, err
@@ -34,7 +34,7 @@ func ToParquet(src corpus.Source, out string, opt pqcorpus.WriterOptions) (Conve
 	opt.Forms = forms
 	st := ConvertStats{Forms: forms}
 	err := atomicfile.WriteFrom(out, 0o644, func(w io.Writer) error {
-		pw, err := pqcorpus.NewWriter(w, streams, opt)
+		pw, err := parquet.NewWriter(w, streams, opt)
 		if err != nil {
 			return err
 		}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 var atisStreams = []corpus.Stream{{Name: "S0", Dim: 943, Sparse: true}, {Name: "S1", Dim: 26, Sparse: true}, {Name: "S2", Dim: 129, Sparse: true}}
@@ -29,14 +29,14 @@ func atisParquet(t *testing.T) (ctfPath, pqPath string) {
 	}
 	defer r.Close()
 	pqPath = filepath.Join(t.TempDir(), "atis.parquet")
-	st, err := ToParquet(r, pqPath, pqcorpus.WriterOptions{RowGroupRows: 777})
+	st, err := ToParquet(r, pqPath, parquet.WriterOptions{RowGroupRows: 777})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Sequences != int64(r.Layout().NumSequences()) {
 		t.Fatalf("wrote %d sequences, want %d", st.Sequences, r.Layout().NumSequences())
 	}
-	pr, err := pqcorpus.Open(pqPath, ParquetConfig(ctf.Config{Streams: atisStreams}))
+	pr, err := parquet.Open(pqPath, ParquetConfig(ctf.Config{Streams: atisStreams}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func atisParquet(t *testing.T) (ctfPath, pqPath string) {
 		t.Fatalf("%d row groups, want %d", pr.RowGroups(), (n+776)/777)
 	}
 	for s, f := range st.Forms {
-		if f != pqcorpus.OneHot {
+		if f != parquet.OneHot {
 			t.Errorf("stream %s written %s, want one-hot", atisStreams[s].Name, f)
 		}
 	}
@@ -214,7 +214,7 @@ func TestToCTFRenumbersIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := pqcorpus.NewWriter(f, streams, pqcorpus.WriterOptions{})
+	w, err := parquet.NewWriter(f, streams, parquet.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

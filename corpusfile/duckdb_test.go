@@ -10,8 +10,8 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/internal/duckdbtest"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // TestDuckDBReadsConvertedATIS: DuckDB reads the Parquet file ToParquet
@@ -67,11 +67,11 @@ func TestDuckDBReadsDenseAndValues(t *testing.T) {
 	}
 	defer r.Close()
 	out := filepath.Join(dir, "out.parquet")
-	st, err := ToParquet(r, out, pqcorpus.WriterOptions{})
+	st, err := ToParquet(r, out, parquet.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Forms[1] != pqcorpus.SparseLists {
+	if st.Forms[1] != parquet.SparseLists {
 		t.Fatalf("sparse stream written %s, want sparse lists", st.Forms[1])
 	}
 	rows := duckdbtest.Query(t, "select id, d, s, s_values from read_parquet("+duckdbtest.Quote(out)+") order by id")

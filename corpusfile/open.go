@@ -8,7 +8,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/pqcorpus"
+	"github.com/batchprep/batchprep/corpus/parquet"
 )
 
 // Reader is an open corpus file.
@@ -38,7 +38,7 @@ const (
 
 // Detect returns the format of the file at path (invariant 1).
 func Detect(path string) Format {
-	if strings.EqualFold(filepath.Ext(path), ".parquet") || pqcorpus.IsParquet(path) {
+	if strings.EqualFold(filepath.Ext(path), ".parquet") || parquet.IsParquet(path) {
 		return Parquet
 	}
 	return CTF
@@ -57,7 +57,7 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 		}
 		return ctfReader{r}, nil
 	}
-	r, err := pqcorpus.Open(path, ParquetConfig(cfg))
+	r, err := parquet.Open(path, ParquetConfig(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -72,8 +72,8 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 func OpenFile(ctx context.Context, f *os.File, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
-	if string(magic[:n]) == pqcorpus.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {
-		r, err := pqcorpus.OpenFile(ctx, f, path, ParquetConfig(cfg))
+	if string(magic[:n]) == parquet.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {
+		r, err := parquet.OpenFile(ctx, f, path, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -94,13 +94,13 @@ func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, 
 }
 
 // ParquetConfig is the Parquet reader's part of a CTF configuration.
-func ParquetConfig(cfg ctf.Config) pqcorpus.Config {
-	return pqcorpus.Config{Streams: cfg.Streams, DefinesMBSize: cfg.DefinesMBSize, Label: cfg.Label,
+func ParquetConfig(cfg ctf.Config) parquet.Config {
+	return parquet.Config{Streams: cfg.Streams, DefinesMBSize: cfg.DefinesMBSize, Label: cfg.Label,
 		ChunkBytes: cfg.ChunkBytes, ChunkSequences: cfg.ChunkSequences}
 }
 
-// parquetReader adds a Summary to a pqcorpus.Reader.
-type parquetReader struct{ *pqcorpus.Reader }
+// parquetReader adds a Summary to a parquet.Reader.
+type parquetReader struct{ *parquet.Reader }
 
 func (p parquetReader) Session(int, func(ctf.Error)) (corpus.Source, error) { return p.Reader, nil }
 
@@ -110,7 +110,7 @@ func (p parquetReader) Summary() ctf.Summary {
 }
 
 // ParquetOf returns the Parquet reader behind r, if r reads Parquet.
-func ParquetOf(r Reader) (*pqcorpus.Reader, bool) {
+func ParquetOf(r Reader) (*parquet.Reader, bool) {
 	p, ok := r.(parquetReader)
 	return p.Reader, ok
 }

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/corpusfile"
-	"github.com/batchprep/batchprep/pqcorpus"
 )
 
 // acquire opens (or shares) the indexed reader of the call's corpus file
@@ -62,7 +62,7 @@ func (s *Server) dataError(code codes.Code, field, file string, err error) error
 		}
 		return status.Errorf(code, "%s: line %d, column %d: %s", prefix, ce.Line, ce.Col, msg)
 	}
-	var pe *pqcorpus.Error
+	var pe *parquet.Error
 	if errors.As(err, &pe) && pe != nil {
 		msg := "the data cannot be read here"
 		if quotesNothing(pe.Msg) {

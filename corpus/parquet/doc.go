@@ -1,4 +1,4 @@
-// Package pqcorpus reads and writes sequence corpora stored in Parquet: one
+// Package parquet reads and writes sequence corpora stored in Parquet: one
 // row per sequence, one column (or two) per stream. A Reader is a
 // corpus.Source, so the randomizers, the minibatch source, workers, state
 // files and the server read it as they read a CTF file.
@@ -45,4 +45,4 @@
 //     the same chunking options give the same layout as the CTF file the
 //     corpus was converted from.
 //  5. A Reader is safe for concurrent LoadChunk calls.
-package pqcorpus
+package parquet

@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // Reader reads a Parquet corpus chunk by chunk. It implements
@@ -20,7 +20,7 @@ import (
 type Reader struct {
 	path    string
 	f       *os.File
-	pf      *parquet.File
+	pf      *pq.File
 	cfg     Config
 	layout  *corpus.Layout
 	first   []int64 // first[g]: file row of row group g's first row; last entry: the row count
@@ -98,7 +98,7 @@ func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, 
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != Magic {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a Parquet file (it does not start with PAR1)", Err: ErrNotParquet}
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "a damaged Parquet file: its footer cannot be read", Err: ErrDamaged}
 	}
@@ -156,7 +156,7 @@ func (r *Reader) resolve() error {
 		if err != nil {
 			return err
 		}
-		if id.depth != 0 || !(isInt(id.kind) || id.kind == parquet.ByteArray) {
+		if id.depth != 0 || !(isInt(id.kind) || id.kind == pq.ByteArray) {
 			return r.typeError(IDColumn, id, "one string or integer per row")
 		}
 		r.id = id
@@ -168,7 +168,7 @@ func (r *Reader) typeError(col string, sh *shape, want string) error {
 	return &Error{File: r.path, RowGroup: -1, Row: -1, Column: col, Msg: fmt.Sprintf("holds %s; want %s", typeName(sh.kind), want), Err: ErrColumnType}
 }
 
-func hasField(s *parquet.Schema, name string) bool {
+func hasField(s *pq.Schema, name string) bool {
 	for _, f := range s.Fields() {
 		if f.Name() == name {
 			return true

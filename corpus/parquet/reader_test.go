@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"errors"
@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // writeFile writes rows with the given schema, maxRows rows per row group
 // (0: one row group), and returns the path.
-func writeFile(t testing.TB, g parquet.Group, rows []map[string]any, maxRows int) string {
+func writeFile(t testing.TB, g pq.Group, rows []map[string]any, maxRows int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "c.parquet")
 	f, err := os.Create(p)
@@ -23,11 +23,11 @@ func writeFile(t testing.TB, g parquet.Group, rows []map[string]any, maxRows int
 		t.Fatal(err)
 	}
 	defer f.Close()
-	opts := []parquet.WriterOption{parquet.NewSchema("t", g)}
+	opts := []pq.WriterOption{pq.NewSchema("t", g)}
 	if maxRows > 0 {
-		opts = append(opts, parquet.MaxRowsPerRowGroup(int64(maxRows)))
+		opts = append(opts, pq.MaxRowsPerRowGroup(int64(maxRows)))
 	}
-	w := parquet.NewGenericWriter[map[string]any](f, opts...)
+	w := pq.NewGenericWriter[map[string]any](f, opts...)
 	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +37,13 @@ func writeFile(t testing.TB, g parquet.Group, rows []map[string]any, maxRows int
 	return p
 }
 
-func list(of parquet.Node) parquet.Node { return parquet.List(of) }
+func list(of pq.Node) pq.Node { return pq.List(of) }
 
 var (
-	f64 = parquet.Leaf(parquet.DoubleType)
-	f32 = parquet.Leaf(parquet.FloatType)
-	i32 = parquet.Leaf(parquet.Int32Type)
-	i64 = parquet.Leaf(parquet.Int64Type)
+	f64 = pq.Leaf(pq.DoubleType)
+	f32 = pq.Leaf(pq.FloatType)
+	i32 = pq.Leaf(pq.Int32Type)
+	i64 = pq.Leaf(pq.Int64Type)
 )
 
 func openT(t *testing.T, p string, cfg Config) *Reader {
@@ -68,7 +68,7 @@ func chunk(t *testing.T, r *Reader, c int) *corpus.Chunk {
 // TestSampleCounts: a sequence's sample count is the largest stream's, or
 // the defines-mb-size stream's; labels are the label stream's (invariant 2).
 func TestSampleCounts(t *testing.T) {
-	g := parquet.Group{"a": list(f64), "b": list(i32)}
+	g := pq.Group{"a": list(f64), "b": list(i32)}
 	rows := []map[string]any{
 		{"a": []any{1.0, 2, 3, 4, 5, 6}, "b": []any{int32(4)}},
 		{"a": []any{1.0, 2}, "b": []any{int32(0), int32(1), int32(2)}},
@@ -95,10 +95,10 @@ func TestSampleCounts(t *testing.T) {
 // TestShapes: dense as a flat list and as a list of lists, sparse one-hot
 // and as lists with a values column, ids from the id column (invariant 1).
 func TestShapes(t *testing.T) {
-	g := parquet.Group{
-		"id":         parquet.String(),
+	g := pq.Group{
+		"id":         pq.String(),
 		"flat":       list(f32),
-		"nested":     parquet.Optional(list(parquet.Optional(list(parquet.Optional(f64))))),
+		"nested":     pq.Optional(list(pq.Optional(list(pq.Optional(f64))))),
 		"hot":        list(i64),
 		"bag":        list(list(i32)),
 		"bag_values": list(list(f64)),
@@ -144,25 +144,25 @@ func TestErrors(t *testing.T) {
 	const at = `row group 1, row 3, column "x"`
 	cases := []struct {
 		name      string
-		g         parquet.Group
+		g         pq.Group
 		good, bad map[string]any
 		streams   []corpus.Stream
 		want      error
 		where     string
 	}{
-		{"null element", parquet.Group{"x": list(parquet.Optional(f64))}, flat, map[string]any{"x": []any{1.0, nil}}, dense, ErrNull, at},
-		{"null list", parquet.Group{"x": parquet.Optional(list(f64))}, flat, map[string]any{"x": nil}, dense, ErrNull, at},
-		{"empty list", parquet.Group{"x": list(f64)}, flat, map[string]any{"x": []any{}}, dense, ErrEmptyStream, at},
-		{"dense length", parquet.Group{"x": list(f64)}, flat, map[string]any{"x": []any{1.0, 2, 3}}, dense, ErrDenseLength, at},
-		{"nested dense length", parquet.Group{"x": list(list(f64))}, map[string]any{"x": []any{[]any{1.0, 2.0}}}, map[string]any{"x": []any{[]any{1.0}}}, dense, ErrDenseLength, at},
-		{"index range", parquet.Group{"x": list(i64)}, map[string]any{"x": []any{int64(1)}}, map[string]any{"x": []any{int64(3)}}, sparse, ErrIndexRange, at},
-		{"negative index", parquet.Group{"x": list(i32)}, hot, map[string]any{"x": []any{int32(-1)}}, sparse, ErrIndexRange, at},
-		{"values shape", parquet.Group{"x": list(i32), "x_values": list(f64)}, map[string]any{"x": []any{int32(1)}, "x_values": []any{2.0}},
+		{"null element", pq.Group{"x": list(pq.Optional(f64))}, flat, map[string]any{"x": []any{1.0, nil}}, dense, ErrNull, at},
+		{"null list", pq.Group{"x": pq.Optional(list(f64))}, flat, map[string]any{"x": nil}, dense, ErrNull, at},
+		{"empty list", pq.Group{"x": list(f64)}, flat, map[string]any{"x": []any{}}, dense, ErrEmptyStream, at},
+		{"dense length", pq.Group{"x": list(f64)}, flat, map[string]any{"x": []any{1.0, 2, 3}}, dense, ErrDenseLength, at},
+		{"nested dense length", pq.Group{"x": list(list(f64))}, map[string]any{"x": []any{[]any{1.0, 2.0}}}, map[string]any{"x": []any{[]any{1.0}}}, dense, ErrDenseLength, at},
+		{"index range", pq.Group{"x": list(i64)}, map[string]any{"x": []any{int64(1)}}, map[string]any{"x": []any{int64(3)}}, sparse, ErrIndexRange, at},
+		{"negative index", pq.Group{"x": list(i32)}, hot, map[string]any{"x": []any{int32(-1)}}, sparse, ErrIndexRange, at},
+		{"values shape", pq.Group{"x": list(i32), "x_values": list(f64)}, map[string]any{"x": []any{int32(1)}, "x_values": []any{2.0}},
 			map[string]any{"x": []any{int32(1)}, "x_values": []any{1.0, 2.0}}, sparse, ErrShape, `row group 1, row 3, column "x_values"`},
-		{"missing column", parquet.Group{"y": list(f64)}, map[string]any{"y": []any{1.0}}, map[string]any{"y": []any{1.0}}, dense, ErrMissingColumn, `column "x"`},
-		{"float indices", parquet.Group{"x": list(f64)}, flat, flat, sparse, ErrColumnType, `column "x": holds double`},
-		{"string values", parquet.Group{"x": list(parquet.String())}, map[string]any{"x": []any{"a"}}, map[string]any{"x": []any{"a"}}, dense, ErrColumnType, `column "x": holds strings`},
-		{"struct", parquet.Group{"x": parquet.Group{"a": f64, "b": f64}}, map[string]any{"x": map[string]any{"a": 1.0, "b": 2.0}}, map[string]any{"x": map[string]any{"a": 1.0, "b": 2.0}}, dense, ErrColumnType, `column "x": a group of 2 fields`},
+		{"missing column", pq.Group{"y": list(f64)}, map[string]any{"y": []any{1.0}}, map[string]any{"y": []any{1.0}}, dense, ErrMissingColumn, `column "x"`},
+		{"float indices", pq.Group{"x": list(f64)}, flat, flat, sparse, ErrColumnType, `column "x": holds double`},
+		{"string values", pq.Group{"x": list(pq.String())}, map[string]any{"x": []any{"a"}}, map[string]any{"x": []any{"a"}}, dense, ErrColumnType, `column "x": holds strings`},
+		{"struct", pq.Group{"x": pq.Group{"a": f64, "b": f64}}, map[string]any{"x": map[string]any{"a": 1.0, "b": 2.0}}, map[string]any{"x": map[string]any{"a": 1.0, "b": 2.0}}, dense, ErrColumnType, `column "x": a group of 2 fields`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,7 +195,7 @@ func TestChunksSpanRowGroups(t *testing.T) {
 		}
 		rows = append(rows, map[string]any{"id": int64(1000 + i), "x": hot})
 	}
-	p := writeFile(t, parquet.Group{"id": i64, "x": list(i32)}, rows, 7)
+	p := writeFile(t, pq.Group{"id": i64, "x": list(i32)}, rows, 7)
 	streams := []corpus.Stream{{Name: "x", Dim: 10, Sparse: true}}
 	for _, cfg := range []Config{{Streams: streams, ChunkSequences: 4}, {Streams: streams, ChunkBytes: 50}} {
 		r := openT(t, p, cfg)
@@ -246,7 +246,7 @@ func TestFirstBadRowGroupReported(t *testing.T) {
 		}
 		rows = append(rows, map[string]any{"x": x})
 	}
-	p := writeFile(t, parquet.Group{"x": list(i32)}, rows, 5)
+	p := writeFile(t, pq.Group{"x": list(i32)}, rows, 5)
 	for range 20 {
 		_, err := Open(p, Config{Streams: []corpus.Stream{{Name: "x", Dim: 3, Sparse: true}}})
 		if !errors.Is(err, ErrIndexRange) || !strings.Contains(err.Error(), "row group 2, row 13,") {
@@ -258,7 +258,7 @@ func TestFirstBadRowGroupReported(t *testing.T) {
 // TestLegacyAndScalarColumns: a legacy two-level list (a repeated leaf) and
 // a scalar column (one sample per row) read as streams.
 func TestLegacyAndScalarColumns(t *testing.T) {
-	g := parquet.Group{"legacy": parquet.Repeated(f64), "scalar": f32, "hot": parquet.Optional(i64)}
+	g := pq.Group{"legacy": pq.Repeated(f64), "scalar": f32, "hot": pq.Optional(i64)}
 	rows := []map[string]any{
 		{"legacy": []any{1.0, 2.0, 3.0, 4.0}, "scalar": float32(0.5), "hot": int64(2)},
 		{"legacy": []any{5.0, 6.0}, "scalar": float32(1.5), "hot": int64(1)},

@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"fmt"

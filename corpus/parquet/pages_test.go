@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -24,11 +24,11 @@ func TestDamagedPageHeader(t *testing.T) {
 	for i := range x {
 		x[i] = float64(i)
 	}
-	data, err := os.ReadFile(writeFile(t, parquet.Group{"x": list(f64)}, []map[string]any{{"x": x}}, 0))
+	data, err := os.ReadFile(writeFile(t, pq.Group{"x": list(f64)}, []map[string]any{{"x": x}}, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf, err := parquet.OpenFile(bytes.NewReader(data), int64(len(data)))
+	pf, err := pq.OpenFile(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/plural"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // groupReader decodes the configured columns of one row group together.
@@ -19,7 +19,7 @@ type groupReader struct {
 	data  []colData
 }
 
-func (r *Reader) openGroup(rg parquet.RowGroup, g int, from int64) (*groupReader, error) {
+func (r *Reader) openGroup(rg pq.RowGroup, g int, from int64) (*groupReader, error) {
 	gr := &groupReader{r: r, first: from}
 	add := func(sh *shape, role role) error {
 		cr, err := newColReader(r.path, rg, g, r.first[g], from, sh, role)

@@ -1,11 +1,11 @@
-package pqcorpus
+package parquet
 
 import (
 	"fmt"
 	"io"
 	"strconv"
 
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/deprecated"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -15,7 +15,7 @@ import (
 type shape struct {
 	name   string // the top-level field's name
 	col    int    // the leaf's column index
-	kind   parquet.Kind
+	kind   pq.Kind
 	depth  int    // repeated levels on the path: 0 (a scalar), 1 or 2
 	maxDef int    // the definition level of a present leaf value
 	repDef [3]int // repDef[k]: definition level at which repeated level k has an element
@@ -25,34 +25,34 @@ type shape struct {
 }
 
 // typeName describes a leaf kind for messages.
-func typeName(k parquet.Kind) string {
+func typeName(k pq.Kind) string {
 	switch k {
-	case parquet.Boolean:
+	case pq.Boolean:
 		return "booleans"
-	case parquet.Int32:
+	case pq.Int32:
 		return "int32"
-	case parquet.Int64:
+	case pq.Int64:
 		return "int64"
-	case parquet.Int96:
+	case pq.Int96:
 		return "int96"
-	case parquet.Float:
+	case pq.Float:
 		return "float"
-	case parquet.Double:
+	case pq.Double:
 		return "double"
-	case parquet.ByteArray:
+	case pq.ByteArray:
 		return "strings or bytes"
-	case parquet.FixedLenByteArray:
+	case pq.FixedLenByteArray:
 		return "fixed-length bytes"
 	}
 	return "an unknown type"
 }
 
-func isInt(k parquet.Kind) bool    { return k == parquet.Int32 || k == parquet.Int64 }
-func isNumber(k parquet.Kind) bool { return isInt(k) || k == parquet.Float || k == parquet.Double }
+func isInt(k pq.Kind) bool    { return k == pq.Int32 || k == pq.Int64 }
+func isNumber(k pq.Kind) bool { return isInt(k) || k == pq.Float || k == pq.Double }
 
 // findShape resolves the top-level column name of schema s.
-func findShape(s *parquet.Schema, file, name string) (*shape, error) {
-	var node parquet.Node
+func findShape(s *pq.Schema, file, name string) (*shape, error) {
+	var node pq.Node
 	for _, f := range s.Fields() {
 		if f.Name() == name {
 			node = f
@@ -135,17 +135,17 @@ type colReader struct {
 	file  string
 	group int
 	row   int64 // file row of the next row to start
-	pages parquet.Pages
-	page  parquet.Page
-	vr    parquet.ValueReader
-	buf   []parquet.Value
+	pages pq.Pages
+	page  pq.Page
+	vr    pq.ValueReader
+	buf   []pq.Value
 	bi    int
 	bn    int
 }
 
 const valueBuffer = 1024
 
-func newColReader(file string, rg parquet.RowGroup, group int, groupFirst, from int64, sh *shape, r role) (*colReader, error) {
+func newColReader(file string, rg pq.RowGroup, group int, groupFirst, from int64, sh *shape, r role) (*colReader, error) {
 	pages := rg.ColumnChunks()[sh.col].Pages()
 	if from > groupFirst {
 		if err := pages.SeekToRow(from - groupFirst); err != nil {
@@ -154,12 +154,12 @@ func newColReader(file string, rg parquet.RowGroup, group int, groupFirst, from 
 		}
 	}
 	return &colReader{sh: sh, role: r, file: file, group: group, row: from, pages: pages,
-		buf: make([]parquet.Value, valueBuffer)}, nil
+		buf: make([]pq.Value, valueBuffer)}, nil
 }
 
 func (cr *colReader) close() {
 	if cr.page != nil {
-		parquet.Release(cr.page)
+		pq.Release(cr.page)
 		cr.page = nil
 	}
 	cr.pages.Close()
@@ -170,7 +170,7 @@ func (cr *colReader) fill() (bool, error) {
 	for cr.bi == cr.bn {
 		if cr.vr == nil {
 			if cr.page != nil {
-				parquet.Release(cr.page)
+				pq.Release(cr.page)
 				cr.page = nil
 			}
 			p, err := cr.pages.ReadPage()
@@ -235,7 +235,7 @@ func (cr *colReader) next(n int, out *colData) error {
 }
 
 // value decodes one leaf-level value at repetition r and definition d.
-func (cr *colReader) value(v *parquet.Value, r, d int, row int64, out *colData) error {
+func (cr *colReader) value(v *pq.Value, r, d int, row int64, out *colData) error {
 	sh := cr.sh
 	for k := max(r, 1); k <= sh.depth; k++ {
 		if d < sh.repDef[k] {
@@ -262,27 +262,27 @@ func (cr *colReader) value(v *parquet.Value, r, d int, row int64, out *colData) 
 	}
 	switch cr.role {
 	case asInts:
-		if sh.kind == parquet.Int32 {
+		if sh.kind == pq.Int32 {
 			out.ints = append(out.ints, int64(v.Int32()))
 		} else {
 			out.ints = append(out.ints, v.Int64())
 		}
 	case asFloats:
 		switch sh.kind {
-		case parquet.Float:
+		case pq.Float:
 			out.floats = append(out.floats, v.Float())
-		case parquet.Double:
+		case pq.Double:
 			out.floats = append(out.floats, float32(v.Double()))
-		case parquet.Int32:
+		case pq.Int32:
 			out.floats = append(out.floats, float32(v.Int32()))
 		default:
 			out.floats = append(out.floats, float32(v.Int64()))
 		}
 	case asStrings:
 		switch sh.kind {
-		case parquet.Int32:
+		case pq.Int32:
 			out.strs = append(out.strs, strconv.FormatInt(int64(v.Int32()), 10))
-		case parquet.Int64:
+		case pq.Int64:
 			out.strs = append(out.strs, strconv.FormatInt(v.Int64(), 10))
 		default:
 			out.strs = append(out.strs, string(v.ByteArray()))
@@ -293,7 +293,7 @@ func (cr *colReader) value(v *parquet.Value, r, d int, row int64, out *colData) 
 
 // isDecimal reports whether a leaf holds DECIMAL values (scaled integers or
 // bytes, which read as plain numbers would have the wrong scale).
-func isDecimal(n parquet.Node) bool {
+func isDecimal(n pq.Node) bool {
 	if lt := n.Type().LogicalType(); lt != nil {
 		if _, ok := lt.Value.(*format.DecimalType); ok {
 			return true

@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // Form is how a Writer stores one stream.
@@ -82,13 +82,13 @@ const StreamsKey = "batchprep.streams"
 
 // Writer writes sequences as a Parquet corpus that Reader reads back.
 type Writer struct {
-	pw      *parquet.Writer
+	pw      *pq.Writer
 	streams []corpus.Stream
 	opt     WriterOptions
 	cols    []writeCol // per stream
 	idCol   int
 	nCols   int
-	rows    []parquet.Row
+	rows    []pq.Row
 	groupB  int64
 	groupN  int
 	written int64
@@ -112,7 +112,7 @@ func NewWriter(w io.Writer, streams []corpus.Stream, opt WriterOptions) (*Writer
 	if opt.RowGroupBytes <= 0 {
 		opt.RowGroupBytes = DefaultRowGroupBytes
 	}
-	g := parquet.Group{IDColumn: parquet.String()}
+	g := pq.Group{IDColumn: pq.String()}
 	var flags []string
 	for s, st := range streams {
 		f := opt.Forms[s]
@@ -121,19 +121,19 @@ func NewWriter(w io.Writer, streams []corpus.Stream, opt WriterOptions) (*Writer
 		}
 		switch f {
 		case Dense:
-			g[st.Name] = parquet.List(parquet.List(parquet.Leaf(parquet.FloatType)))
+			g[st.Name] = pq.List(pq.List(pq.Leaf(pq.FloatType)))
 		case OneHot:
-			g[st.Name] = parquet.List(parquet.Leaf(parquet.Int32Type))
+			g[st.Name] = pq.List(pq.Leaf(pq.Int32Type))
 		case SparseSingle:
-			g[st.Name] = parquet.List(parquet.Leaf(parquet.Int32Type))
-			g[st.Name+ValuesSuffix] = parquet.List(parquet.Leaf(parquet.FloatType))
+			g[st.Name] = pq.List(pq.Leaf(pq.Int32Type))
+			g[st.Name+ValuesSuffix] = pq.List(pq.Leaf(pq.FloatType))
 		case SparseLists:
-			g[st.Name] = parquet.List(parquet.List(parquet.Leaf(parquet.Int32Type)))
-			g[st.Name+ValuesSuffix] = parquet.List(parquet.List(parquet.Leaf(parquet.FloatType)))
+			g[st.Name] = pq.List(pq.List(pq.Leaf(pq.Int32Type)))
+			g[st.Name+ValuesSuffix] = pq.List(pq.List(pq.Leaf(pq.FloatType)))
 		}
 		flags = append(flags, streamFlag(st))
 	}
-	schema := parquet.NewSchema("sequences", g)
+	schema := pq.NewSchema("sequences", g)
 	wr := &Writer{streams: streams, opt: opt, nCols: len(schema.Columns())}
 	lookup := func(name string) int {
 		for i, p := range schema.Columns() {
@@ -147,9 +147,9 @@ func NewWriter(w io.Writer, streams []corpus.Stream, opt WriterOptions) (*Writer
 	for _, st := range streams {
 		wr.cols = append(wr.cols, writeCol{main: lookup(st.Name), vals: lookup(st.Name + ValuesSuffix)})
 	}
-	wr.pw = parquet.NewWriter(w, schema, parquet.Compression(&parquet.Zstd),
-		parquet.KeyValueMetadata(StreamsKey, strings.Join(flags, " ")),
-		parquet.CreatedBy("batchprep", "", ""))
+	wr.pw = pq.NewWriter(w, schema, pq.Compression(&pq.Zstd),
+		pq.KeyValueMetadata(StreamsKey, strings.Join(flags, " ")),
+		pq.CreatedBy("batchprep", "", ""))
 	return wr, nil
 }
 
@@ -176,8 +176,8 @@ func (w *Writer) WriteChunk(ch *corpus.Chunk) error {
 
 // writeSeq adds sequence i of ch to the pending rows.
 func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
-	cols := make([][]parquet.Value, w.nCols)
-	cols[w.idCol] = []parquet.Value{parquet.ByteArrayValue([]byte(ch.IDs[i])).Level(0, 0, w.idCol)}
+	cols := make([][]pq.Value, w.nCols)
+	cols[w.idCol] = []pq.Value{pq.ByteArrayValue([]byte(ch.IDs[i])).Level(0, 0, w.idCol)}
 	var size int64
 	for s, st := range w.streams {
 		d := &ch.Streams[s]
@@ -186,12 +186,12 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 			return fmt.Errorf("pqcorpus: writer: sequence %s: stream %q has no samples", ch.IDs[i], st.Name)
 		}
 		c := w.cols[s]
-		var main, vals []parquet.Value
+		var main, vals []pq.Value
 		switch w.opt.Forms[s] {
 		case Dense:
 			for j := a; j < b; j++ {
 				for k, v := range d.Dense[j*st.Dim : (j+1)*st.Dim] {
-					main = append(main, parquet.FloatValue(v).Level(level2(j-a, k), 2, c.main))
+					main = append(main, pq.FloatValue(v).Level(level2(j-a, k), 2, c.main))
 				}
 			}
 			size += int64(b-a) * int64(st.Dim) * 4
@@ -202,9 +202,9 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 					return fmt.Errorf("pqcorpus: writer: sequence %s: stream %q sample %d has %d entries; the stream's form holds one", ch.IDs[i], st.Name, j-a, d.RowStart[j+1]-e)
 				}
 				r := min(j-a, 1)
-				main = append(main, parquet.Int32Value(d.Indices[e]).Level(r, 1, c.main))
+				main = append(main, pq.Int32Value(d.Indices[e]).Level(r, 1, c.main))
 				if c.vals >= 0 {
-					vals = append(vals, parquet.FloatValue(d.Values[e]).Level(r, 1, c.vals))
+					vals = append(vals, pq.FloatValue(d.Values[e]).Level(r, 1, c.vals))
 				}
 			}
 			size += int64(b-a) * 8
@@ -213,14 +213,14 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 				e0, e1 := int(d.RowStart[j]), int(d.RowStart[j+1])
 				if e0 == e1 { // a sample without entries: an empty inner list
 					r := min(j-a, 1)
-					main = append(main, parquet.Value{}.Level(r, 1, c.main))
-					vals = append(vals, parquet.Value{}.Level(r, 1, c.vals))
+					main = append(main, pq.Value{}.Level(r, 1, c.main))
+					vals = append(vals, pq.Value{}.Level(r, 1, c.vals))
 					continue
 				}
 				for e := e0; e < e1; e++ {
 					r := level2(j-a, e-e0)
-					main = append(main, parquet.Int32Value(d.Indices[e]).Level(r, 2, c.main))
-					vals = append(vals, parquet.FloatValue(d.Values[e]).Level(r, 2, c.vals))
+					main = append(main, pq.Int32Value(d.Indices[e]).Level(r, 2, c.main))
+					vals = append(vals, pq.FloatValue(d.Values[e]).Level(r, 2, c.vals))
 				}
 				size += int64(e1-e0)*8 + 4
 			}
@@ -230,7 +230,7 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 			cols[c.vals] = vals
 		}
 	}
-	var row parquet.Row
+	var row pq.Row
 	for _, c := range cols {
 		row = append(row, c...)
 	}

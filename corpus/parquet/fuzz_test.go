@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // fuzzStreams is the configuration the fuzz target reads every input with:
@@ -36,7 +36,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 		}
 		seeds = append(seeds, b.Bytes())
 	}
-	g := parquet.Group{"d": parquet.Optional(list(parquet.Optional(f64))), "s": parquet.Optional(list(parquet.Optional(i64)))}
+	g := pq.Group{"d": pq.Optional(list(pq.Optional(f64))), "s": pq.Optional(list(pq.Optional(i64)))}
 	for _, rows := range [][]map[string]any{
 		{{"d": []any{1.0, 2.0}, "s": []any{int64(1)}}, {"d": []any{3.0, 4.0, 5.0, 6.0}, "s": []any{int64(4), int64(0)}}},
 		{{"d": []any{1.0, nil}, "s": nil}},

@@ -1,4 +1,4 @@
-package pqcorpus
+package parquet
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go"
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // InferStreams names the streams of the Parquet corpus at path. A file
@@ -32,7 +32,7 @@ func InferStreams(path string) (streams []corpus.Stream, exact bool, err error) 
 	if err != nil {
 		return nil, false, fmt.Errorf("pqcorpus: %w", err)
 	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipBloomFilters(true))
+	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))
 	if err != nil {
 		return nil, false, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a readable Parquet file", Err: ErrNotParquet}
 	}
