@@ -8,8 +8,8 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/parquet"
-	"github.com/batchprep/batchprep/corpusfile"
 )
 
 const convertDescription = `
@@ -66,7 +66,7 @@ func runConvert(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
-	format := corpusfile.Detect(in)
+	format := file.Detect(in)
 	if len(cfg.Streams) == 0 {
 		if cfg.Streams, err = convertStreams(env, in, format); err != nil {
 			return err
@@ -75,13 +75,13 @@ func runConvert(env *Env, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	r, err := corpusfile.Open(in, cfg)
+	r, err := file.Open(in, cfg)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if format == corpusfile.CTF {
-		st, err := corpusfile.ToParquet(r, out, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
+	if format == file.CTF {
+		st, err := file.ToParquet(r, out, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
 		if err != nil {
 			return fmt.Errorf("%s: %w", out, err)
 		}
@@ -92,7 +92,7 @@ func runConvert(env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "batchprep convert: wrote %d sequences to %s as Parquet (%s)\n", st.Sequences, out, strings.Join(forms, ", "))
 		return nil
 	}
-	st, err := corpusfile.ToCTF(r, out)
+	st, err := file.ToCTF(r, out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
 	}
@@ -104,10 +104,10 @@ func runConvert(env *Env, args []string) error {
 }
 
 // convertStreams infers the streams of IN and says which on stderr.
-func convertStreams(env *Env, in string, format corpusfile.Format) ([]corpus.Stream, error) {
+func convertStreams(env *Env, in string, format file.Format) ([]corpus.Stream, error) {
 	var streams []corpus.Stream
 	var err error
-	if format == corpusfile.Parquet {
+	if format == file.Parquet {
 		streams, _, err = parquet.InferStreams(in)
 	} else {
 		streams, err = ctf.InferStreams(in)

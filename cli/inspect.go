@@ -14,7 +14,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/corpusfile"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 
@@ -132,7 +132,7 @@ func runInspect(env *Env, args []string) error {
 	}
 	var rep *inspectReport
 	var fatal error
-	if corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+	if file.Detect(pos[0]) == file.Parquet {
 		if *lineMode || *cacheIndex {
 			return usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", pos[0])
 		}
@@ -381,7 +381,7 @@ func (rep *inspectReport) text(w io.Writer) {
 		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
 	}
 	mode := "sequence ids"
-	if rep.Format == string(corpusfile.Parquet) {
+	if rep.Format == string(file.Parquet) {
 		mode = fmt.Sprintf("Parquet, one row per sequence, %s", plural.Count(rep.RowGroups, "row group"))
 	} else if rep.LineMode {
 		mode = "line mode (each line a sequence)"

@@ -2,8 +2,8 @@ package cli
 
 import (
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/parquet"
-	"github.com/batchprep/batchprep/corpusfile"
 )
 
 // inspectParquet reports on a Parquet corpus: its streams (given, recorded
@@ -20,13 +20,13 @@ func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err
 		inferred = !exact
 	}
 	rep = newInspectReport(path)
-	rep.Format = string(corpusfile.Parquet)
+	rep.Format = string(file.Parquet)
 	rep.setStreams(cfg.Streams, inferred)
-	if pc := corpusfile.ParquetConfig(cfg); pc.Validate() != nil {
+	if pc := file.ParquetConfig(cfg); pc.Validate() != nil {
 		err := pc.Validate()
 		return nil, nil, usagef("%v", err)
 	}
-	r, err := corpusfile.Open(path, cfg)
+	r, err := file.Open(path, cfg)
 	if err != nil {
 		rep.Fatal = err.Error()
 		rep.Errors = 1
@@ -34,7 +34,7 @@ func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err
 	}
 	defer r.Close()
 	l := r.Layout()
-	if pr, ok := corpusfile.ParquetOf(r); ok {
+	if pr, ok := file.ParquetOf(r); ok {
 		rep.RowGroups = pr.RowGroups()
 	}
 	rep.setLayout(l)

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
-	"github.com/batchprep/batchprep/corpusfile"
 )
 
 const readDescription = `
@@ -136,12 +136,12 @@ func runRead(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if f.cacheIndex && corpusfile.Detect(pos[0]) == corpusfile.Parquet {
+	if f.cacheIndex && file.Detect(pos[0]) == file.Parquet {
 		return usagef("--cache-index: %s is a Parquet file, which has no index to cache", pos[0])
 	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
-	r, err := corpusfile.Open(pos[0], ctfCfg)
+	r, err := file.Open(pos[0], ctfCfg)
 	if err != nil {
 		return err
 	}
@@ -246,7 +246,7 @@ const outputChunk = 1 << 20
 // It returns the state after the last minibatch whose output was written
 // in full (the starting state when none was): a state saved from it is
 // never ahead of what stdout received, even when a write fails midway.
-func readLoop(env *Env, f *readFlags, src *source.Source, r corpusfile.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
+func readLoop(env *Env, f *readFlags, src *source.Source, r file.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
 	delivered := src.State()
 	pend := make([]byte, 0, outputChunk+4096)
 	flush := func() error {

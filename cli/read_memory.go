@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/source"
-	"github.com/batchprep/batchprep/corpusfile"
 )
 
 // parseMemoryLimit parses --memory-limit: "auto", "off" (or "0"), or a byte
@@ -35,7 +35,7 @@ func parseMemoryLimit(v string) (limit int64, auto bool, err error) {
 // collector lets the heap grow to about twice the live data (GOGC=100) and
 // the peak exceeds the bound. A GOMEMLIMIT in the environment wins over
 // "auto".
-func applyMemoryLimit(f *readFlags, r corpusfile.Reader, src *source.Source, chunkBytes int64) (func(), error) {
+func applyMemoryLimit(f *readFlags, r file.Reader, src *source.Source, chunkBytes int64) (func(), error) {
 	limit, auto, err := parseMemoryLimit(f.memoryLimit)
 	if err != nil {
 		return nil, usagef("--memory-limit %q: %v", f.memoryLimit, err)
@@ -64,7 +64,7 @@ var readLimitHook func()
 // room). The window's chunk size
 // is the configured chunk size, or the file's average chunk when the chunks
 // are counted in sequences (or run larger than configured).
-func autoMemoryLimit(r corpusfile.Reader, src *source.Source, chunkBytes int64) int64 {
+func autoMemoryLimit(r file.Reader, src *source.Source, chunkBytes int64) int64 {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/parquet"
-	"github.com/batchprep/batchprep/corpusfile"
 )
 
 // acquire opens (or shares) the indexed reader of the call's corpus file
@@ -19,7 +19,7 @@ import (
 // data directories, and the file so opened is the one indexed (the path is
 // not opened again). A call cancelled while the file is being indexed
 // returns at once, and the pass stops unless another call waits for it.
-func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (corpusfile.Reader, func(), error) {
+func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (file.Reader, func(), error) {
 	f, real, err := s.root.openRegular("files", setup.file)
 	if err != nil {
 		return nil, nil, err

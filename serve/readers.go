@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
-	"github.com/batchprep/batchprep/corpusfile"
+	"github.com/batchprep/batchprep/corpus/file"
 )
 
 // readerCache keeps indexed corpus files (CTF or Parquet) for reuse by later calls with the
@@ -43,7 +43,7 @@ type readerEntry struct {
 	done    chan struct{}
 	err     error
 	// Once indexed, refs counts the calls using r.
-	r        corpusfile.Reader
+	r        file.Reader
 	refs     int
 	lastUsed uint64
 }
@@ -61,7 +61,7 @@ func newReaderCache(max int) *readerCache {
 // When no reader of that file matches, it starts an index pass, or waits
 // for the one another call started; when ctx ends first it returns ctx's
 // error, and the pass stops once no call waits for it.
-func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (corpusfile.Reader, func(), error) {
+func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (file.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
@@ -127,7 +127,7 @@ func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info 
 // index runs one index pass and hands its reader to the calls still
 // waiting, or closes it when none is left.
 func (c *readerCache) index(ctx context.Context, e *readerEntry, f *os.File, abs string, cfg ctf.Config, progress func(int64)) {
-	r, err := corpusfile.OpenFile(ctx, f, abs, cfg, progress)
+	r, err := file.OpenFile(ctx, f, abs, cfg, progress)
 	if err != nil {
 		f.Close()
 	}

@@ -1,4 +1,4 @@
-package corpusfile
+package file
 
 import (
 	"fmt"

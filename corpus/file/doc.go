@@ -1,4 +1,4 @@
-// Package corpusfile opens a sequence corpus file whatever its format (CNTK
+// Package file opens a sequence corpus file whatever its format (CNTK
 // Text Format or Parquet) behind one interface, and converts a corpus from
 // one format to the other. Callers that read corpora (the read, inspect and
 // convert commands, the server) open files here and see only a Reader.
@@ -13,4 +13,4 @@
 //     when the ids are digits (other ids are replaced by row numbers).
 //  3. Both conversions write to a temporary file beside the output, fsync
 //     it and rename it into place: a failed conversion leaves no output.
-package corpusfile
+package file
