@@ -15,13 +15,12 @@ const DefaultChunkBytes = 32 << 20
 // 64-bit mask of the streams each line carries).
 const MaxStreams = 64
 
-// MaxDenseDim bounds a dense stream's dimension: each of its samples is a
-// row of Dim float32 values, 64 MiB at this limit. A larger value (a typo
-// such as x:99999999999) is refused before anything is allocated.
-const MaxDenseDim = 1 << 24
-
-// MaxSparseDim bounds a sparse stream's dimension: its indices are int32.
-const MaxSparseDim = 1<<31 - 1
+// MaxDenseDim and MaxSparseDim bound a stream's dimension (the corpus
+// package's limits, the same in every format).
+const (
+	MaxDenseDim  = corpus.MaxDenseDim
+	MaxSparseDim = corpus.MaxSparseDim
+)
 
 // Config describes how to read one CTF file. Zero values are the defaults.
 type Config struct {
@@ -75,45 +74,19 @@ func (c *Config) streamIndex(name string) int {
 
 // Validate checks the configuration (invariant 1 of the package doc).
 func (c *Config) Validate() error {
-	if len(c.Streams) == 0 {
-		return fmt.Errorf("ctf: config: no streams")
-	}
 	if len(c.Streams) > MaxStreams {
 		return fmt.Errorf("ctf: config: %d streams, at most %d are supported", len(c.Streams), MaxStreams)
 	}
-	for i, s := range c.Streams {
+	choices := corpus.StreamChoices{Streams: c.Streams, DefinesMBSize: c.DefinesMBSize, Label: c.Label,
+		ChunkBytes: c.ChunkBytes, ChunkSequences: c.ChunkSequences}
+	err := choices.Check(func(i int, s corpus.Stream) error {
 		if err := validName(s.Name); err != nil {
-			return fmt.Errorf("ctf: config: stream %d: %w", i, err)
+			return fmt.Errorf("stream %d: %w", i, err)
 		}
-		if s.Dim < 1 {
-			return fmt.Errorf("ctf: config: stream %q: dim %d, want >= 1", s.Name, s.Dim)
-		}
-		if !s.Sparse && s.Dim > MaxDenseDim {
-			return fmt.Errorf("ctf: config: stream %q: dense dim %d exceeds the limit %d (each sample would take %d MiB)", s.Name, s.Dim, MaxDenseDim, int64(s.Dim)*4>>20)
-		}
-		if s.Sparse && s.Dim > MaxSparseDim {
-			return fmt.Errorf("ctf: config: stream %q: sparse dim %d exceeds 2^31-1", s.Name, s.Dim)
-		}
-		for _, t := range c.Streams[:i] {
-			if t.Name == s.Name {
-				return fmt.Errorf("ctf: config: stream %q configured twice", s.Name)
-			}
-		}
-	}
-	if strings.Contains(c.DefinesMBSize, ",") {
-		return fmt.Errorf("ctf: config: defines_mb_size %q: only a single stream may define the minibatch size", c.DefinesMBSize)
-	}
-	if c.DefinesMBSize != "" && c.streamIndex(c.DefinesMBSize) < 0 {
-		return fmt.Errorf("ctf: config: defines_mb_size %q is not a configured stream", c.DefinesMBSize)
-	}
-	if c.Label != "" && c.streamIndex(c.Label) < 0 {
-		return fmt.Errorf("ctf: config: label %q is not a configured stream", c.Label)
-	}
-	if c.ChunkBytes < 0 || c.ChunkSequences < 0 {
-		return fmt.Errorf("ctf: config: negative chunk size")
-	}
-	if c.ChunkBytes > 0 && c.ChunkSequences > 0 {
-		return fmt.Errorf("ctf: config: chunk_bytes and chunk_sequences are mutually exclusive")
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ctf: %w", err)
 	}
 	if c.MaxErrors < 0 {
 		return fmt.Errorf("ctf: config: max_errors %d, want >= 0", c.MaxErrors)
