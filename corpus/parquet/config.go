@@ -29,15 +29,6 @@ type Config struct {
 	ChunkSequences int
 }
 
-func (c *Config) streamIndex(name string) int {
-	for i, s := range c.Streams {
-		if s.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Validate checks the configuration: the checks every format makes
 // (corpus.StreamChoices), and two of Parquet's own: no stream may take the
 // id column's name, and no stream may take the name of a sparse stream's
