@@ -6,8 +6,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -151,28 +149,10 @@ func fromColumns(t *testing.T, groups []*pb.SequenceGroup) []*pb.SequenceMinibat
 // refuses columns.
 func TestColumns(t *testing.T) {
 	_, conn, _ := startServer(t, serve.Options{})
-	var b bytes.Buffer
-	for i := range 50 {
-		for j := range 1 + i%3 {
-			fmt.Fprintf(&b, "%d |w %d:1 |v %d:2 3:1 |x %d %d\n", i, (i+j)%9, j, 1000+i, j)
-		}
-	}
-	onehot := filepath.Join(t.TempDir(), "onehot.ctf")
-	if err := os.WriteFile(onehot, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	type setup struct {
-		name string
-		req  *pb.SequenceRequest
-	}
-	var setups []setup
-	for _, c := range contractCases(writeCorpus(t, 47)) {
-		setups = append(setups, setup{c.name, c.req})
-	}
+	setups := packingSetups(t)
+	onehot := setups[len(setups)-1].req.Files[0] // packingSetups ends with the one-hot corpus
 	bad := writeCorpusBad(t, 40, func(i int) bool { return i%10 == 3 })
 	setups = append(setups,
-		setup{"one-hot", &pb.SequenceRequest{Files: []string{onehot},
-			Streams: []string{"w:9:sparse", "v:4:sparse", "x:2"}, Mb: "7", Epochs: 2}},
 		setup{"warnings", &pb.SequenceRequest{Files: []string{bad}, Streams: []string{"x:2", "y:7:sparse"}, Mb: "9",
 			MaxErrors: 10, ChunkSequences: 20}})
 	notes := 0

@@ -79,26 +79,7 @@ func unpack(t *testing.T, msgs []*pb.SequenceMinibatch) []*pb.SequenceMinibatch 
 // tail is sent once per call.
 func TestPacked(t *testing.T) {
 	_, conn, _ := startServer(t, serve.Options{})
-	var b bytes.Buffer
-	for i := range 50 {
-		for j := range 1 + i%3 {
-			fmt.Fprintf(&b, "%d |w %d:1 |v %d:2 3:1 |x %d %d\n", i, (i+j)%9, j, 1000+i, j)
-		}
-	}
-	onehot := filepath.Join(t.TempDir(), "onehot.ctf")
-	if err := os.WriteFile(onehot, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	type setup struct {
-		name string
-		req  *pb.SequenceRequest
-	}
-	var setups []setup
-	for _, c := range contractCases(writeCorpus(t, 47)) {
-		setups = append(setups, setup{c.name, c.req})
-	}
-	setups = append(setups, setup{"one-hot", &pb.SequenceRequest{Files: []string{onehot},
-		Streams: []string{"w:9:sparse", "v:4:sparse", "x:2"}, Mb: "7", Epochs: 2}})
+	setups := packingSetups(t)
 	for _, s := range setups {
 		for _, elide := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/elide=%v", s.name, elide), func(t *testing.T) {
@@ -130,4 +111,33 @@ func TestPacked(t *testing.T) {
 			})
 		}
 	}
+}
+
+// setup is one call of the packing tests: a name and a request.
+type setup struct {
+	name string
+	req  *pb.SequenceRequest
+}
+
+// packingSetups returns the calls that TestPacked and TestColumns check
+// every encoding on: each case of contractCases, and a corpus whose sparse
+// streams are one-hot (so that elide_unit_sparse has something to elide).
+func packingSetups(t *testing.T) []setup {
+	t.Helper()
+	var b bytes.Buffer
+	for i := range 50 {
+		for j := range 1 + i%3 {
+			fmt.Fprintf(&b, "%d |w %d:1 |v %d:2 3:1 |x %d %d\n", i, (i+j)%9, j, 1000+i, j)
+		}
+	}
+	onehot := filepath.Join(t.TempDir(), "onehot.ctf")
+	if err := os.WriteFile(onehot, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var setups []setup
+	for _, c := range contractCases(writeCorpus(t, 47)) {
+		setups = append(setups, setup{c.name, c.req})
+	}
+	return append(setups, setup{"one-hot", &pb.SequenceRequest{Files: []string{onehot},
+		Streams: []string{"w:9:sparse", "v:4:sparse", "x:2"}, Mb: "7", Epochs: 2}})
 }

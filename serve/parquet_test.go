@@ -34,21 +34,7 @@ func parquetCorpus(t *testing.T, n int) string {
 // minibatches are `batchprep read`'s on the same file, for every case of
 // TestContract, and carry the data the CTF corpus holds.
 func TestContractParquet(t *testing.T) {
-	file := parquetCorpus(t, 53)
-	_, conn, _ := startServer(t, serve.Options{})
-	for _, c := range contractCases(file) {
-		t.Run(c.name, func(t *testing.T) {
-			want := runRead(t, append([]string{file, "--stream", "x:2", "--stream", "y:7:sparse", "--stream", "z:1"}, c.args...)...)
-			got := collect(t, conn, c.req)
-			if len(got) != len(want) || len(want) == 0 {
-				t.Fatalf("%d messages, read printed %d lines", len(got), len(want))
-			}
-			for i, m := range got {
-				checkAgainstRead(t, i, m, want[i])
-				checkData(t, i, m, c.req.DefinesMbSize != "")
-			}
-		})
-	}
+	checkContract(t, parquetCorpus(t, 53))
 }
 
 // TestParquetBadRequest: a stream the Parquet file lacks is refused with

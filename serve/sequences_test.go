@@ -48,7 +48,15 @@ func contractCases(file string) []contractCase {
 
 // TestContract: invariant 1, against the real `batchprep read`.
 func TestContract(t *testing.T) {
-	file := writeCorpus(t, 53)
+	checkContract(t, writeCorpus(t, 53))
+}
+
+// checkContract runs every case of contractCases on file (writeCorpus's
+// corpus, as CTF or converted) through the server and through the real
+// `batchprep read`, and checks that the two agree and that the data is the
+// corpus's.
+func checkContract(t *testing.T, file string) {
+	t.Helper()
 	_, conn, _ := startServer(t, serve.Options{})
 	for _, c := range contractCases(file) {
 		t.Run(c.name, func(t *testing.T) {
