@@ -1,13 +1,11 @@
 package train_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -40,9 +38,7 @@ import (
 //
 //	BATCHPREP_QUALITY=1 go test ./graph/train -run '^$' -bench QualityPartitioned -benchtime 1x -timeout 3h
 func BenchmarkQualityPartitioned(b *testing.B) {
-	if os.Getenv("BATCHPREP_QUALITY") == "" {
-		b.Skip("set BATCHPREP_QUALITY=1 to train a generated community graph for each partition count and bucket order (see the comment)")
-	}
+	skipUnlessSet(b, "BATCHPREP_QUALITY", "set BATCHPREP_QUALITY=1 to train a generated community graph for each partition count and bucket order (see the comment)")
 	p := gen.Params{
 		Entities:    envInt(b, "BATCHPREP_QUALITY_ENTITIES", 20000),
 		Edges:       envInt(b, "BATCHPREP_QUALITY_EDGES", 400000),
@@ -53,22 +49,9 @@ func BenchmarkQualityPartitioned(b *testing.B) {
 		Seed:        1,
 	}
 	epochs := envInt(b, "BATCHPREP_QUALITY_EPOCHS", 10)
-	parts := []int{1, 4, 16}
-	if s := os.Getenv("BATCHPREP_QUALITY_PARTITIONS"); s != "" {
-		parts = nil
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				b.Fatalf("BATCHPREP_QUALITY_PARTITIONS=%q: want a list of counts >= 1", s)
-			}
-			parts = append(parts, n)
-		}
-	}
+	parts := envCounts(b, "BATCHPREP_QUALITY_PARTITIONS", []int{1, 4, 16})
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "batchprep")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/batchprep/batchprep/cmd/batchprep").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBatchprep(b, dir)
 	trainTSV, testTSV := filepath.Join(dir, "train.tsv"), filepath.Join(dir, "test.tsv")
 	if err := writeHeldOut(p, trainTSV, testTSV, 100); err != nil {
 		b.Fatal(err)
@@ -83,42 +66,8 @@ func BenchmarkQualityPartitioned(b *testing.B) {
 			orders = orders[:1] // one bucket: every order is the same
 		}
 		sub := filepath.Join(dir, fmt.Sprintf("p%d", np))
-		cfgPath := filepath.Join(sub, "graph.toml")
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		text := fmt.Sprintf(`entity_path = %q
-edge_paths = [%q, %q]
-edge_roles = ["train", "test"]
-checkpoint_path = %q
-dimension = 100
-num_epochs = %d
-batch_size = 1000
-num_batch_negs = 50
-num_uniform_negs = 50
-comparator = "dot"
-loss_fn = "softmax"
-lr = 0.1
-regularization_coef = 1e-3
-global_emb = false
-eval_fraction = 0
-workers = 2
-
-[entities.node]
-num_partitions = %d
-
-[[relations]]
-name = "r0"
-lhs = "node"
-rhs = "node"
-operator = "complex_diagonal"
-`, filepath.Join(sub, "entities"), filepath.Join(sub, "train"), filepath.Join(sub, "test"), filepath.Join(sub, "ckpt"), epochs, np)
-		if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		if out, err := exec.Command(bin, "import", "--quiet", "--config", cfgPath, "--rel-col", "1", trainTSV, testTSV).CombinedOutput(); err != nil {
-			b.Fatalf("import: %v\n%s", err, out)
-		}
+		text := benchConfig{dir: sub, sets: []string{"train", "test"}, roles: []string{"train", "test"}, typ: "node", parts: np, epochs: epochs, negs: 50}.text()
+		cfgPath := importWithBinary(b, bin, sub, text, trainTSV, testTSV)
 		for _, order := range orders {
 			b.Run(fmt.Sprintf("P=%d/order=%s", np, order), func(b *testing.B) {
 				for range b.N {
@@ -158,43 +107,4 @@ operator = "complex_diagonal"
 			})
 		}
 	}
-}
-
-// writeHeldOut writes the graph of p as two TSV files: every every-th edge
-// to test, the others to train.
-func writeHeldOut(p gen.Params, train, test string, every int) error {
-	ft, err := os.Create(train)
-	if err != nil {
-		return err
-	}
-	defer ft.Close()
-	fh, err := os.Create(test)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
-	wt, wh := bufio.NewWriter(ft), bufio.NewWriter(fh)
-	n := 0
-	err = gen.Generate(p, func(lhs, rel, rhs uint32) error {
-		w := wt
-		if n%every == every-1 {
-			w = wh
-		}
-		n++
-		_, err := fmt.Fprintf(w, "e%d\tr%d\te%d\n", lhs, rel, rhs)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	if err := wt.Flush(); err != nil {
-		return err
-	}
-	if err := wh.Flush(); err != nil {
-		return err
-	}
-	if err := ft.Close(); err != nil {
-		return err
-	}
-	return fh.Close()
 }

@@ -12,42 +12,9 @@ import (
 	"time"
 
 	"github.com/batchprep/batchprep/graph/config"
-	"github.com/batchprep/batchprep/graph/gen"
-	"github.com/batchprep/batchprep/graph/importer"
 	"github.com/batchprep/batchprep/graph/train"
 	"github.com/batchprep/batchprep/graph/train/model"
 )
-
-// scaleConfig is the scale benchmarks' config: the FB15k-237 comparison
-// settings (examples/fb15k237-complex.toml) on one generated relation of
-// one entity type, "all", with negs uniform negatives in parts partitions,
-// its store and checkpoint under dir.
-func scaleConfig(dir string, negs, parts int) string {
-	return fmt.Sprintf(`entity_path = %q
-edge_paths = [%q]
-checkpoint_path = %q
-dimension = 100
-num_epochs = 1
-batch_size = 1000
-num_batch_negs = 50
-num_uniform_negs = %d
-comparator = "dot"
-loss_fn = "softmax"
-lr = 0.1
-regularization_coef = 1e-3
-global_emb = false
-eval_fraction = 0
-workers = 2
-bucket_order = "inside_out"
-[entities.all]
-num_partitions = %d
-[[relations]]
-name = "r0"
-lhs = "all"
-rhs = "all"
-operator = "complex_diagonal"
-`, filepath.Join(dir, "entities"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"), negs, parts)
-}
 
 // BenchmarkTrainScaleIO (issue 24, target 1's partitioned run): one epoch
 // of graph/gen's power-law graph (scaleGraph; BATCHPREP_SCALE_ENTITIES entities, default 1,000,000, and
@@ -78,7 +45,7 @@ func BenchmarkTrainScaleIO(b *testing.B) {
 	}
 	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
 	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
-	for _, parts := range envParts(b, []int{1, 8}) {
+	for _, parts := range envCounts(b, "BATCHPREP_SCALE_PARTITIONS", []int{1, 8}) {
 		dir := b.TempDir()
 		cfg, err := config.Parse([]byte(scaleConfig(dir, 1000, parts)), "toml")
 		if err != nil {
@@ -175,63 +142,4 @@ func anonHugeBytes() int64 {
 		}
 	}
 	return 0
-}
-
-// scaleGraph imports into cfg's store the scale benchmarks' graph:
-// graph/gen's power-law graph (rank exponent BATCHPREP_SCALE_ZIPF/100,
-// default 80, as bench/gengraph's; 0 gives uniform endpoints) of entities
-// entities and edges edges, one relation r0, seed 1, written as TSV in dir.
-func scaleGraph(b *testing.B, cfg *config.Config, dir string, entities, edges int) error {
-	tsv := filepath.Join(dir, "edges.tsv")
-	if err := writeScaleTSV(b, tsv, entities, edges); err != nil {
-		return err
-	}
-	opts := importer.DefaultOptions()
-	opts.RelCol = 1
-	_, err := importer.Import(context.Background(), cfg, opts, []string{tsv})
-	return err
-}
-
-// writeScaleTSV writes the scale benchmarks' graph (see scaleGraph) to path.
-func writeScaleTSV(b *testing.B, path string, entities, edges int) error {
-	zipf := 0.8
-	if os.Getenv("BATCHPREP_SCALE_ZIPF") != "" {
-		zipf = float64(scaleEnvZero(b, "BATCHPREP_SCALE_ZIPF")) / 100
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	err = gen.WriteTSV(f, gen.Params{Entities: entities, Edges: edges, Relations: 1, Zipf: zipf, Seed: 1})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// envParts reads BATCHPREP_SCALE_PARTITIONS, a comma-separated list of
-// partition counts, or returns def when it is unset.
-func envParts(b *testing.B, def []int) []int {
-	s := os.Getenv("BATCHPREP_SCALE_PARTITIONS")
-	if s == "" {
-		return def
-	}
-	var parts []int
-	for _, f := range strings.Split(s, ",") {
-		p, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || p < 1 {
-			b.Fatalf("BATCHPREP_SCALE_PARTITIONS=%q: want a list of counts >= 1", s)
-		}
-		parts = append(parts, p)
-	}
-	return parts
-}
-
-// scaleEnvZero reads a non-negative integer from the environment.
-func scaleEnvZero(b *testing.B, name string) int {
-	n, err := strconv.Atoi(os.Getenv(name))
-	if err != nil || n < 0 {
-		b.Fatalf("%s=%q: want an integer >= 0", name, os.Getenv(name))
-	}
-	return n
 }

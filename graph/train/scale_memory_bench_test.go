@@ -39,18 +39,13 @@ import (
 //
 //	BATCHPREP_SCALE=1 go test ./graph/train -run '^$' -bench TrainScaleMemory -benchtime 1x -timeout 6h
 func BenchmarkTrainScaleMemory(b *testing.B) {
-	if os.Getenv("BATCHPREP_SCALE") == "" {
-		b.Skip("set BATCHPREP_SCALE=1 to train generated graphs of 10 M edges (see the comment)")
-	}
+	skipUnlessSet(b, "BATCHPREP_SCALE", "set BATCHPREP_SCALE=1 to train generated graphs of 10 M edges (see the comment)")
 	entities := envInt(b, "BATCHPREP_SCALE_ENTITIES", 1_000_000)
 	edges := envInt(b, "BATCHPREP_SCALE_EDGES", 10_000_000)
 	negs := envInt(b, "BATCHPREP_SCALE_NEGS", 1000)
-	parts := envParts(b, []int{1, 4, 8, 16})
+	parts := envCounts(b, "BATCHPREP_SCALE_PARTITIONS", []int{1, 4, 8, 16})
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "batchprep")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/batchprep/batchprep/cmd/batchprep").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBatchprep(b, dir)
 	tsv := filepath.Join(dir, "edges.tsv")
 	if err := writeScaleTSV(b, tsv, entities, edges); err != nil {
 		b.Fatal(err)
@@ -58,15 +53,7 @@ func BenchmarkTrainScaleMemory(b *testing.B) {
 	for _, p := range parts {
 		b.Run(fmt.Sprintf("P=%d", p), func(b *testing.B) {
 			sub := filepath.Join(dir, fmt.Sprintf("p%d", p))
-			cfgPath := filepath.Join(sub, "graph.toml")
-			os.MkdirAll(sub, 0o755)
-			text := scaleConfig(sub, negs, p)
-			if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			if out, err := exec.Command(bin, "import", "--quiet", "--config", cfgPath, "--rel-col", "1", tsv).CombinedOutput(); err != nil {
-				b.Fatalf("import: %v\n%s", err, out)
-			}
+			cfgPath := importWithBinary(b, bin, sub, scaleConfig(sub, negs, p), tsv)
 			cfg, err := config.Load(cfgPath)
 			if err != nil {
 				b.Fatal(err)
@@ -169,16 +156,4 @@ func vmHWM(path string) uint64 {
 		}
 	}
 	return 0
-}
-
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, s)
-	}
-	return n
 }
