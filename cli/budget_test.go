@@ -47,13 +47,18 @@ func TestTrainMemoryLimit(t *testing.T) {
 	}
 	budget := pr.Peak - pr.PartBytes/3
 	code, _, e := run(t, "train", "--config", cfgPath, "--set", "dimension=60000", "--set", "num_epochs=1", "--set", fmt.Sprintf("memory_limit=%dB", budget))
-	want := regexp.MustCompile(`batchprep train: does not fit: it needs about [0-9]+ MiB of memory at its peak, more than the [0-9]+ MiB of memory_limit; num_partitions = [3-9] \(now 2\) would fit`)
+	want := regexp.MustCompile(`batchprep train: does not fit: it needs about [0-9.]+ [KMG]iB of memory at its peak, more than the [0-9.]+ [KMG]iB of memory_limit; num_partitions = [3-9] \(now 2\) would fit`)
 	if code != 1 || !want.MatchString(e) || !strings.Contains(e, "memory: ") || !strings.Contains(e, "  partitions  ") {
 		t.Errorf("over memory_limit: exit %d, stderr\n%s", code, e)
 	}
 	code, _, e = run(t, "train", "--config", cfgPath, "--memory-limit", "1MiB")
-	if code != 1 || !strings.Contains(e, "of --memory-limit; no num_partitions up to 4096 fits") {
+	if code != 1 || !strings.Contains(e, "more than the 1.0 MiB of --memory-limit; no num_partitions up to 4096 fits") {
 		t.Errorf("1 MiB: exit %d, stderr\n%s", code, e)
+	}
+	// A budget below a MiB is written with its own unit, never as "0 MiB".
+	code, _, e = run(t, "train", "--config", cfgPath, "--memory-limit", "1KiB")
+	if code != 1 || !strings.Contains(e, "more than the 1.0 KiB of --memory-limit") || strings.Contains(e, " 0 MiB") {
+		t.Errorf("1 KiB: exit %d, stderr\n%s", code, e)
 	}
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	code, _, e = run(t, "train", "--config", cfgPath, "--memory-limit", "3GiB", "--set", "num_epochs=1")

@@ -29,11 +29,11 @@ func CheckBudget(cfg *config.Config, store Store, pr *Prediction) error {
 		return err
 	}
 	now := currentPartitions(cfg)
-	msg := fmt.Sprintf("it needs about %d MiB of memory at its peak, more than the %d MiB of %s",
-		(pr.Peak+1<<20-1)>>20, pr.Budget>>20, pr.BudgetFrom)
+	msg := fmt.Sprintf("it needs about %s of memory at its peak, more than the %s of %s",
+		Bytes(pr.Peak), Bytes(pr.Budget), pr.BudgetFrom)
 	if p, fit := smallestFit(cfg, s, pr.Budget, pr.BudgetFrom); fit != nil {
 		return fmt.Errorf("%w: %s; num_partitions = %d (now %d) would fit, needing about %s: set it and import the graph again, or lower dimension or workers",
-			ErrBudget, msg, p, now, fmt.Sprintf("%d MiB", (fit.Peak+1<<20-1)>>20))
+			ErrBudget, msg, p, now, Bytes(fit.Peak))
 	}
 	return fmt.Errorf("%w: %s; no num_partitions up to %d fits (the workers' arrays, the edges of a chunk and the runtime alone need about %s): lower dimension, workers or the negatives, set num_edge_chunks, or raise the budget",
 		ErrBudget, msg, maxFitPartitions, Bytes(pr.mapped()+pr.heap()+runtimeBytes))

@@ -78,7 +78,7 @@ func TestCheckBudgetRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = train.CheckBudget(cfg, st, pr)
-	if !errors.Is(err, train.ErrBudget) || !regexp.MustCompile(`more than the [0-9]+ MiB of memory_limit; num_partitions = [2-9] \(now 1\) would fit`).MatchString(err.Error()) {
+	if !errors.Is(err, train.ErrBudget) || !regexp.MustCompile(`more than the [0-9.]+ [KMG]iB of memory_limit; num_partitions = [2-9] \(now 1\) would fit`).MatchString(err.Error()) {
 		t.Errorf("refusal: %v", err)
 	}
 	err = train.CheckBudget(cfg, st, &train.Prediction{Peak: 10 << 30, Budget: 1 << 10, BudgetFrom: "--memory-limit", WorkBytes: 1 << 30})
