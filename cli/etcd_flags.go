@@ -155,7 +155,40 @@ func (e *etcdClient) dial() (*clientv3.Client, error) {
 	if err != nil {
 		return nil, e.unreachable(err)
 	}
+	if err := e.firstAnswer(c, cc.TLS); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return c, nil
+}
+
+// firstAnswer waits, up to --etcd-timeout, for etcd's first answer. A
+// refusal is not worth waiting for: beside the request, a TLS handshake
+// of its own tells at once a server that refuses this client's
+// certificate, is not signed by --etcd-cacert, or speaks (or does not
+// speak) TLS unlike the flags, and etcd refuses bad credentials at the
+// first request. Only silence waits the whole timeout.
+func (e *etcdClient) firstAnswer(c *clientv3.Client, tc *tls.Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), *e.dialTimeout)
+	defer cancel()
+	answered := make(chan error, 1)
+	go func() { answered <- coord.Ping(ctx, c) }()
+	diagnosed := make(chan error, 1)
+	go func() { diagnosed <- e.diagnoseTLS(tc) }()
+	for {
+		select {
+		case err := <-answered:
+			if err != nil {
+				return e.unreachable(err)
+			}
+			return nil
+		case d := <-diagnosed:
+			if d != nil {
+				return d
+			}
+			diagnosed = nil // nothing wrong with TLS: wait for the answer
+		}
+	}
 }
 
 // wrap names the endpoints in an error from the coordination.

@@ -115,9 +115,15 @@ func TestCoordinatorTLS(t *testing.T) {
 		{"another CA trusted", "not signed by a CA of --etcd-cacert", []string{"--etcd-cacert", f("other.pem"), "--etcd-cert", f("client.pem"), "--etcd-key", f("client-key.pem")}},
 		{"plaintext", "serves TLS: give --etcd-cacert", nil},
 	} {
-		code, out, errOut := run(t, append([]string{"coordinator", "runs", "--etcd", endpoint, "--etcd-timeout", "1s"}, c.args...)...)
+		// A refusal is not transient: it is said at once, not after the
+		// 30 s of --etcd-timeout. (Before: every refusal waited the timeout.)
+		start := time.Now()
+		code, out, errOut := run(t, append([]string{"coordinator", "runs", "--etcd", endpoint, "--etcd-timeout", "30s"}, c.args...)...)
 		if code != 1 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d, want 1 and %q\n%s%s", c.name, code, c.want, out, errOut)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s: refused after %v, want at once (well within --etcd-timeout 30s)", c.name, took)
 		}
 	}
 	if code, _, errOut := run(t, "coordinator", "runs", "--etcd", endpoint, "--etcd-cert", f("client.pem")); code != 2 || !strings.Contains(errOut, "--etcd-key") {
@@ -149,7 +155,7 @@ func TestEtcdUserPassword(t *testing.T) {
 	good, bad := filepath.Join(dir, "pw"), filepath.Join(dir, "wrong")
 	os.WriteFile(good, []byte("s3cret pass\n"), 0o600)
 	os.WriteFile(bad, []byte("guess\n"), 0o600)
-	base := []string{"coordinator", "runs", "--etcd", srv.Endpoint(), "--etcd-timeout", "2s"}
+	base := []string{"coordinator", "runs", "--etcd", srv.Endpoint(), "--etcd-timeout", "30s"}
 	if code, out, errOut := run(t, append(base, "--etcd-user", "root", "--etcd-password-file", good)...); code != 0 || !strings.Contains(out, "no runs") {
 		t.Errorf("with the password: exit %d\n%s%s", code, out, errOut)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // UnreachableError is the cause a Watchdog cancels its context with: etcd
-// did not answer for the whole timeout.
+// did not answer for the whole timeout. For is how long it was silent, as
+// measured: from the start of the first request it left unanswered.
 type UnreachableError struct {
 	Endpoints string
 	For       time.Duration
@@ -39,6 +40,7 @@ type Watchdog struct {
 
 	mu        sync.Mutex
 	downSince time.Time // zero while etcd answers
+	outage    int       // counts outages, so that an old outage's timer does nothing
 	up        chan struct{}
 }
 
@@ -73,15 +75,13 @@ func (w *Watchdog) loop() {
 			return
 		case <-t.C:
 		}
+		start := time.Now()
 		ok := w.probe()
 		w.mu.Lock()
-		switch {
-		case ok:
+		if ok {
 			w.markUp()
-		case w.downSince.IsZero():
-			w.markDown()
-		case time.Since(w.downSince) >= w.timeout:
-			w.cancel(&UnreachableError{Endpoints: w.endpoints, For: w.timeout})
+		} else {
+			w.markDown(start)
 		}
 		w.mu.Unlock()
 	}
@@ -99,12 +99,25 @@ func (w *Watchdog) markUp() {
 	w.say(fmt.Sprintf("etcd at %s answers again", w.endpoints))
 }
 
-// markDown records that etcd stopped answering (w.mu held).
-func (w *Watchdog) markDown() {
+// markDown records that etcd stopped answering at since (w.mu held): the
+// start of the first request that found it silent. From then on the rank
+// has the timeout: a timer cancels the context when it runs out, whatever
+// request is waiting at that moment, and the error says how long etcd was
+// silent.
+func (w *Watchdog) markDown(since time.Time) {
 	if !w.downSince.IsZero() {
 		return
 	}
-	w.downSince = time.Now()
+	w.downSince = since
+	w.outage++
+	outage := w.outage
+	time.AfterFunc(time.Until(since.Add(w.timeout)), func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.outage == outage && !w.downSince.IsZero() {
+			w.cancel(&UnreachableError{Endpoints: w.endpoints, For: time.Since(w.downSince).Round(100 * time.Millisecond)})
+		}
+	})
 	w.say(fmt.Sprintf("etcd at %s does not answer; retrying for up to %s s", w.endpoints, seconds(w.timeout)))
 }
 
@@ -124,8 +137,14 @@ func (w *Watchdog) probe() bool {
 	// the timeout (at most 5 s) before counting a probe as failed.
 	ctx, cancel := context.WithTimeout(w.ctx, max(w.every, min(w.timeout/3, 5*time.Second)))
 	defer cancel()
-	_, err := w.c.Get(ctx, runsPrefix+"\x00probe", clientv3.WithCountOnly())
-	return err == nil
+	return Ping(ctx, w.c) == nil
+}
+
+// Ping reads one key that no run uses, linearizably (etcd must have a
+// leader to answer, as it must for every claim and commit).
+func Ping(ctx context.Context, c *clientv3.Client) error {
+	_, err := c.Get(ctx, runsPrefix+"\x00probe", clientv3.WithCountOnly())
+	return err
 }
 
 // Down reports whether a failed session's error comes from etcd being
@@ -146,6 +165,7 @@ func (w *Watchdog) Down() bool {
 // canceled first.
 func (w *Watchdog) WaitUp() error {
 	for {
+		start := time.Now()
 		if w.probe() {
 			w.mu.Lock()
 			w.markUp()
@@ -153,7 +173,7 @@ func (w *Watchdog) WaitUp() error {
 			return nil
 		}
 		w.mu.Lock()
-		w.markDown()
+		w.markDown(start)
 		up := w.up
 		w.mu.Unlock()
 		select {

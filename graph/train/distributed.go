@@ -133,6 +133,9 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 	if err != nil {
 		wait = cleanupWait
 	}
+	if errors.As(context.Cause(ctx), new(*coord.UnreachableError)) {
+		wait = 0 // etcd is gone for good: nothing to give back to, and the lease expires
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
 	if err == nil {
