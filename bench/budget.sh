@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24, item 2: a graph larger than its memory budget. Generates
+# a graph larger than its memory budget. Generates
 # graph/gen's power-law graph (bench/gengraph), imports it into P
 # partitions, prints `plan --simulate`'s prediction under the budget, trains
 # one epoch with `train --memory-limit`, and checks what the run did against

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `batchprep import` of a generated power-law graph (bench/gengraph), this
 # tree's binary next to a baseline commit's binary (default 874ec7b, the
-# importer before issue 24), interleaved run by run so that both see the
+# older importer), interleaved run by run so that both see the
 # same machine load. Each run imports into its own store; after the first
 # round the two stores must be byte-identical (the script stops otherwise).
 # Per run: wall seconds, edges/s (wall), user+sys CPU seconds, edges per

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue 10, what to build 2, for index caches: every damage to a cache
+// For index caches: every damage to a cache
 // (delete, truncate, empty, the cache of another file, a flipped bit at
 // each of ~230 bytes) is reported by verify naming the cache file; read never uses
 // it: it warns naming the file, indexes the data again, and prints exactly

@@ -41,7 +41,7 @@ func kind(name string) string {
 	return name
 }
 
-// Issue 10, what to build 2, for checkpoints and exports: every file of a
+// For checkpoints and exports: every file of a
 // trained checkpoint (manifest, model, each partition's table) and a
 // binary export, deleted, emptied, truncated, swapped for its version of
 // an earlier checkpoint, or with one bit flipped, is refused by train (which

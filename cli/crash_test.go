@@ -81,7 +81,7 @@ func timed(t *testing.T, dir string, args ...string) time.Duration {
 	return time.Since(start)
 }
 
-// Issue 10, what to build 1: every writing command is SIGKILLed at random
+// Every writing command is SIGKILLed at random
 // moments. Each file on disk is then the old complete version or the new
 // complete version (checked by hash, file by file), the store opens as the
 // old or the new one or is refused as interrupted (never read mixed), and

@@ -162,7 +162,7 @@ func checkCheckpoint(t *testing.T, ckpt string, ref map[int64]map[string]string)
 	return seq
 }
 
-// Issue 10, what to build 1, for train: batchprep train is SIGKILLed at a
+// For train: batchprep train is SIGKILLed at a
 // uniformly random moment of its run. The checkpoint left is then either
 // none or a complete one equal to the uninterrupted run's checkpoint of the
 // same number (so the old or the new version, never a mix); running the

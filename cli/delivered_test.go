@@ -29,7 +29,7 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 	return k, syscall.ENOSPC
 }
 
-// Issue 10 item 1: when stdout fails, the saved state is never ahead of
+// When stdout fails, the saved state is never ahead of
 // what stdout received, and the complete lines received followed by a
 // resume from the state cover the uninterrupted output with nothing lost
 // (a few lines may come twice, never none).

@@ -45,7 +45,6 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 	f.badNum = write("bad.ctf", "1 |x 1 2\n2 |x 3 zz\n3 |x 5 6\n")
 	graphKeys := "[entities.node]\nnum_partitions = 2\n[[relations]]\nname = \"link\"\nlhs = \"node\"\nrhs = \"node\"\n"
 	// Relative paths, a config in a subdirectory, no checkpoint_path:
-	// items 11 and 12 of issue 10.
 	f.cfg = write("g/graph.toml", "entity_path = \"ent\"\nedge_paths = [\"edges\"]\nworkers = 1\nbatch_size = 10\n"+graphKeys)
 	f.noCkpt = f.cfg
 	f.dupTOML = write("g/dup.toml", "entity_path = \"ent\"\nedge_paths = [\"edges\"]\nnum_epochs = 1\nnum_epochs = 2\n"+graphKeys)
@@ -79,10 +78,10 @@ func newBadInputFixture(t *testing.T) badInputFixture {
 }
 
 // linePrefix is the one prefix every stderr line carries; after it no
-// package or command name may follow (issue 10 item 9).
+// package or command name may follow.
 var repeatedPrefix = regexp.MustCompile(`^batchprep [a-z]+: (batchprep|ctf|source|config|edgestore|importer|plan|inspect|read|import|corpus|randomize|train|eval|export|serve|coord|coordinator|verify): `)
 
-// badMessage matches what no message may show (issue 22, 5): Go struct
+// badMessage matches what no message may show: Go struct
 // syntax, a library's own text, a count of one with a plural noun.
 var badMessage = regexp.MustCompile(`\{[A-Z][A-Za-z]*:|json: (unsupported|cannot|invalid)|context deadline exceeded|context canceled|` +
 	`: parse error|flag provided but not defined|for flag -|` +
@@ -140,7 +139,7 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "toml duplicate key", args: []string{"plan", "--config", f.dupTOML}, code: 1, msg: "line 4, column 1: Key 'num_epochs' has already been defined"},
 		// 2: a state target that is not a regular file is refused and kept.
 		{name: "state-out a fifo", args: []string{"read", f.ok, "--stream", "x:2", "--state-out", f.fifo}, code: 1, msg: f.fifo + " is a named pipe (FIFO), not a regular file"},
-		// counts in the right number in plan's text (issue 22, 5)
+		// counts in the right number in plan's text
 		{name: "plan text of one batch", args: []string{"plan", "--config", f.cfg, "--quiet", "--format", "text", "--max-batches", "1"}, code: 0, out: "total: 1 bucket, 1 batch, "},
 		// 11, 12: no checkpoint_path, config in another directory.
 		{name: "plan without checkpoint_path", args: []string{"plan", "--config", f.noCkpt, "--format", "summary", "--quiet"}, code: 0, out: "batches:"},
@@ -159,14 +158,14 @@ func TestBadInputsTable(t *testing.T) {
 		{name: "verify a sound store", args: []string{"verify", "--config", f.cfg, "--plan-state", f.planState}, code: 0, out: "a plan state that fits the config and the store"},
 		{name: "verify a read state as plan state", args: []string{"verify", "--plan-state", f.readState}, code: 1, out: "this is a state of 'batchprep read'"},
 		{name: "version with an argument", args: []string{"version", "extra"}, code: 2, msg: "unexpected argument \"extra\""},
-		// flag mistakes in batchprep's words, not the flag package's (issue 22, 5)
+		// flag mistakes in batchprep's words, not the flag package's
 		{name: "demo bad flag", args: []string{"demo", "--nope"}, code: 2, msg: "batchprep demo: unknown flag --nope\n"},
 		{name: "read bad integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "abc"}, code: 2, msg: `batchprep read: --epochs "abc": want an integer` + "\n"},
 		{name: "read negative seed", args: []string{"read", f.ok, "--stream", "x:2", "--seed", "-1"}, code: 2, msg: `--seed "-1": want an integer >= 0`},
 		{name: "read huge integer", args: []string{"read", f.ok, "--stream", "x:2", "--epochs", "99999999999999999999"}, code: 2, msg: `--epochs "99999999999999999999": out of range; want an integer`},
 		{name: "read bad boolean", args: []string{"read", f.ok, "--stream", "x:2", "--quiet=maybe"}, code: 2, msg: `--quiet "maybe": want true or false`},
 		{name: "read flag without value", args: []string{"read", f.ok, "--stream"}, code: 2, msg: "batchprep read: --stream needs a value\n"},
-		// verify takes --set; a --checkpoint that is not there is a problem (issue 22, 5)
+		// verify takes --set; a --checkpoint that is not there is a problem
 		{name: "verify a missing checkpoint", args: []string{"verify", "--checkpoint", filepath.Join(f.dir, "no-model")}, code: 1,
 			msg: "batchprep verify: 1 problem found", out: "problem  --checkpoint " + filepath.Join(f.dir, "no-model") + ": no such directory"},
 		{name: "verify a file as checkpoint", args: []string{"verify", "--checkpoint", f.ok}, code: 1, out: "problem  --checkpoint " + f.ok + ": not a directory"},

@@ -16,7 +16,7 @@ var messagesToMend = map[string]bool{}
 
 // TestBadInputsTableTrain pins, for train, eval, export, serve and
 // coordinator, the exit code and the message of bad flags, config values
-// and files (issue 10, what to build 6): 2 for a usage mistake, 1 for bad
+// and files: 2 for a usage mistake, 1 for bad
 // data or a runtime failure, one prefix per message, the config key named
 // for a bad value, and huge values refused with the value and the limit
 // before anything is allocated.
@@ -81,7 +81,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train bad duration", []string{"train", "--config", cfg, "--lease-ttl", "zz"}, false, 2, `--lease-ttl "zz": want a duration such as 30s or 5m`},
 		// train: config values, each naming its key
 		{"train missing config", []string{"train", "--config", filepath.Join(dir, "no.toml")}, false, 1, "no.toml: no such file or directory"},
-		// a --set that is not key=value or names no key is a usage mistake (issue 22, 5)
+		// a --set that is not key=value or names no key is a usage mistake
 		{"train --set without =", set("dimension"), false, 2, "batchprep train: --set dimension: override must be key=value"},
 		{"train unknown key", set("dimensions=8"), false, 2, "batchprep train: --set dimensions: unknown key"},
 		{"train --set past a list", set("relations.3.operator=linear"), false, 2, "--set relations.3.operator: no element 3 (the list has 1 element)"},
@@ -99,12 +99,12 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"train no store", set("entity_path=" + filepath.Join(dir, "nowhere")), false, 1, "no entity manifest: entity_path holds no imported graph (run batchprep import)"},
 		{"train another config's checkpoint", set("dimension=16", "lr=0.5"), false, 1, "dimension: checkpoint has 8, config has 16"},
 		{"train unsupported key", set("bias=true"), false, 1, "bias = true is not supported"},
-		// nonsense values and configs batchprep cannot read (issue 22, 5)
+		// nonsense values and configs batchprep cannot read
 		{"train ranking margin 0", set("loss_fn=ranking", "margin=0"), false, 1, `margin: must be > 0 with loss_fn = "ranking"`},
 		{"train no evaluation negatives", set("eval_num_batch_negs=0", "eval_num_uniform_negs=0"), false, 1,
 			"eval_num_uniform_negs: 0, and eval_num_batch_negs 0, with eval_fraction = 0.1 would rank each held-out edge against no negative: set one of them >= 1"},
 		{"train a JSON duplicate key", []string{"train", "--config", dupJSON}, false, 1, `entity_path: json: line 2, column 2: key "entity_path" is given twice in one object (first at line 1, column 2)`},
-		// nothing to train is an error, and nothing is written (issue 22, 5)
+		// nothing to train is an error, and nothing is written
 		{"train zero epochs", set("num_epochs=0", "checkpoint_path="+filepath.Join(dir, "ckpt0")), false, 1, "nothing to train: num_epochs is 0 (set it to 1 or more"},
 		{"train an empty store", []string{"train", "--config", emptyCfg, "--quiet"}, false, 1, "nothing to train: the training edge sets hold no edge: edges0 (edge_paths[0], role train); import edges first"},
 		// train: huge values, refused with the value and the limit

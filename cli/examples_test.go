@@ -9,7 +9,7 @@ import (
 	"github.com/batchprep/batchprep/internal/shared"
 )
 
-// The example configs (issue 10 item 10) work as their comments say, on the
+// The example configs work as their comments say, on the
 // real data: import, plan and verify, run from another directory than the
 // config's (paths are relative to the config file).
 func TestExampleConfigs(t *testing.T) {

@@ -41,7 +41,7 @@ func fill(t *testing.T, dir string) {
 	}
 }
 
-// Issue 10, what to build 4: on a full disk, a read-only file system or a
+// On a full disk, a read-only file system or a
 // vanished directory, a failed write keeps the previous data (store, state)
 // and the message names the path and the reason.
 func TestFullDiskReadOnlyVanished(t *testing.T) {

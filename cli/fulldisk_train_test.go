@@ -10,8 +10,8 @@ import (
 	"github.com/batchprep/batchprep/graph/train"
 )
 
-// Issue 10, what to build 4, for train: when the next checkpoint cannot be
-// written (a full disk: refused before training since issue 24), or the checkpoint directory is read-only (train
+// For train: when the next checkpoint cannot be
+// written (a full disk: refused before training), or the checkpoint directory is read-only (train
 // then fails opening its log, before training), train exits 1 naming the
 // file it could not write and why; the previous checkpoint stays
 // byte for byte, with no temporary or partial file beside it, and the run

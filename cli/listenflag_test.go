@@ -5,8 +5,7 @@ import (
 	"testing"
 )
 
-// A bad listen address is a usage mistake naming the flag and the value
-// (issue 22, 5).
+// A bad listen address is a usage mistake naming the flag and the value.
 func TestCheckListen(t *testing.T) {
 	for addr, want := range map[string]string{
 		"127.0.0.1:0":     "",

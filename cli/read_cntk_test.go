@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Issue 23 item 4: --randomize cntk without a chunk flag reads in CNTK's
+// --randomize cntk without a chunk flag reads in CNTK's
 // 32 MiB chunks, so that the order is CNTK's; window and none keep 1 MiB.
 // The corpus is 2.5 MiB, three chunks at 1 MiB and one at 32 MiB; the two
 // sizes give the same first sweep but different second ones (as on ATIS),

@@ -9,7 +9,7 @@ import (
 	"github.com/batchprep/batchprep/internal/shared"
 )
 
-// TestReadRanksUnion is issue 12 part 7 through the command line: W
+// TestReadRanksUnion: the sequence half across machines, through the command line: W
 // `batchprep read --workers W --rank R` runs, as torchrun (RANK,
 // WORLD_SIZE) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) would
 // start them, need no coordinator: at every step the ranks' minibatches,

@@ -88,7 +88,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-// Issue 10, what to build 5: SIGINT and SIGTERM during import, read and
+// SIGINT and SIGTERM during import, read and
 // plan stop cleanly: exit 130 / 143, no temporary file left, the previous
 // store kept (import), and a state that resumes to exactly the rest of the
 // uninterrupted output (read, plan).

@@ -20,7 +20,7 @@ import (
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 )
 
-// Issue 10, what to build 5, for train: SIGINT and SIGTERM stop training
+// For train: SIGINT and SIGTERM stop training
 // between batches with exit 130 / 143; the checkpoint left is complete (the
 // uninterrupted run's checkpoint of the same number), no temporary file
 // stays, and the same command then finishes with the uninterrupted result.

@@ -502,7 +502,7 @@ func TestAuditDefinesMBSizeTwice(t *testing.T) {
 	}
 }
 
-// Issue 2 item 1: `--help` on each subcommand prints its usage, once.
+// `--help` on each subcommand prints its usage, once.
 func TestAuditHelpPrintedOnce(t *testing.T) {
 	for _, name := range commandNames() {
 		_, out, _ := auditRun(t, name, "--help")

@@ -16,7 +16,7 @@ var positionKeys = map[string]bool{"position": true, "step": true, "epoch": true
 
 var lastKey = regexp.MustCompile(`"([a-z_]+)":[^"]*$`)
 
-// Issue 10, what to build 2, for state files: every damage to a read or
+// For state files: every damage to a read or
 // plan state (delete, truncate, empty, another setup's state, a flipped
 // bit at every byte) is refused by the command that resumes from it, and by
 // verify, with an error naming the file; the only flips accepted are digits

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 24: train reports each epoch's partition traffic (bytes read and
+// train reports each epoch's partition traffic (bytes read and
 // written, loads and saves) and the time it waited on partition I/O, and
 // plan --simulate predicts the traffic line for line: with P = 4 and every
 // bucket order, with P = 4 and a commit after every bucket or every 3, and

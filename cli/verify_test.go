@@ -62,7 +62,7 @@ func storeFiles(t *testing.T, root string, dirs ...string) []string {
 	return out
 }
 
-// Issue 10, what to build 2: flip bytes in, truncate, delete, empty and
+// Flip bytes in, truncate, delete, empty and
 // swap with another import's version every file of an edge store. verify
 // exits 1 naming the file; plan either fails naming the file or, when it
 // does not read that file (entity names), prints exactly the undamaged

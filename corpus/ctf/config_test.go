@@ -41,7 +41,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // A huge dense dimension is refused before allocating, naming the value and
-// the limit (issue 10 item 3); the same value is fine for a sparse stream.
+// the limit; the same value is fine for a sparse stream.
 func TestConfigHugeDenseDim(t *testing.T) {
 	c := Config{Streams: []corpus.Stream{dense("x", 99999999999)}}
 	err := c.Validate()

@@ -20,7 +20,7 @@ import (
 )
 
 // atisCopies is how many times BenchmarkReadATIS replicates ATIS train
-// (3.0 MB): 150 copies, 455 MB, the corpus of issue 9.
+// (3.0 MB): 150 copies, 455 MB.
 const atisCopies = 150
 
 var (

@@ -13,7 +13,7 @@ import (
 	"github.com/batchprep/batchprep/internal/shared"
 )
 
-// Issue 4 acceptance: FB15k-237 and the SNAP graphs import and plan with 1,
+// FB15k-237 and the SNAP graphs import and plan with 1,
 // 4 and 16 partitions. Each case imports the real file (FB15k-237's relation
 // ids from its data), plans one epoch (relation-sampled batches over
 // FB15k-237's 237 relations, each batch checked to hold one relation; dynamic

@@ -67,7 +67,7 @@ operator = "complex_diagonal"
 }
 
 // The disk traffic per epoch that docs/performance-train.md ("Partition
-// I/O at scale") gives, computed by PredictIO for issue 24's graphs: 4.8 M
+// I/O at scale") gives, computed by PredictIO for the graphs of that section: 4.8 M
 // entities in 8 partitions, 20 M in 16, d = 100, inside_out. A commit
 // every P buckets (the default) writes under 0.4x what a commit after
 // every bucket writes, and at most 1.3x what a commit once per epoch (as

@@ -12,7 +12,7 @@ import (
 	"github.com/batchprep/batchprep/graph/gen"
 )
 
-// BenchmarkQualityPartitioned (issue 24, item 4) measures what partitioning
+// BenchmarkQualityPartitioned measures what partitioning
 // costs in quality: filtered MRR on held-out edges of a graph with planted
 // communities, for P = 1, 4 and 16 partitions and each bucket order, with
 // the `batchprep` binary as a user runs it (import, train, eval). Behind

@@ -16,7 +16,7 @@ import (
 	"github.com/batchprep/batchprep/graph/train/model"
 )
 
-// BenchmarkTrainScaleIO (issue 24, target 1's partitioned run): one epoch
+// BenchmarkTrainScaleIO: one epoch
 // of graph/gen's power-law graph (scaleGraph; BATCHPREP_SCALE_ENTITIES entities, default 1,000,000, and
 // BATCHPREP_SCALE_EDGES edges, default 10,000,000) with the FB15k-237
 // settings at dimension 100, 2 workers, for P = 1 and 8 partitions
