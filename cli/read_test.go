@@ -349,7 +349,7 @@ func TestReadMemoryLimit(t *testing.T) {
 
 // TestReadStateFingerprintCompatible: since the reader fingerprints itself
 // (ctf.Reader.Fingerprint), the state's corpus entries must still be the
-// ones round-1 `batchprep read` wrote (size, SHA-256 of the first and last
+// ones the first releases of `batchprep read` wrote (size, SHA-256 of the first and last
 // 64 KiB, mb-size and label streams, chunking), so old state files resume.
 // The expected values are computed here from the file's bytes.
 func TestReadStateFingerprintCompatible(t *testing.T) {

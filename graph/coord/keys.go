@@ -12,8 +12,8 @@ import (
 // Key layout under a run's prefix /batchprep/runs/RUN/ (docs/distributed.md):
 //
 //	world              W, written by the first trainer to join
-//	lock/P             the claim holding partition P (under its lease)
-//	held/K/L_R         the claim holding bucket (L,R) of pass K (under its lease)
+//	lock/P             the rank whose claim holds partition P (under its lease)
+//	held/K/L_R         the rank whose claim holds bucket (L,R) of pass K (under its lease)
 //	done/K/L_R         bucket (L,R) of pass K is done (the claim number)
 //	given/L_R          bucket (L,R) was given in pass 0 (first-pass rule)
 //	given-any          some bucket was given in pass 0
