@@ -35,7 +35,11 @@ beside the store are removed by the next successful one.
 --from pbg converts PyTorch-BigGraph's imported data instead: the first
 argument is PBG's entity_path directory, then one PBG edge directory
 (edges_{lhs}_{rhs}.h5 files) per edge_paths[i]; partitions, offsets and
-relation ids are kept (docs/formats-pbg.md).
+relation ids are kept (docs/formats-pbg.md). A config whose entity_path
+and edge_paths hold PBG's data needs no import: train, eval, export and
+plan convert them once into a store beside entity_path (entity_path +
+".batchprep") and reuse it until PBG's files change; --from pbg without
+directories does that conversion now.
 
 Examples:
   batchprep import --config fb15k.toml --rel-col 1 train.txt valid.txt test.txt   # edge_roles: train, valid, test
@@ -106,7 +110,7 @@ func runImport(env *Env, args []string) error {
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "importer: "))
 	}
-	cfg, err := loadConfig(env, *cfgPath, sets)
+	cfg, err := loadConfigAsWritten(env, *cfgPath, sets)
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,15 @@ and training.svg (loss and holdout MRR per epoch).
 --set key=value overrides a config key (repeatable; dotted paths such as
 relations.0.operator; values in JSON syntax or plain strings).
 
+A fresh run starts from random embeddings, or from the PyTorch-BigGraph
+checkpoint init_path names: each entity gets the row of the same name
+(PBG's entity_names_*.json under the entity_path of the checkpoint's
+config.json); train prints which, and how many matched, and refuses when
+some of the store's entities have no row unless --init-allow-unmatched.
+A PBG config whose entity_path and edge_paths hold PBG's imported data is
+read as it is: the data are converted once into a store at entity_path +
+".batchprep" and reused until PBG's files change (docs/formats-pbg.md).
+
 Before it starts, train predicts its peak memory and its checkpoints' disk
 space from the config and the store, prints them term by term on stderr,
 and refuses a run that does not fit --memory-limit (or memory_limit, else
@@ -64,10 +73,22 @@ Examples:
   batchprep train --config big.toml --memory-limit 2GiB
   batchprep train --config fb15k.toml --set num_epochs=20   # continue a finished run`
 
-// loadConfig loads --config and applies --set overrides. A --set that is
-// not key=value or names no config key is a usage mistake (exit 2); a bad
+// loadConfig loads --config and applies --set overrides, for a command
+// that reads the store: when the config names PyTorch-BigGraph's imported
+// data, the store converted from it (usePBGData). A --set that is not
+// key=value or names no config key is a usage mistake (exit 2); a bad
 // value is a config error naming the key (exit 1).
 func loadConfig(env *Env, path string, sets []string) (*config.Config, error) {
+	cfg, err := loadConfigAsWritten(env, path, sets)
+	if err != nil {
+		return nil, err
+	}
+	return usePBGData(env, cfg)
+}
+
+// loadConfigAsWritten is loadConfig with the config's own paths, for
+// import, which writes them.
+func loadConfigAsWritten(env *Env, path string, sets []string) (*config.Config, error) {
 	cfg, err := readConfig(env, path)
 	if err != nil {
 		return nil, err
@@ -91,6 +112,7 @@ func runTrain(env *Env, args []string) error {
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	memLimit := fs.String("memory-limit", "", "memory the run may use, e.g. 2GiB (overrides the config's memory_limit; default: the machine's memory)")
+	allowUnmatched := fs.Bool("init-allow-unmatched", false, "with init_path: let the store's entities the checkpoint does not name start at random (default: refuse)")
 	dist := trainDistFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -145,7 +167,8 @@ func runTrain(env *Env, args []string) error {
 		// A budget too small for a partition in flight (the
 		// prediction's "prefetch off") trains with partition I/O in turn.
 		SequentialIO: pr.Partitioned && !pr.Prefetch}
-	if opts.Init, err = initFrom(cfg, store); err != nil {
+	var initNote string
+	if opts.Init, initNote, err = initFrom(cfg, *cfgPath, store, *allowUnmatched); err != nil {
 		return err
 	}
 	plot := &plotRefresh{dir: cfg.CheckpointPath, write: train.WritePlot}
@@ -173,8 +196,13 @@ func runTrain(env *Env, args []string) error {
 	p := tr.Plan()
 	total := int64(float64(p.EdgesPerEpoch()*int64(cfg.NumEpochs)) * (1 - cfg.EvalFraction))
 	man := tr.Manifest()
-	if man.Buckets > 0 {
+	switch {
+	case man.Buckets > 0:
 		fmt.Fprintf(env.Stderr, "resuming %s after %d of %d buckets (epoch %d)\n", cfg.CheckpointPath, man.Buckets, tr.TotalBuckets(), man.Next.Epoch+1)
+	case initNote != "":
+		fmt.Fprintf(env.Stderr, "train: %s\n", initNote)
+	case !*quiet:
+		fmt.Fprintf(env.Stderr, "train: starting from random embeddings (init_scale %g, seed %d)\n", cfg.InitScale, cfg.Seed)
 	}
 	prog = newProgress(env, "train", "edges", total, *quiet)
 	prog.Add(man.Edges)

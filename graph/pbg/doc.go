@@ -32,8 +32,20 @@
 //     outside the config, featurized entities and counts that disagree
 //     with the names are errors naming the file.
 //  6. A PBG checkpoint as init_path (Init) gives a fresh run its
-//     embeddings (matched by partition and offset; names compared when the
-//     directory has PBG's names files) and its model parameters (every
-//     parameter of the config's model, under PBG's names and shapes, and
-//     nothing else); a partition without a file is drawn at random.
+//     embeddings and its model parameters (every parameter of the
+//     config's model, under PBG's names and shapes, and nothing else).
+//     Rows are placed by entity name, never by position: the
+//     checkpoint's names are PBG's entity_names_{t}_{p}.json under the
+//     entity_path of its config.json (else beside the checkpoint), so a
+//     store with other partitions or another order gets each entity's
+//     own row. Every store entity must be named by the checkpoint unless
+//     InitOptions.AllowUnmatched (then the others start at random); none
+//     matching, or no names found, is refused. Rows of a checkpoint
+//     partition without an embeddings file start at random.
+//  7. A config whose entity_path and edge_paths hold PBG's imported data
+//     (IsData) is read through a store converted from them into
+//     MirrorDir (entity_path + ".batchprep"), never by writing into PBG's
+//     directories. EnsureMirror reuses that store while PBG's files have
+//     the names, sizes and modification times recorded at conversion and
+//     the store the fingerprint it had, and converts again otherwise.
 package pbg

@@ -1,7 +1,6 @@
 package pbg
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,12 +16,16 @@ import (
 
 // Init reads a PBG checkpoint directory as the initial values of a
 // batchprep run (config key init_path; invariant 6). It implements
-// train.Init.
+// train.Init. Rows are placed by entity name, never by position: the
+// checkpoint's names are PBG's entity_names_*.json files (see
+// namesCandidates for where they are looked for).
 type Init struct {
 	dir     string
 	version int
 	cfg     *config.Config
-	store   Store
+	src     map[string][][]int64 // type -> store partition -> row -> checkpoint row (rowSource) or unmatched
+	their   map[string][]int     // type -> checkpoint partition -> rows
+	report  InitReport
 }
 
 // IsCheckpoint reports whether dir holds PBG's checkpoint layout (its
@@ -32,8 +35,12 @@ func IsCheckpoint(dir string) bool {
 	return err == nil
 }
 
-// OpenInit opens the PBG checkpoint in dir for a run of cfg on store.
-func OpenInit(dir string, cfg *config.Config, store Store) (*Init, error) {
+// OpenInit opens the PBG checkpoint in dir for a run of cfg on store: it
+// reads the checkpoint's entity names and maps each of the store's
+// entities to the checkpoint row of the same name. Every store entity must
+// have one unless opts.AllowUnmatched (then the others start at random);
+// a store none of whose entities match is refused either way.
+func OpenInit(dir string, cfg *config.Config, store Store, opts InitOptions) (*Init, error) {
 	b, err := os.ReadFile(filepath.Join(dir, VersionFile))
 	if err != nil {
 		return nil, fmt.Errorf("pbg: init_path %s: no PyTorch-BigGraph checkpoint: %w", dir, err)
@@ -42,14 +49,82 @@ func OpenInit(dir string, cfg *config.Config, store Store) (*Init, error) {
 	if err != nil || v < 0 {
 		return nil, fmt.Errorf("pbg: %s: %q is not a checkpoint version", filepath.Join(dir, VersionFile), strings.TrimSpace(string(b)))
 	}
-	return &Init{dir: dir, version: v, cfg: cfg, store: store}, nil
+	in := &Init{dir: dir, version: v, cfg: cfg, src: map[string][][]int64{}, their: map[string][]int{}}
+	types := cfg.EntityTypes()
+	namesDir, err := findNames(dir, types, opts)
+	if err != nil {
+		return nil, err
+	}
+	in.report = InitReport{Dir: dir, Version: v, NamesDir: namesDir}
+	for _, typ := range types {
+		theirs, err := readNames(namesDir, typ)
+		if err != nil {
+			return nil, err
+		}
+		src, m, err := matchType(typ, cfg.Entities[typ].NumPartitions, theirs, store)
+		if err != nil {
+			return nil, err
+		}
+		in.src[typ] = src
+		for _, names := range theirs {
+			in.their[typ] = append(in.their[typ], len(names))
+		}
+		in.report.Types = append(in.report.Types, m)
+	}
+	if err := checkMatch(&in.report, in.src, store, opts); err != nil {
+		return nil, err
+	}
+	return in, nil
 }
 
-// Table returns the embeddings of embeddings_{typ}_{part}.v{N}.h5, nil
-// when the checkpoint has no such file (PBG then initializes at random
-// too). The rows must be the store's: same count, and the same names when
-// the checkpoint directory has PBG's names file beside it.
-func (in *Init) Table(typ string, part, rows, dim int) ([]float32, error) {
+// Report says where the run starts from and how many entities matched.
+func (in *Init) Report() InitReport { return in.report }
+
+// Fill overwrites the rows of emb (store partition part of typ, drawn at
+// random) that the checkpoint holds by name, reading each checkpoint
+// partition they come from. A checkpoint partition without an embeddings
+// file leaves its rows random (PBG initializes such a partition at random
+// too).
+func (in *Init) Fill(typ string, part int, emb []float32, dim int) error {
+	src := in.src[typ]
+	if part >= len(src) {
+		return nil
+	}
+	rows := src[part]
+	if len(emb) != len(rows)*dim {
+		return fmt.Errorf("pbg: init_path: %s partition %d has %d rows of dimension %d in the store, the run gave %d values", typ, part, len(rows), dim, len(emb))
+	}
+	need := map[int]bool{}
+	for _, s := range rows {
+		if s != unmatched {
+			need[int(s>>32)] = true
+		}
+	}
+	for q := range len(in.their[typ]) {
+		if !need[q] {
+			continue
+		}
+		theirs, err := in.table(typ, q, in.their[typ][q], dim)
+		if err != nil {
+			return err
+		}
+		if theirs == nil {
+			continue
+		}
+		for i, s := range rows {
+			if s == unmatched || int(s>>32) != q {
+				continue
+			}
+			off := int(s & 0xffffffff)
+			copy(emb[i*dim:(i+1)*dim], theirs[off*dim:(off+1)*dim])
+		}
+	}
+	return nil
+}
+
+// table reads embeddings_{typ}_{part}.v{N}.h5, which must hold rows×dim
+// values; nil when the checkpoint has no such file.
+func (in *Init) table(typ string, part, rows, dim int) ([]float32, error) {
 	path := filepath.Join(in.dir, embeddingsFile(typ, part, in.version))
 	f, err := hdf5.OpenFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -71,45 +146,14 @@ func (in *Init) Table(typ string, part, rows, dim int) ([]float32, error) {
 		return nil, fmt.Errorf("pbg: init_path: %s: %w", path, err)
 	}
 	if !reflect.DeepEqual(shape, []uint64{uint64(rows), uint64(dim)}) {
-		return nil, fmt.Errorf("pbg: init_path: %s holds embeddings of shape %v; %s partition %d has %d entities of dimension %d",
-			path, shape, typ, part, rows, dim)
-	}
-	if err := in.sameNames(typ, part); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("pbg: init_path: %s holds embeddings of shape %v; its names file %s has %d names and the run's dimension is %d",
+			path, shape, namesFile(in.report.NamesDir, typ, part), rows, dim)
 	}
 	emb, err := o.Float32s()
 	if err != nil {
 		return nil, fmt.Errorf("pbg: init_path: %s: %w", path, err)
 	}
 	return emb, nil
-}
-
-// sameNames compares the checkpoint's names file, when there is one, with
-// the store's names of the partition: rows are matched by offset.
-func (in *Init) sameNames(typ string, part int) error {
-	path := filepath.Join(in.dir, fmt.Sprintf("entity_names_%s_%d.json", typ, part))
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	var theirs []string
-	if err := json.Unmarshal(b, &theirs); err != nil {
-		return fmt.Errorf("pbg: init_path: %s: not a JSON list of strings: %v", path, jsonMessage(err))
-	}
-	ours, err := in.store.EntityNames(typ, part)
-	if err != nil {
-		return err
-	}
-	for i := range min(len(ours), len(theirs)) {
-		if ours[i] != theirs[i] {
-			return fmt.Errorf("pbg: init_path: %s partition %d: offset %d is %q in %s, %q in the store: the entities are partitioned differently (import PBG's data with import --from pbg to keep its partitions)",
-				typ, part, i, theirs[i], path, ours[i])
-		}
-	}
-	return nil
 }
 
 func checkFormat(f *hdf5.File, path string) error {

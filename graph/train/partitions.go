@@ -116,17 +116,10 @@ func (t *Trainer) readOrInit(k tableKey, rows int, ref TableRef, ok bool) loaded
 	rng := mix.Rand(t.cfg.Seed, tagInit, uint64(k.typ), uint64(k.part))
 	tab := model.NewMappedTable(rows, t.cfg.Dimension, t.cfg.InitScale, rng)
 	if t.opts.Init != nil {
-		typ := t.types[k.typ]
-		emb, err := t.opts.Init.Table(typ, k.part, rows, t.cfg.Dimension)
-		if err != nil {
+		if err := t.opts.Init.Fill(t.types[k.typ], k.part, tab.Emb, t.cfg.Dimension); err != nil {
 			tab.Release()
 			return loaded{err: err}
 		}
-		if emb != nil && len(emb) != len(tab.Emb) {
-			tab.Release()
-			return loaded{err: fmt.Errorf("train: init_path gave %d values for %s partition %d, want %d×%d", len(emb), typ, k.part, rows, t.cfg.Dimension)}
-		}
-		copy(tab.Emb, emb)
 	}
 	return loaded{tab: tab}
 }
