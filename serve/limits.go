@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/graph/plan"
 )
@@ -62,15 +63,28 @@ func (s *Server) checkLimits(setup *sequenceSetup) error {
 	return nil
 }
 
-// checkWindow refuses a call whose randomization window, as the source
-// sized its chunk cache for this corpus (chunks x chunk bytes of text),
-// passes MaxWindowBytes, before any chunk is parsed (invariant 11).
-func (s *Server) checkWindow(setup *sequenceSetup, residentChunks int) error {
-	chunk := setup.built.CTF.ChunkBytes
-	if chunk <= 0 {
-		chunk = ctf.DefaultChunkBytes
+// chunkSizes is what a corpus reader that knows its chunks' sizes offers
+// (ctf.Session).
+type chunkSizes interface {
+	ChunkBytes(c int) int64
+}
+
+// checkWindow refuses a call whose randomization window passes
+// MaxWindowBytes, before any chunk is parsed (invariant 11). The window
+// holds at most residentChunks chunks (as the source sized its cache), so
+// the most text it can hold is that many of the corpus's largest chunks, as
+// the index measured them: chunks cut by chunk_sequences are as small as
+// their sequences, not the chunk_bytes a chunk cut by size may reach. A
+// reader that does not know its chunks' sizes counts chunk_bytes each.
+func (s *Server) checkWindow(setup *sequenceSetup, src corpus.Source, residentChunks int) error {
+	size := func(int) int64 { return ctf.DefaultChunkBytes }
+	if measured, ok := src.(chunkSizes); ok {
+		size = measured.ChunkBytes
+	} else if b := setup.built.CTF.ChunkBytes; b > 0 {
+		size = func(int) int64 { return b }
 	}
-	need := int64(residentChunks) * chunk
+	n := min(residentChunks, src.Layout().NumChunks())
+	need := largestSum(src.Layout().NumChunks(), n, size)
 	if need <= s.opts.MaxWindowBytes {
 		return nil
 	}
@@ -78,8 +92,52 @@ func (s *Server) checkWindow(setup *sequenceSetup, residentChunks int) error {
 	if setup.built.Source.Randomize.WindowSamples > 0 {
 		field = "window_samples"
 	}
-	return status.Errorf(codes.InvalidArgument, "%s: the randomization window holds up to %d chunks of %d bytes of this corpus (%d bytes), more than this server's limit of %d bytes (serve --max-window-bytes); ask for a smaller window or smaller chunks (chunk_bytes)",
-		field, residentChunks, chunk, need, s.opts.MaxWindowBytes)
+	return status.Errorf(codes.InvalidArgument, "%s: the randomization window holds up to %d chunks of this corpus, up to %d bytes of text (its %d largest chunks), more than this server's limit of %d bytes (serve --max-window-bytes); ask for a smaller window or smaller chunks (chunk_bytes or chunk_sequences)",
+		field, n, need, n, s.opts.MaxWindowBytes)
+}
+
+// largestSum returns the sum of the n largest of size(0), ..., size(count-1),
+// keeping only those n (a min-heap of them) rather than sorting every
+// chunk's size: a corpus cut into one-sequence chunks has millions.
+func largestSum(count, n int, size func(c int) int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	top := make([]int64, 0, n)
+	down := func(i int) { // restore the heap below i
+		for {
+			l, least := 2*i+1, i
+			if l < len(top) && top[l] < top[least] {
+				least = l
+			}
+			if r := l + 1; r < len(top) && top[r] < top[least] {
+				least = r
+			}
+			if least == i {
+				return
+			}
+			top[i], top[least] = top[least], top[i]
+			i = least
+		}
+	}
+	for c := range count {
+		b := size(c)
+		switch {
+		case len(top) < n:
+			top = append(top, b)
+			for i := len(top) - 1; i > 0 && top[(i-1)/2] > top[i]; i = (i - 1) / 2 {
+				top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
+			}
+		case b > top[0]:
+			top[0] = b
+			down(0)
+		}
+	}
+	var sum int64
+	for _, b := range top {
+		sum += b
+	}
+	return sum
 }
 
 // tooBig is the error for a minibatch whose encoding passed the limit.

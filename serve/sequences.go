@@ -149,7 +149,7 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
 	}
 	defer src.Close()
-	if err := s.checkWindow(setup, src.ResidentChunks()); err != nil {
+	if err := s.checkWindow(setup, sess, src.ResidentChunks()); err != nil {
 		return err
 	}
 	switch {

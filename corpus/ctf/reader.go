@@ -131,6 +131,13 @@ func (r *Reader) Layout() *corpus.Layout { return r.layout }
 // Streams returns the configured streams.
 func (r *Reader) Streams() []corpus.Stream { return r.cfg.Streams }
 
+// ChunkBytes returns the bytes of text chunk c spans in the file (what
+// reading it takes before parsing).
+func (r *Reader) ChunkBytes(c int) int64 {
+	_, n := r.x.span(c)
+	return n
+}
+
 // Path returns the file name.
 func (r *Reader) Path() string { return r.path }
 

@@ -123,6 +123,9 @@ func (s *Session) Layout() *corpus.Layout { return s.r.layout }
 // Streams returns the configured streams.
 func (s *Session) Streams() []corpus.Stream { return s.r.cfg.Streams }
 
+// ChunkBytes returns the bytes of text chunk c spans in the file.
+func (s *Session) ChunkBytes(c int) int64 { return s.r.ChunkBytes(c) }
+
 // Path returns the file name.
 func (s *Session) Path() string { return s.r.path }
 

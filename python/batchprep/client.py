@@ -12,7 +12,7 @@ from . import batchprep_pb2 as pb
 from .errors import BatchprepError, BatchprepWarning
 from .minibatch import Minibatch, from_columns
 from .request import UNLIMITED_EPOCHS, INT32_MAX, State, check_int, sequence_request
-from .server import Connection
+from .server import Connection, settle
 from .shared import Ring, usable as shared_memory_usable
 
 
@@ -60,12 +60,13 @@ class _Stream(_Closes):
     def __init__(self, conn: Connection, req: pb.SequenceRequest, own_conn: bool) -> None:
         self._conn: Optional[Connection] = conn
         self._own, self._req, self._delivered = own_conn, req, 0
-        self._call: Any = conn.sequence_groups(req, metadata=conn.metadata)
+        self._call: Any = None
         self._group: List[Minibatch] = []
         self._next = 0
         self._tail = b""  # the call's state tail (SequenceGroup.state_tail)
         self._streams: List[Tuple[str, int, bool]] = []
         self._ring: Optional[Ring] = Ring() if req.shared_memory else None
+        self._call = conn.sequence_groups(req, metadata=conn.metadata)
 
     def __iter__(self) -> "_Stream":
         return self
@@ -96,6 +97,9 @@ class _Stream(_Closes):
             except grpc.RpcError as e:
                 self.close()
                 raise BatchprepError(e.code(), e.details()) from None
+            except Exception:  # e.g. out of file descriptors: the stream cannot go on; stop its server now
+                self.close()
+                raise
         mb = self._group[self._next]
         self._next += 1
         self._delivered += 1
@@ -106,9 +110,10 @@ class _Stream(_Closes):
 
     def close(self) -> None:
         """Cancel the call (and stop the local server the iterator started)."""
-        if self._call is not None:
-            self._call.cancel()
-            self._call = None
+        call, self._call = self._call, None
+        if call is not None:
+            call.cancel()
+            settle(call)
         if self._ring is not None:
             self._ring.close()
         if self._own and self._conn is not None:
@@ -137,8 +142,12 @@ def read(files: Union[str, Sequence[str]], streams: Sequence[str], mb: Union[str
     req = sequence_request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                            rank=rank, state=state, max_minibatches=max_minibatches, **kw)
     conn = Connection(address, token=token, root_certificates=root_certificates)
-    req.shared_memory = conn.server is not None and shared_memory_usable()
-    return _Stream(conn, req, own_conn=True)
+    try:
+        req.shared_memory = conn.server is not None and shared_memory_usable()
+        return _Stream(conn, req, own_conn=True)
+    except BaseException:  # e.g. out of file descriptors: stop the server now
+        conn.close()
+        raise
 
 
 class MinibatchSource(_Closes):

@@ -11,7 +11,7 @@ import numpy as np
 from . import batchprep_pb2 as pb
 from .errors import BatchprepError
 from .request import INT32_MAX, INT64_MAX, check_int, state_bytes
-from .server import Connection
+from .server import Connection, settle
 
 _I4, _I8, _F4 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f4")
 
@@ -59,10 +59,15 @@ def read_graph(config: str, worker: Optional[int] = None, state: Optional[Union[
     if state is not None:
         req.state = state_bytes(state)
     conn = Connection(address, token=token, root_certificates=root_certificates)
+    call = None
     try:
-        for m in conn.graph(req, metadata=conn.metadata):
+        call = conn.graph(req, metadata=conn.metadata)
+        for m in call:
             yield GraphRecord(m)
     except grpc.RpcError as e:
         raise BatchprepError(e.code(), e.details()) from None
     finally:
+        if call is not None:  # left early: end the call, and give back its socket (see settle)
+            call.cancel()
+            settle(call)
         conn.close()

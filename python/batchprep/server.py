@@ -4,14 +4,13 @@ import atexit
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 
 import grpc
 import grpc.experimental
 
 from . import batchprep_pb2 as pb
-from . import shared
+from . import shared, tmpdirs
 
 _SERVICE = "/batchprep.v1.Batches/"
 _live = set()
@@ -34,6 +33,31 @@ def _binary():
     return b
 
 
+def settle(call):
+    """Finish a cancelled call on the calling thread. grpcio's
+    single-threaded stream calls (the SingleThreadedUnaryStream option,
+    which a private server's connection uses) have a completion queue of
+    their own that only the caller polls: after cancel() nobody takes the
+    events of the operations still due, so the call, and with it the
+    channel's socket, would stay open for the life of the process: one
+    file descriptor per stream stopped early. Cancelling completes those
+    operations at once, so this takes at most one event per operation.
+    Calls served by the channel's own thread (other channels) have no
+    such queue and are left alone."""
+    state = getattr(call, "_state", None)
+    consume = getattr(call, "_consume_next_event", None)
+    if state is None or consume is None:
+        return
+    for _ in range(8):
+        with state.condition:
+            if not state.due:
+                return
+        try:
+            consume()
+        except Exception:  # the call is over either way; nothing to report
+            return
+
+
 class LocalServer:
     """A private `batchprep serve` child process for this process's user.
 
@@ -46,22 +70,23 @@ class LocalServer:
     """
 
     def __init__(self, binary=None):
-        self._dir = tempfile.mkdtemp(prefix="batchprep-")
-        sock = os.path.join(self._dir, "serve.sock")
-        if len(sock) > 100:  # a socket path holds at most 107 bytes on Linux
-            os.rmdir(self._dir)
-            self._dir = tempfile.mkdtemp(prefix="batchprep-", dir="/tmp")
+        binary = binary or _binary()
+        self._proc = None
+        self._dir = tmpdirs.make()
+        try:
             sock = os.path.join(self._dir, "serve.sock")
-        # Its own session: a Ctrl-C in the terminal reaches this process,
-        # which then closes the server, not the server directly.
-        self._proc = subprocess.Popen(
-            [binary or _binary(), "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
-             "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
-        line = self._proc.stdout.readline().decode().split()
-        if len(line) != 2 or line[0] != "listening":
+            # Its own session: a Ctrl-C in the terminal reaches this process,
+            # which then closes the server, not the server directly.
+            self._proc = subprocess.Popen(
+                [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
+                 "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+            line = self._proc.stdout.readline().decode().split()
+            if len(line) != 2 or line[0] != "listening":
+                raise RuntimeError("batchprep serve did not start (first line %r)" % (line,))
+        except BaseException:
             self.close()
-            raise RuntimeError("batchprep serve did not start (first line %r)" % (line,))
+            raise
         self.address = line[1]
         with _live_lock:
             _live.add(self)
@@ -70,19 +95,20 @@ class LocalServer:
         """Stop the server: close its stdin and wait for it (quietly), then
         remove its socket directory."""
         p = self._proc
-        if p.stdin:
+        if p is not None:
+            if p.stdin:
+                try:
+                    p.stdin.close()
+                except OSError:
+                    pass
             try:
-                p.stdin.close()
-            except OSError:
-                pass
-        try:
-            p.wait(5)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-        if p.stdout:
-            p.stdout.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if p.stdout:
+                p.stdout.close()
+        tmpdirs.remove(self._dir)
         with _live_lock:
             _live.discard(self)
 
@@ -106,9 +132,17 @@ class Connection:
 
     def __init__(self, address=None, token=None, root_certificates=None):
         self.server = None
+        self.channel = None
         if address is None:
             self.server = LocalServer()
             address = self.server.address
+        try:
+            self._connect(address, token, root_certificates)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, address, token, root_certificates):
         opts = [("grpc.max_receive_message_length", -1)]
         if self.server is not None and shared.usable():
             # With shared memory the messages are small: the stream is read
@@ -137,7 +171,8 @@ class Connection:
             response_deserializer=pb.GraphRecord.FromString)
 
     def close(self):
-        self.channel.close()
+        if self.channel is not None:
+            self.channel.close()
         if self.server is not None:
             self.server.close()
             self.server = None

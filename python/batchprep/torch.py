@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Uni
 import numpy as np
 from torch.utils.data import IterableDataset, get_worker_info
 
+from . import loop_position
 from .client import read
 from .minibatch import Minibatch
 from .request import INT32_MAX, check_int, state_bytes
@@ -56,12 +57,19 @@ def padded(mb: Minibatch, values: np.ndarray, name: str, pad: Any = 0) -> Tuple[
 _datasets: "weakref.WeakValueDictionary[str, SequenceDataset]" = weakref.WeakValueDictionary()
 
 
+# What _loader_buffer returns for an item that the DataLoader unpickles only
+# to drop it: a new iteration of persistent workers (its _reset) drains what
+# the workers made for the iteration the loop left.
+_DROPPED: Dict[int, Tuple[Any, ...]] = {}
+
+
 def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
     """The reorder buffer of the DataLoader iterator that is unpickling an
     item in this thread: torch's _MultiProcessingDataLoaderIter._task_info,
     {task index: (worker,) or (worker, item)}; an entry with an item holds
-    an item that arrived before the one the loop waits for. None when not
-    found (another torch, or a pin_memory thread)."""
+    an item that arrived before the one the loop waits for. _DROPPED when
+    the iterator unpickles it in its _reset; None when not found (another
+    torch, or a pin_memory thread)."""
     if threading.current_thread() is not threading.main_thread():
         return None
     f = sys._getframe(2)
@@ -70,8 +78,11 @@ def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
             return None
         it = f.f_locals.get("self")
         info = getattr(it, "_task_info", None)
-        if f.f_code.co_name == "_next_data" and isinstance(info, dict):
-            return info
+        if isinstance(info, dict):
+            if f.f_code.co_name == "_next_data":
+                return info
+            if f.f_code.co_name == "_reset":
+                return _DROPPED
         f = f.f_back
     return None
 
@@ -79,7 +90,10 @@ def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
 def _handed_over(token: str, state: bytes, item: Any) -> Any:
     ds = _datasets.get(token)
     if ds is not None and get_worker_info() is None:
-        ds._arrived(state, _loader_buffer())
+        ds._serve_position()
+        buffer = _loader_buffer()
+        if buffer is not _DROPPED:
+            ds._arrived(state, buffer)
     return item
 
 
@@ -99,6 +113,30 @@ class _Handoff:
 
     def __reduce__(self) -> Tuple[Any, Tuple[str, bytes, Any]]:
         return (_handed_over, (self.token, self.state, self.item))
+
+
+def _no_length(kw: Dict[str, Any]) -> Optional[str]:
+    """Why a dataset with read() keywords kw has no len(), or None."""
+    size = str(kw.get("epoch_size", "full")).strip()
+    if size == "full":
+        return ("epoch_size='full' (the default) is one sweep over the corpus, whose minibatches only reading it "
+                "tells; give epoch_size as a number of samples for a length")
+    if size == "inf":
+        return "epoch_size='inf' is one endless epoch, which has no length"
+    if not size.isdigit() or int(size) == 0:
+        return "epoch_size=%r is not a number of samples" % (kw.get("epoch_size"),)
+    mb = str(kw.get("mb", "256")).strip()
+    if not mb.isdigit() or int(mb) == 0:
+        return ("mb=%r is a schedule, not one minibatch size: the count changes with the epoch; give one size "
+                "(mb=256) for a length" % (kw.get("mb"),))
+    label, by = kw.get("label") or None, kw.get("defines_mb_size") or None
+    if label != by:
+        return ("the epoch counts the samples of %s while mb counts those of %s (label=%r, defines_mb_size=%r): "
+                "minibatches per epoch depend on the corpus" % (
+                    "stream " + label if label else "the lines", "stream " + by if by else "the lines", label, by))
+    if kw.get("cut_at_sweep"):
+        return "cut_at_sweep=True cuts a minibatch at each sweep end, which adds minibatches where epochs cross one"
+    return None
 
 
 class SequenceDataset(IterableDataset):
@@ -121,9 +159,17 @@ class SequenceDataset(IterableDataset):
     DataLoader num_workers >= 1: worker 0 reads the stream (and runs
     transform: put per-minibatch work there, not in a collate_fn, which
     would see the wrapper that carries each item's state), the others
-    yield nothing; the server parses in parallel anyway. state_dict() in the training process follows the items the loop
-    has received. Not with pin_memory=True, whose thread takes items ahead
-    of the loop (state_dict() then raises)."""
+    yield nothing; the server parses in parallel anyway. state_dict() in
+    the training process follows the items the loop has received. With
+    persistent_workers=True (Linux) the reading worker asks the training
+    process where its loop stands at the start of each later iteration, so
+    a loop left early or a load_state_dict() between iterations is followed
+    as without it. Not with pin_memory=True, whose thread takes items ahead
+    of the loop (state_dict() then raises).
+
+    len() is the minibatches of one epoch when the epoch is a number of
+    samples and mb one size; otherwise it raises TypeError saying why (see
+    __len__)."""
 
     def __init__(self, files: Union[str, Sequence[str]], streams: Sequence[str], rank: Optional[int] = None,
                  workers: Optional[int] = None, transform: Optional[Callable[[Minibatch], Any]] = None,
@@ -145,8 +191,26 @@ class SequenceDataset(IterableDataset):
         self._arrivals: "deque[bytes]" = deque(maxlen=4096)
         self._buffer: Optional[Dict[int, Tuple[Any, ...]]] = {}
         self._iterated = False      # this copy was iterated in a DataLoader worker
+        self._handed = False        # this copy handed items over from a DataLoader worker
         self._token = uuid.uuid4().hex
+        # In the training process, once items arrive from workers: answers
+        # persistent workers' questions about the loop's position.
+        self._service: Optional[loop_position.PositionService] = None
         _datasets[self._token] = self
+
+    def __getstate__(self) -> Dict[str, Any]:
+        d = self.__dict__.copy()
+        d["_service"] = None  # the training process's thread stays there
+        return d
+
+    def _serve_position(self) -> None:
+        """In the training process, once an item came from a worker: answer
+        persistent workers' questions (loop_position)."""
+        if self._service is None and loop_position.available():
+            try:
+                self._service = loop_position.PositionService(self)
+            except OSError:
+                pass  # a persistent worker then says it cannot learn the position
 
     def _arrived(self, state: bytes, buffer: Optional[Dict[int, Tuple[Any, ...]]]) -> None:
         if buffer is not self._buffer and self._arrivals and self._buffer is not None:
@@ -167,14 +231,39 @@ class SequenceDataset(IterableDataset):
                 return self._arrivals[-1 - held]
         return self._state
 
+    def _loop_position(self) -> Dict[str, Any]:
+        """For a persistent worker (loop_position): where the next
+        iteration starts, as the training process knows it."""
+        state = self._position()
+        return {"state": None if state is None else state.decode(), "start": self._start}
+
+    def _follow_loop(self) -> None:
+        """In a persistent worker, before a later iteration: take the
+        training process's position (the loop may have left early, or
+        loaded a state_dict)."""
+        if not loop_position.available():
+            raise RuntimeError("SequenceDataset: DataLoader persistent_workers=True needs Linux here (a worker asks "
+                               "the training process where its loop stands); use persistent_workers=False")
+        answer = loop_position.ask(self._token)
+        if answer is None:
+            if self._handed:
+                # Every item handed over reached the training process (the
+                # loader takes them all before it starts a new iteration),
+                # which then answers: here nobody does.
+                raise RuntimeError("SequenceDataset: a persistent DataLoader worker cannot reach the process it "
+                                   "hands items to (pid %d) to learn where the loop stands; use "
+                                   "persistent_workers=False" % loop_position.loop_pid())
+            return  # nothing was handed over: what this copy holds is the position
+        self._state = None if answer["state"] is None else answer["state"].encode()
+        self._start = answer["start"]
+
     def __iter__(self) -> Iterator[Any]:
         info = get_worker_info()
         if info is not None:
             if info.id != 0:
                 return
-            if self._iterated:
-                raise RuntimeError("SequenceDataset: DataLoader persistent_workers=True is not supported (a worker "
-                                   "would not see the position of the loop); use persistent_workers=False")
+            if self._iterated:  # persistent_workers=True: a later iteration
+                self._follow_loop()
             self._iterated = True
         state = self._position()
         if info is None:  # this process iterates: what workers delivered is settled
@@ -198,9 +287,27 @@ class SequenceDataset(IterableDataset):
                     yield item
                 else:
                     self._state, self._start = mb.state_bytes, None
+                    self._handed = True
                     yield _Handoff(self._token, mb.state_bytes, item)
                 if mb.end_of_epoch:
                     break
+
+    def __len__(self) -> int:
+        """The minibatches of one whole epoch, for progress bars: ceil(epoch
+        size / mb), when the epoch is a number of samples (epoch_size=N),
+        mb is one size (not a schedule), the same samples count both (label
+        and defines_mb_size not given, or the same stream) and minibatches
+        are not cut at sweep ends (cut_at_sweep=False). That is exact when
+        every minibatch holds mb samples, as with one-sample sequences;
+        minibatches hold whole sequences, so with longer ones an epoch can
+        take more. Otherwise (epoch_size "full" or "inf", a schedule, ...)
+        it raises TypeError saying why: the count would depend on the
+        corpus's sequences, which only reading them tells. Every rank gets
+        a step for each minibatch, so the count is the same on every rank."""
+        why = _no_length(self.kw)
+        if why:
+            raise TypeError("len(SequenceDataset): " + why)
+        return -(-int(str(self.kw["epoch_size"]).strip()) // int(str(self.kw.get("mb", "256")).strip()))
 
     def state_dict(self) -> Dict[str, Any]:
         """The data position after the last minibatch the loop received (a

@@ -315,6 +315,16 @@ class ReadTest(unittest.TestCase):
         got = [as_line(mb) for mb in batchprep.read([atis], streams=streams, mb="256", workers=2, rank=0)]
         self.assertEqual(got, want)
 
+    @unittest.skipUnless(os.path.exists(os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")), "../shared/data/ctf/atis absent")
+    def test_atis_chunk_sequences(self):
+        # The server's window limit counts ATIS's real chunks (a few KB
+        # each), not 32 MiB per chunk: `batchprep read` and the client agree.
+        atis = os.path.join(SHARED, "ctf", "atis", "atis.train.ctf")
+        streams = ["S0:943:sparse", "S2:129:sparse"]
+        want = read_jsonl([atis] + flags(streams) + ["--mb", "256", "--chunk-sequences", "10"])
+        got = [as_line(mb) for mb in batchprep.read([atis], streams=streams, mb="256", chunk_sequences=10)]
+        self.assertEqual(got, want)
+
 
 if __name__ == "__main__":
     unittest.main()

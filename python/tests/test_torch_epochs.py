@@ -1,0 +1,127 @@
+"""SequenceDataset over many epochs as PyTorch loops use it: persistent
+DataLoader workers, and len() for progress bars."""
+
+import json
+import os
+import re
+import tempfile
+import unittest
+
+from .helpers import binary, read_jsonl, write_corpus, write_one_sample_corpus
+
+try:
+    import torch
+    from torch.utils.data import DataLoader
+
+    from batchprep.torch import SequenceDataset
+except ImportError:  # pragma: no cover
+    torch = None
+
+STREAMS = ["x:2", "y:7:sparse"]
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+class PersistentWorkersTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        binary()
+        cls.corpus = os.path.join(tempfile.mkdtemp(), "c.ctf")
+        write_corpus(cls.corpus, 40)
+
+    def dataset(self, **kw):
+        kw = dict(dict(rank=0, workers=1, mb="7", seed=3, epochs=3), **kw)
+        return SequenceDataset([self.corpus], STREAMS, **kw)
+
+    def epochs(self, loader, n):
+        return [[mb.sequences.tolist() for mb in loader] for _ in range(n)]
+
+    def test_three_epochs_equal_num_workers_0(self):
+        want = self.epochs(DataLoader(self.dataset(), batch_size=None, num_workers=0), 3)
+        self.assertEqual(len(want), 3)
+        ds = self.dataset()
+        loader = DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True)
+        got = []
+        for _ in range(3):
+            got.append([])
+            for mb in loader:
+                got[-1].append(mb.sequences.tolist())
+                self.assertEqual(ds.state_dict()["state"], mb.state)
+        self.assertEqual(got, want)
+        self.assertEqual(ds.state_dict()["state"]["epoch"], 3)
+        with self.assertRaisesRegex(RuntimeError, "epochs=3"):
+            list(loader)
+
+    def test_left_early_and_loaded_state(self):
+        # The workers stay, and run ahead of the loop: a loop left early
+        # continues at the next minibatch it did not receive, and a state
+        # loaded in the training process is where the next iteration starts.
+        # The forkserver context: the workers' parent is the fork server,
+        # not the training process they hand items to.
+        want = self.epochs(DataLoader(self.dataset(), batch_size=None, num_workers=0), 3)
+        for context in ("fork", "forkserver"):
+            with self.subTest(context=context):
+                ds = self.dataset()
+                loader = DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True,
+                                    multiprocessing_context=context)
+                got = []
+                for stop in (0, 3):  # 0: left while the loader holds items back in its reorder buffer
+                    for i, mb in enumerate(loader):
+                        got.append(mb.sequences.tolist())
+                        if i == stop:
+                            break
+                saved = json.loads(json.dumps(ds.state_dict()))
+                got += [mb.sequences.tolist() for mb in loader]
+                self.assertEqual(got, want[0])
+                ds.load_state_dict(saved)
+                self.assertEqual([mb.sequences.tolist() for mb in loader], want[0][5:])
+                self.assertEqual(self.epochs(loader, 2), want[1:])
+
+    def test_from_read_jsonl(self):
+        # Rank 1 of 2, with a transform, against `batchprep read`.
+        lines = read_jsonl([self.corpus, "--stream", "x:2", "--stream", "y:7:sparse", "--mb", "5", "--seed", "4",
+                            "--epochs", "2", "--workers", "2", "--rank", "1"])
+        want = [[l["sequences"] for l in lines if l["epoch"] == e] for e in range(2)]
+        ds = self.dataset(mb="5", seed=4, epochs=2, workers=2, rank=1, transform=lambda mb: mb.sequences.tolist())
+        loader = DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True)
+        self.assertEqual([list(loader) for _ in range(2)], want)
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+class LenTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        binary()
+        d = tempfile.mkdtemp()
+        cls.one = os.path.join(d, "one.ctf")
+        write_one_sample_corpus(cls.one, 53)
+        cls.corpus = os.path.join(d, "c.ctf")
+        write_corpus(cls.corpus, 20)
+
+    def test_minibatches_of_one_epoch(self):
+        for epoch_size, mb, workers, num_workers in ((25, 6, 1, 0), ("10", 5, 2, 0), (7, "20", 1, 2), (100, 9, 3, 1)):
+            with self.subTest(epoch_size=epoch_size, mb=mb, workers=workers, num_workers=num_workers):
+                ds = SequenceDataset([self.one], ["x:1"], rank=workers - 1, workers=workers, mb=mb,
+                                     epoch_size=epoch_size, seed=1)
+                loader = DataLoader(ds, batch_size=None, num_workers=num_workers)
+                self.assertEqual(len(loader), len(ds))
+                self.assertEqual([sum(1 for _ in loader) for _ in range(3)], [len(ds)] * 3)
+
+    def test_no_length_says_why(self):
+        for kw, why in ((dict(), "epoch_size='full' (the default) is one sweep"),
+                        (dict(epoch_size="inf"), "one endless epoch"),
+                        (dict(epoch_size=30, mb="4*2:8"), "mb='4*2:8' is a schedule"),
+                        (dict(epoch_size=30, label="y"), "label='y', defines_mb_size=None"),
+                        (dict(epoch_size=30, cut_at_sweep=True), "cut_at_sweep=True")):
+            with self.subTest(**kw):
+                ds = SequenceDataset([self.corpus], STREAMS, rank=0, workers=1, **kw)
+                with self.assertRaisesRegex(TypeError, "^len\\(SequenceDataset\\): .*" + re.escape(why)):
+                    len(ds)
+                with self.assertRaises(TypeError):
+                    len(DataLoader(ds, batch_size=None))
+        # Without a length, list() and loops work as before.
+        ds = SequenceDataset([self.corpus], STREAMS, rank=0, workers=1, mb="8")
+        self.assertEqual(len(list(ds)), len(list(DataLoader(ds, batch_size=None))))
+
+
+if __name__ == "__main__":
+    unittest.main()
