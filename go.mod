@@ -17,7 +17,7 @@ require (
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect
 	github.com/parquet-go/jsonlite v1.0.0 // indirect
-	github.com/pierrec/lz4/v4 v4.1.29 // indirect
+	github.com/pierrec/lz4/v4 v4.1.29
 	github.com/twpayne/go-geom v1.6.1 // indirect
 )
 

@@ -30,6 +30,12 @@ that parses without a warning or an error is read once: the streams are
 guessed from its first 8 MiB and the parse confirms them; any diagnostic
 stops that, and the whole file is scanned before it is parsed again.
 
+In a Parquet file, every column of numbers nested one or two lists deep is
+a stream (integers sparse, other numbers dense), but "id" and a sparse
+stream's NAME_values. The other columns are listed as left out, each with
+the reason (strings, decimals, one number per row, deeper lists): the
+message read gives when one is named as a stream.
+
 The inferred dimensions are lower bounds: the largest seen in this file.
 Another file of the same corpus (a training set beside a test set) may need
 larger ones; give --stream with the dimensions of the whole corpus.
@@ -63,6 +69,7 @@ type inspectReport struct {
 	Inferred        bool             `json:"inferred"`
 	DimsLowerBound  bool             `json:"dims_are_lower_bounds,omitempty"`
 	Flags           string           `json:"flags"`
+	LeftOut         []inspectLeftOut `json:"columns_left_out,omitempty"`
 	Histogram       []histBin        `json:"length_histogram"`
 	ChunkSequences  [2]int           `json:"chunk_sequences_min_max"`
 	Skipped         map[string]int   `json:"skipped_by_kind"`
@@ -76,6 +83,12 @@ type inspectStream struct {
 	Name   string `json:"name"`
 	Dim    int    `json:"dim"`
 	Sparse bool   `json:"sparse"`
+}
+
+// inspectLeftOut is a Parquet column inference did not take as a stream.
+type inspectLeftOut struct {
+	Column string `json:"column"`
+	Reason string `json:"reason"`
 }
 
 type histBin struct {
@@ -379,6 +392,13 @@ func (rep *inspectReport) text(w io.Writer) {
 		fmt.Fprintf(w, "           the same corpus (a train set beside a test set) may need larger ones\n")
 	} else {
 		fmt.Fprintf(w, "streams    %s\n", rep.Flags)
+	}
+	for i, l := range rep.LeftOut {
+		head := "left out  "
+		if i > 0 {
+			head = "          "
+		}
+		fmt.Fprintf(w, "%s column %q %s\n", head, l.Column, l.Reason)
 	}
 	mode := "sequence ids"
 	if rep.Format == string(file.Parquet) {

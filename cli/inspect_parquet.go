@@ -9,19 +9,24 @@ import (
 // inspectParquet reports on a Parquet corpus: its streams (given, recorded
 // by convert, or inferred from the schema), row groups, sequences, samples
 // and chunks. Open checks every row, so the first bad row is the fatal
-// error, with its row group, row and column.
+// error, with its row group, row and column. Inferred streams come with
+// the columns inference left out and why.
 func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
 	inferred := false
+	var leftOut []parquet.LeftOut
 	if len(cfg.Streams) == 0 {
-		var exact bool
-		if cfg.Streams, exact, err = parquet.InferStreams(path); err != nil {
+		inf, err := parquet.Infer(path)
+		if err != nil {
 			return nil, nil, err
 		}
-		inferred = !exact
+		cfg.Streams, inferred, leftOut = inf.Streams, !inf.Exact, inf.LeftOut
 	}
 	rep = newInspectReport(path)
 	rep.Format = string(file.Parquet)
 	rep.setStreams(cfg.Streams, inferred)
+	for _, l := range leftOut {
+		rep.LeftOut = append(rep.LeftOut, inspectLeftOut{l.Column, l.Reason})
+	}
 	if pc := file.ParquetConfig(cfg); pc.Validate() != nil {
 		err := pc.Validate()
 		return nil, nil, usagef("%v", err)

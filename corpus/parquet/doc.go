@@ -19,7 +19,11 @@
 //     row numbers.
 //
 // Numbers may be stored as float, double, int32 or int64 (they are read as
-// float32); indices as int32 or int64. Any list encoding Parquet allows is
+// float32); indices as int32 or int64. Pages may be uncompressed or
+// compressed with snappy, gzip, brotli, zstd or LZ4_RAW (what DuckDB's
+// COMPRESSION lz4 writes), in data pages of either format version; a
+// column compressed with LZO or the deprecated Hadoop LZ4 is refused by
+// name (ErrCodec). Any list encoding Parquet allows is
 // accepted (three-level LIST, two-level legacy lists; required or optional
 // at any level), and columns that are not configured are ignored.
 //

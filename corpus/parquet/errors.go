@@ -19,6 +19,7 @@ var (
 	ErrRowCount      = errors.New("pqcorpus: column with a wrong number of rows")
 	ErrTooLarge      = errors.New("pqcorpus: sequence too large")
 	ErrDamaged       = errors.New("pqcorpus: damaged file")
+	ErrCodec         = errors.New("pqcorpus: compression codec without a decoder")
 )
 
 // Error is a problem with the contents of a Parquet file. RowGroup and Row

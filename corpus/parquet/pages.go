@@ -14,7 +14,8 @@ import (
 // chunk. The Parquet library allocates a page's declared uncompressed size
 // before it can find the page damaged, so a damaged header could otherwise
 // exhaust memory instead of failing (FuzzReader found one). It reads only
-// the headers: one small read per page.
+// the headers: one small read per page. Before them, it refuses a column
+// compressed with a codec that has no decoder (checkCodecs).
 func (r *Reader) checkPages() error {
 	md := r.pf.Metadata()
 	var cols []*shape
@@ -26,6 +27,9 @@ func (r *Reader) checkPages() error {
 	}
 	if r.id != nil {
 		cols = append(cols, r.id)
+	}
+	if err := checkCodecs(r.pf, r.path, r.first, cols); err != nil {
+		return err
 	}
 	st, err := r.f.Stat()
 	if err != nil {

@@ -21,8 +21,12 @@ const maxHeaderBytes = 16 << 20
 // chunk and every header field inside the header, so that a corrupt header
 // cannot make the reader allocate what it claims (the library sizes its
 // buffers from the headers before reading). Headers are decoded from
-// bytes, never from a stream, for the same reason.
+// bytes, never from a stream, for the same reason. A chunk compressed
+// with a codec that has no decoder is refused first (checkCodec).
 func checkPages(r io.ReaderAt, size int64, md *format.ColumnMetaData, name string) error {
+	if err := checkCodec(md, name); err != nil {
+		return err
+	}
 	start := md.DataPageOffset
 	if md.DictionaryPageOffset != 0 {
 		start = md.DictionaryPageOffset
