@@ -33,7 +33,13 @@ devices and directories. A graph config's paths must lie under them too.
 can make the server hold, --max-window-bytes the randomization window of a
 call (its chunks x chunk bytes of text), --max-concurrent-calls how many
 calls run at once (as many more wait for a slot; a call past those is
-refused).
+refused). One client runs at most --max-calls-per-peer calls (default half
+of --max-concurrent-calls), its further calls waiting while other clients'
+run: a client is an IP address, or a connection over loopback; clients
+over a Unix socket are not bounded. A call whose client takes no message for --stall-timeout is
+ended with DeadlineExceeded, freeing its slot. A second after its last
+call ends, the server collects and gives its free memory back to the
+system.
 
 It listens on 127.0.0.1 by default. An IPv4 address (0.0.0.0:P) listens on
 IPv4 only, an IPv6 one ([::]:P) on IPv6 only; unix:/ABS/PATH.sock listens
@@ -64,6 +70,9 @@ func runServe(env *Env, args []string) error {
 	maxWindow := byteSize(serve.DefaultMaxWindowBytes)
 	fs.Var(&maxWindow, "max-window-bytes", "the largest randomization window a call may hold, in bytes of text (window chunks x chunk bytes; a `size`)")
 	maxCalls := fs.Int("max-concurrent-calls", serve.DefaultMaxConcurrentCalls, "the most calls that run at once (as many more wait; the rest are refused)")
+	perPeer := fs.Int("max-calls-per-peer", 0, "the most calls one client runs at once; the rest wait (0: half of --max-concurrent-calls, rounded up)")
+	stall := stallFlag(serve.DefaultStallTimeout)
+	fs.Var(&stall, "stall-timeout", "end a call whose client takes no message for this long (a `duration` such as 60s, or off)")
 	metricsAddr := fs.String("metrics-listen", "127.0.0.1:0", "address of the /metrics HTTP endpoint (\"off\": none)")
 	tokenFile := fs.String("token-file", "", "file holding the token clients must send (required off loopback)")
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
@@ -81,6 +90,10 @@ func runServe(env *Env, args []string) error {
 	if *maxCalls <= 0 {
 		return usagef("--max-concurrent-calls %d: must be positive", *maxCalls)
 	}
+	if *perPeer < 0 || *perPeer > *maxCalls {
+		return usagef("--max-calls-per-peer %d: must be in [0, %d] (--max-concurrent-calls; 0: half of it)", *perPeer, *maxCalls)
+	}
+
 	for _, d := range dataDirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {
 			return usagef("--data-dir %s: not a directory", d)
@@ -110,8 +123,8 @@ func runServe(env *Env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
 		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples, MaxConcurrentCalls: *maxCalls,
-		MaxWindowBytes: int64(maxWindow),
-		Logf:           func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
+		MaxWindowBytes: int64(maxWindow), MaxCallsPerPeer: *perPeer, StallTimeout: time.Duration(stall),
+		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)
 		if err != nil {
@@ -244,4 +257,28 @@ func listenOn(addr string) (net.Listener, string, error) {
 		return nil, "", err
 	}
 	return l, l.Addr().String(), nil
+}
+
+// stallFlag is --stall-timeout: a positive duration, or off
+// (serve.NoStallTimeout).
+type stallFlag time.Duration
+
+func (f *stallFlag) String() string {
+	if time.Duration(*f) < 0 {
+		return "off"
+	}
+	return time.Duration(*f).String()
+}
+
+func (f *stallFlag) Set(v string) error {
+	if v == "off" {
+		*f = stallFlag(serve.NoStallTimeout)
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as 60s, or off")
+	}
+	*f = stallFlag(d)
+	return nil
 }

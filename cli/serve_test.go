@@ -47,6 +47,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--data-dir", filepath.Join(dir, "none")}, "--data-dir " + filepath.Join(dir, "none") + ": not a directory"},
 		{[]string{"--data-dir", empty}, "--data-dir " + empty + ": not a directory"},
 		{[]string{"--max-concurrent-calls", "0"}, "--max-concurrent-calls 0: must be positive"},
+		{[]string{"--stall-timeout", "0s"}, `--stall-timeout "0s": want a positive duration such as 60s, or off`},
+		{[]string{"--max-concurrent-calls", "4", "--max-calls-per-peer", "5"}, "--max-calls-per-peer 5: must be in [0, 4]"},
 	} {
 		code, out, errOut := run(t, append([]string{"serve"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {

@@ -22,7 +22,7 @@ import (
 func TestConcurrentCallLimit(t *testing.T) {
 	file := writeCorpus(t, 40)
 	cfg := graphFixture(t)
-	srv, conn, reg := startServer(t, serve.Options{MaxConcurrentCalls: 2})
+	srv, conn, reg := startServer(t, serve.Options{MaxConcurrentCalls: 2, MaxCallsPerPeer: 2})
 	client := pb.NewBatchesClient(conn)
 	endless := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Mb: "4", EpochSize: "inf"}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/codes"
@@ -27,12 +28,16 @@ func (s *Server) columnGroups(stream pb.Batches_SequenceGroupsServer, req *pb.Se
 		if rg, err = newRing(ringBytes(limit)); err != nil {
 			return status.Errorf(codes.Internal, "shared_memory: %v", err)
 		}
+		rg.stall = s.opts.StallTimeout
 		defer func() {
 			// The reader opens the ring's path while the file is open here:
 			// close it once everything sent is copied out (or the call is
 			// gone).
 			if derr := rg.drain(ctx); derr != nil && err == nil && ctx.Err() == nil {
 				err = status.Errorf(codes.Internal, "shared_memory: %v", derr)
+				if errors.Is(derr, errRingStalled) {
+					err = stalledShared(s.opts.StallTimeout)
+				}
 			}
 			rg.close()
 		}()
@@ -49,6 +54,9 @@ func (s *Server) columnGroups(stream pb.Batches_SequenceGroupsServer, req *pb.Se
 			if err != nil {
 				if ctx.Err() != nil {
 					return status.FromContextError(ctx.Err()).Err()
+				}
+				if errors.Is(err, errRingStalled) {
+					return stalledShared(s.opts.StallTimeout)
 				}
 				return status.Errorf(codes.FailedPrecondition, "shared_memory: %v", err)
 			}

@@ -71,6 +71,19 @@
 //     meanwhile) and run as slots free up; a call past those is refused
 //     with ResourceExhausted stating the limit. The health service is not
 //     counted.
+//  13. No client holds the server. One client runs at most
+//     MaxCallsPerPeer calls at once (a client is its IP address, or its
+//     connection over loopback; Unix-socket clients are not bounded); its
+//     further calls wait while other clients' calls take the free slots.
+//     A call whose client has taken no message for StallTimeout (with
+//     shared_memory: has released none of the ring) ends with
+//     DeadlineExceeded naming the timeout, freeing its slot; the client
+//     still reads what was sent before the status.
+//  14. Idle memory. When a call ends, a cached reader no call uses keeps
+//     its index only (its read buffers and parsed chunks go); a second
+//     after the last call ends, the server collects and returns the free
+//     pages to the system, so an idle server's live heap is a fresh
+//     server's plus the cached indexes.
 //
 // The package never prints (Options.Logf receives what its operator may
 // read); metrics are registered on the registry given in Options.

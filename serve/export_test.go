@@ -4,7 +4,10 @@ package serve
 func (s *Server) OpenReadersForTest() (n, inUse int) { return s.readers.open() }
 
 // WaitingCallsForTest reports the calls waiting for a slot.
-func (s *Server) WaitingCallsForTest() int { return int(s.calls.waiting.Load()) }
+func (s *Server) WaitingCallsForTest() int { return s.calls.waiting() }
+
+// IdleTrimsForTest counts the times the idle server gave memory back.
+func (s *Server) IdleTrimsForTest() int64 { return s.idle.trims.Load() }
 
 // IndexPassesForTest reports the index passes in progress and the calls
 // waiting for them.

@@ -188,8 +188,19 @@ func (c *readerCache) releaseLocked(e *readerEntry) {
 		c.detachLocked(e)
 		return
 	}
+	if e.refs == 0 {
+		// Idle, the reader keeps its index and nothing more: the buffers
+		// and chunks its calls recycled go to the collector.
+		if d, ok := e.r.(spareDropper); ok {
+			d.DropSpares()
+		}
+	}
 	c.evictLocked()
 }
+
+// spareDropper is a reader that keeps memory for reuse between loads
+// (ctf.Reader.DropSpares).
+type spareDropper interface{ DropSpares() }
 
 // evictLocked closes idle readers, oldest first, while there are more than max.
 func (c *readerCache) evictLocked() {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -47,6 +48,17 @@ type Options struct {
 	// (default DefaultMaxConcurrentCalls); as many more wait for a slot,
 	// and a call past those is refused with ResourceExhausted.
 	MaxConcurrentCalls int
+	// MaxCallsPerPeer bounds the calls one client runs at once (default
+	// half of MaxConcurrentCalls, rounded up); its further calls wait for a
+	// slot while other clients' calls run. A client is its IP address, or
+	// its connection over loopback; clients over a Unix socket are not
+	// bounded (invariant 13).
+	MaxCallsPerPeer int
+	// StallTimeout ends a call whose client has taken no message for that
+	// long, with DeadlineExceeded, freeing its slot (default
+	// DefaultStallTimeout; NoStallTimeout: never, for a server that has one
+	// client, as the Python client's private server; invariant 13).
+	StallTimeout time.Duration
 	// Logf, when set, receives what the server tells its operator but not
 	// its clients: the full text of errors whose client message leaves out
 	// file contents.
@@ -63,6 +75,7 @@ type Server struct {
 	readers *readerCache
 	root    *dataRoot
 	calls   *callLimit
+	idle    *idleTrim
 }
 
 // New builds a Server; call Serve to accept connections.
@@ -82,6 +95,12 @@ func New(o Options) (*Server, error) {
 	if o.MaxConcurrentCalls <= 0 {
 		o.MaxConcurrentCalls = DefaultMaxConcurrentCalls
 	}
+	if o.MaxCallsPerPeer <= 0 {
+		o.MaxCallsPerPeer = (o.MaxConcurrentCalls + 1) / 2
+	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -94,8 +113,9 @@ func New(o Options) (*Server, error) {
 		root.close()
 		return nil, err
 	}
-	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root,
-		calls: newCallLimit(o.MaxConcurrentCalls, m.waiting)}
+	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root}
+	s.calls = newCallLimit(o.MaxConcurrentCalls, o.MaxCallsPerPeer, m.waiting, func() { s.idle.callEnded() })
+	s.idle = newIdleTrim(s.calls.busy)
 	so := append([]grpc.ServerOption{
 		grpc.ChainStreamInterceptor(s.authStream, s.limitStream),
 		grpc.ChainUnaryInterceptor(s.authUnary),
@@ -125,6 +145,7 @@ func (s *Server) Stop() {
 	s.grpc.Stop()
 	s.readers.closeAll()
 	s.root.close()
+	s.idle.stop()
 }
 
 // GracefulStop lets calls in progress finish, then stops.
@@ -133,6 +154,7 @@ func (s *Server) GracefulStop() {
 	s.grpc.GracefulStop()
 	s.readers.closeAll()
 	s.root.close()
+	s.idle.stop()
 }
 
 // IsLoopback reports whether a listen address (host:port) only accepts

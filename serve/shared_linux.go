@@ -25,6 +25,9 @@ type ring struct {
 	size    uint64
 	written uint64 // the end of the last reservation
 	path    string
+	// stall, when positive, bounds how long a wait for the reader lasts
+	// (errRingStalled): the stall timeout (invariant 13).
+	stall time.Duration
 }
 
 // newRing creates a ring of size data bytes.
@@ -73,8 +76,10 @@ func (r *ring) reserve(ctx context.Context, n int) (uint64, []byte, error) {
 
 // wait returns once the reader has released the data up to position at
 // (polling, as the reader only writes a number into the shared memory), or
-// ctx's error.
+// ctx's error, or errRingStalled when the reader releases nothing for
+// r.stall.
 func (r *ring) wait(ctx context.Context, at uint64) error {
+	start, last := time.Now(), r.released()
 	for wait := 20 * time.Microsecond; ; {
 		rel := r.released()
 		if rel > r.written {
@@ -85,6 +90,11 @@ func (r *ring) wait(ctx context.Context, at uint64) error {
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if rel != last {
+			start, last = time.Now(), rel
+		} else if r.stall > 0 && time.Since(start) >= r.stall {
+			return errRingStalled
 		}
 		time.Sleep(wait)
 		if wait < time.Millisecond {

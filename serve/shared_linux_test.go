@@ -26,12 +26,19 @@ import (
 // connected to it.
 func startUnixServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
+	return startUnixServerWith(t, serve.Options{})
+}
+
+// startUnixServerWith is startUnixServer with options.
+func startUnixServerWith(t *testing.T, o serve.Options) *grpc.ClientConn {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "bp-shm-") // short: a socket path holds at most 107 bytes
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	srv, err := serve.New(serve.Options{DataDirs: []string{os.TempDir()}})
+	o.DataDirs = []string{os.TempDir()}
+	srv, err := serve.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // ring is shared memory between the server and a reader on the same host
@@ -13,6 +14,7 @@ type ring struct {
 	path    string
 	size    uint64
 	written uint64
+	stall   time.Duration
 }
 
 func newRing(size int) (*ring, error) {
@@ -22,5 +24,7 @@ func newRing(size int) (*ring, error) {
 func (r *ring) reserve(ctx context.Context, n int) (uint64, []byte, error) {
 	return 0, nil, errors.New("shared memory is only on Linux")
 }
+
+func (r *ring) drain(ctx context.Context) error { return nil }
 
 func (r *ring) close() {}

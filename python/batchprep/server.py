@@ -66,7 +66,8 @@ class LocalServer:
     the user's own paths as given: relative ones in the current directory
     (its first ``--data-dir``), absolute ones anywhere (``--data-dir /``). It
     stops when its stdin closes: on close(), and when this process dies, even
-    by SIGKILL.
+    by SIGKILL. It has no stall timeout: its one client may pause between
+    minibatches as long as it likes (an evaluation, a checkpoint).
     """
 
     def __init__(self, binary=None):
@@ -78,7 +79,7 @@ class LocalServer:
             # Its own session: a Ctrl-C in the terminal reaches this process,
             # which then closes the server, not the server directly.
             self._proc = subprocess.Popen(
-                [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
+                [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off", "--stall-timeout", "off",
                  "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
             line = self._proc.stdout.readline().decode().split()
