@@ -118,7 +118,7 @@ func TestBadInputsTableTrain(t *testing.T) {
 		{"eval without edges", []string{"eval", "--config", cfg}, false, 2, "--config and one of --edges or --edge-set are required"},
 		{"eval edges and edge set", []string{"eval", "--config", cfg, "--edges", test, "--edge-set", "test"}, false, 2, "--config and one of --edges or --edge-set are required"},
 		{"eval unknown edge set", []string{"eval", "--config", cfg, "--edge-set", "test"}, false, 1, "--edge-set: no edge set is called \"test\"; the config's edge sets: edges (edge_paths[0], role train)"},
-		{"eval no relation column", []string{"eval", "--config", cfg, "--edges", test}, false, 1, "no --rel-col, but the store has 55 relations: pass the relation's column (--rel-col 1 for head, relation, tail lines)"},
+		{"eval no relation column", []string{"eval", "--config", cfg, "--edges", test, "--rel-col", "-1"}, false, 1, "no relation column (--rel-col -1), but the store has 55 relations: pass the relation's column (--rel-col 1 for head, relation, tail lines)"},
 		{"eval empty file", []string{"eval", "--config", cfg, "--edges", emptyFile, "--rel-col", "1"}, false, 1, emptyFile + " holds no edge: nothing to rank"},
 		{"eval nothing known", []string{"eval", "--config", cfg, "--edges", test, "--rel-col", "2", "--rhs-col", "1"}, false, 1, test + ": none of its 201 edges names only entities and relations of the imported files"},
 		{"eval filter none known", []string{"eval", "--config", cfg, "--edges", test, "--rel-col", "1", "--filter", alien}, false, 1, "--filter " + alien + ": its one edge names an entity or relation that is in no imported file"},

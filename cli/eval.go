@@ -27,10 +27,20 @@ take.
 
 The test edges are an imported edge set (--edge-set NAME: a valid or test
 edge set of edge_roles, by the last element of its path or its role), or a
-file (--edges FILE, read with import's columns and defaults). An edge set
+file (--edges FILE). A file's columns and delimiter are those the store's
+text files were imported with (recorded at import; a store imported before
+that record, or from Parquet or PBG's files, uses import's defaults); a
+--lhs-col, --rel-col, --rhs-col or --delimiter given here wins. An edge set
 is filtered against every imported edge set; a file against itself; both
 also against each --filter file. Evaluating edges the checkpoint was
 trained on is warned about.
+
+--filter none ranks without filtering: every entity of the type but the
+true one is a candidate, whatever edges are known. These are the raw
+ranks that PBG's torchbiggraph_eval reports for a relation with
+all_negs (with several partitions, compare PBG's figure with the
+within-partition line), so old PBG logs can be set beside new figures.
+A filter file named "none" is given as ./none.
 
 Every entity of an imported file is ranked, trained or not. Edges of a
 file naming an entity or relation that no imported file holds are not
@@ -40,7 +50,8 @@ is an error.
 Examples:
   batchprep eval --config fb15k.toml --edge-set test
   batchprep eval --config fb15k.toml --edge-set valid --format json
-  batchprep eval --config fb15k.toml --edges new.txt --rel-col 1 --filter train.txt`
+  batchprep eval --config fb15k.toml --edges new.txt --rel-col 1 --filter train.txt
+  batchprep eval --config fb15k.toml --edge-set test --filter none`
 
 func runEval(env *Env, args []string) error {
 	fs := newFlagSet(env, "eval", "", evalDescription)
@@ -48,15 +59,15 @@ func runEval(env *Env, args []string) error {
 	edges := fs.String("edges", "", "test edges, one per line (this or --edge-set)")
 	edgeSet := fs.String("edge-set", "", "an imported edge set to rank, by name or role (this or --edges)")
 	var filters, sets stringList
-	fs.Var(&filters, "filter", "file of known true edges to filter out (repeatable)")
+	fs.Var(&filters, "filter", "file of known true edges to filter out (repeatable); none: rank unfiltered, as torchbiggraph_eval does (default: filtered against the known edges, see above)")
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable)")
 	format := fs.String("format", "text", "output: text or json")
 	def := importer.DefaultOptions()
 	cols := eval.Columns{Lhs: def.LhsCol, Rel: def.RelCol, Rhs: def.RhsCol, Delimiter: def.Delimiter.String()}
-	fs.IntVar(&cols.Lhs, "lhs-col", cols.Lhs, "0-based column of the lhs entity")
-	fs.IntVar(&cols.Rel, "rel-col", cols.Rel, "0-based column of the relation (-1: none, the first relation), as for import")
-	fs.IntVar(&cols.Rhs, "rhs-col", cols.Rhs, "0-based column of the rhs entity (default: 2, or 1 for a two-column file, as for import)")
-	fs.StringVar(&cols.Delimiter, "delimiter", cols.Delimiter, "field separator: tab, comma or space")
+	fs.IntVar(&cols.Lhs, "lhs-col", cols.Lhs, "0-based column of the lhs entity (default: the store's import column, else 0)")
+	fs.IntVar(&cols.Rel, "rel-col", cols.Rel, "0-based column of the relation, -1: none, the first relation (default: the store's import column, else -1)")
+	fs.IntVar(&cols.Rhs, "rhs-col", cols.Rhs, "0-based column of the rhs entity (default: the store's import column, else 2, or 1 for a two-column file, as for import)")
+	fs.StringVar(&cols.Delimiter, "delimiter", cols.Delimiter, "field separator: tab, comma or space (default: the store's import delimiter, else tab)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,6 +81,16 @@ func runEval(env *Env, args []string) error {
 	case *format != "text" && *format != "json":
 		return usagef("--format %q: want text or json", *format)
 	}
+	unfiltered := false
+	for _, f := range filters {
+		unfiltered = unfiltered || f == filterNone
+	}
+	if unfiltered && len(filters) > 1 {
+		return usagef("--filter none ranks without filtering: it takes no filter file beside it (a file named none: --filter ./none)")
+	}
+	if unfiltered {
+		filters = nil
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	cfg, err := loadConfig(env, *cfgPath, sets)
@@ -82,9 +103,15 @@ func runEval(env *Env, args []string) error {
 			return fmt.Errorf("--edge-set: %w", err)
 		}
 	}
+	store, err := openTrainedStore(*cfgPath, cfg, false)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	imported := importedColumns(store, &cols, given)
 	read := func(path string) ([]eval.Triple, error) {
 		c := cols
-		if !given["rhs-col"] && !given["rel-col"] {
+		if !imported && !given["rhs-col"] && !given["rel-col"] {
 			d, _ := importer.ParseDelimiter(c.Delimiter)
 			if n, err := importer.FirstLineFields(path, d); err == nil && n == 2 {
 				c.Rhs = 1 // a two-column edge list, as import reads it
@@ -109,18 +136,13 @@ func runEval(env *Env, args []string) error {
 			return err
 		}
 	}
-	store, err := openTrainedStore(*cfgPath, cfg, false)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	ev, err := eval.Open(cfg, store)
 	if err != nil {
 		return err
 	}
 	unfinished := ev.Unfinished()
 	if cols.Rel < 0 && store.NumRelations() > 1 && (*edges != "" || len(filters) > 0) {
-		return fmt.Errorf("no --rel-col, but the store has %d relations: pass the relation's column (--rel-col 1 for head, relation, tail lines)", store.NumRelations())
+		return fmt.Errorf("no relation column (--rel-col -1), but the store has %d relations: pass the relation's column (--rel-col 1 for head, relation, tail lines)", store.NumRelations())
 	}
 	var filterEdges []eval.Edges
 	for i, f := range knownFiles {
@@ -147,7 +169,7 @@ func runEval(env *Env, args []string) error {
 			warnTrainedOn(env, fmt.Sprintf("this checkpoint was trained on edge set %s", target))
 		}
 		for _, s := range cfg.EdgeSets() {
-			if s.Index == target.Index {
+			if s.Index == target.Index || unfiltered {
 				continue
 			}
 			x, err := ev.StoredEdges(s.Index)
@@ -157,7 +179,12 @@ func runEval(env *Env, args []string) error {
 			filterEdges = append(filterEdges, x)
 		}
 	}
-	rep := ev.RankEdges(testEdges, filterEdges...)
+	var rep eval.Report
+	if unfiltered {
+		rep = ev.RankEdgesUnfiltered(testEdges)
+	} else {
+		rep = ev.RankEdges(testEdges, filterEdges...)
+	}
 	if rep.Count == 0 {
 		if rep.Edges == 0 {
 			return fmt.Errorf("%s holds no edge: nothing to rank", what)
@@ -196,6 +223,9 @@ func runEval(env *Env, args []string) error {
 		sides = "the " + rep.Sides + " side only"
 	}
 	fmt.Fprintf(env.Stdout, "count      %d (ranks over %s of %d edges)\n", rep.Count, sides, rep.Edges-rep.Unknown)
+	if unfiltered {
+		fmt.Fprintf(env.Stdout, "filter     none (raw ranks: no known edge removed, as torchbiggraph_eval ranks all_negs relations)\n")
+	}
 	fmt.Fprintf(env.Stdout, "mrr        %.4f\nhits@1     %.4f\nhits@3     %.4f\nhits@10    %.4f\nmean_rank  %.1f\n",
 		rep.MRR, rep.Hits1, rep.Hits3, rep.Hits10, rep.MeanRank)
 	if m := rep.WithinPartition; m != nil {
@@ -215,6 +245,31 @@ func runEval(env *Env, args []string) error {
 	}
 	return nil
 }
+
+// importedColumns sets the columns and delimiter of cols that no flag
+// gave to those the store's text files were imported with (the first edge
+// set with a record), and reports whether there was a record.
+func importedColumns(store *edgestore.Store, cols *eval.Columns, given map[string]bool) bool {
+	for i := range store.NumEdgeSets() {
+		rec := store.SourceColumns(i)
+		if rec == nil {
+			continue
+		}
+		for flag, c := range map[string][2]*int{"lhs-col": {&cols.Lhs, &rec.Lhs}, "rel-col": {&cols.Rel, &rec.Rel}, "rhs-col": {&cols.Rhs, &rec.Rhs}} {
+			if !given[flag] {
+				*c[0] = *c[1]
+			}
+		}
+		if !given["delimiter"] {
+			cols.Delimiter = rec.Delimiter
+		}
+		return true
+	}
+	return false
+}
+
+// filterNone is the --filter value that turns filtering off.
+const filterNone = "none"
 
 // nothingKnown explains why none of n edges could be ranked.
 func nothingKnown(n int, x eval.Edges, c eval.Columns) string {

@@ -57,7 +57,7 @@ operator = "diagonal"
 	return dir, cfgPath
 }
 
-// Issue 22 §2: with edge_roles, train walks the train edge set only; eval
+// with edge_roles, train walks the train edge set only; eval
 // ranks an imported edge set by name, filtered against all of them, as the
 // files would be; it says what the checkpoint was trained on and warns
 // when the evaluated edges were trained on; an entity that only valid

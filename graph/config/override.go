@@ -22,7 +22,9 @@ var ErrBadOverride = errors.New("config: bad override")
 // WithOverrides returns a copy of c with each "key=value" of sets applied,
 // as PBG's -p key=value does: key is a top-level key or a dotted path
 // (relations.0.operator, entities.user.num_partitions); value is read as
-// JSON when it parses (numbers, true, null, [..]), otherwise as a string.
+// JSON when it parses (numbers, true, null, [..]); for edge_paths and
+// edge_roles, a comma list (edge_roles=train,valid,test) is also a list;
+// otherwise the value is a string.
 // The result is validated again; errors name the key (*Error).
 func WithOverrides(c *Config, sets []string) (*Config, error) {
 	if len(sets) == 0 {
@@ -38,11 +40,12 @@ func WithOverrides(c *Config, sets []string) (*Config, error) {
 		if !ok || key == "" {
 			return nil, &Error{Key: s, Msg: "override must be key=value", Err: ErrBadOverride}
 		}
-		var v any
-		if err := json.Unmarshal([]byte(raw), &v); err != nil {
-			v = raw
+		path := strings.Split(key, ".")
+		v, err := overrideValue(path, raw)
+		if err != nil {
+			return nil, err
 		}
-		if err := setPath(m, strings.Split(key, "."), v); err != nil {
+		if err := setPath(m, path, v); err != nil {
 			return nil, &Error{Key: key, Msg: err.Error(), Err: ErrBadOverride}
 		}
 	}
@@ -56,7 +59,57 @@ func WithOverrides(c *Config, sets []string) (*Config, error) {
 		// c itself has only known keys: an unknown one is an override's.
 		ce.Err = ErrBadOverride
 	}
+	if ce != nil && ce.Err == nil && topKeys[ce.Key].kind == kStringList && overridden(sets, ce.Key) {
+		// A list key given a value of another JSON type (edge_paths=5).
+		ce.Msg += fmt.Sprintf(" (on the command line: %s=a,b or the JSON form %s='[\"a\",\"b\"]')", ce.Key, ce.Key)
+	}
 	return out, err
+}
+
+// overridden reports whether one of sets gives key.
+func overridden(sets []string, key string) bool {
+	for _, s := range sets {
+		if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// overrideValue reads the value of one override of the key at path: JSON
+// when it parses; for a key that takes a list of strings (edge_paths,
+// edge_roles), a comma-separated list (train,valid,test); otherwise the
+// text as a string. A key that takes a list of tables (relations) or a
+// table (entities) given plain text is an error showing the JSON form.
+func overrideValue(path []string, raw string) (any, error) {
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err == nil {
+		return v, nil
+	}
+	if len(path) != 1 {
+		return raw, nil
+	}
+	key := path[0]
+	switch topKeys[key].kind {
+	case kStringList:
+		if strings.HasPrefix(strings.TrimSpace(raw), "[") {
+			return nil, &Error{Key: key, Msg: fmt.Sprintf("%s is not a JSON list (quote each element: %s='[\"a\",\"b\"]', or write the comma list %s=a,b)", raw, key, key)}
+		}
+		var l []any
+		for i, e := range strings.Split(raw, ",") {
+			e = strings.TrimSpace(e)
+			if e == "" {
+				return nil, &Error{Key: key, Msg: fmt.Sprintf("element %d of the comma list %q is empty (write a,b,c, or the JSON form %s='[\"a\",\"b\"]')", i, raw, key)}
+			}
+			l = append(l, e)
+		}
+		return l, nil
+	case kRelations:
+		return nil, &Error{Key: key, Msg: fmt.Sprintf("want a list of relation tables, got %q; write it as JSON: %s='[{\"name\":\"r\",\"lhs\":\"node\",\"rhs\":\"node\"}]', or set one field: relations.0.operator=translation", raw, key)}
+	case kEntities:
+		return nil, &Error{Key: key, Msg: fmt.Sprintf("want a table of entity types, got %q; write it as JSON: %s='{\"node\":{\"num_partitions\":1}}', or set one field: entities.node.num_partitions=4", raw, key)}
+	}
+	return raw, nil
 }
 
 // setPath sets the value at path inside m (maps by key, lists by index).

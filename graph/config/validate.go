@@ -217,7 +217,8 @@ func (c *Config) validateTrainingRanges() error {
 }
 
 // ValidateTraining checks what only training needs on top of Validate:
-// dimension set, and batch_size a multiple of num_batch_negs (PBG's rule).
+// dimension set, no featurized entity type, some negatives to train
+// against, and batch_size a multiple of num_batch_negs (PBG's rule).
 func (c *Config) ValidateTraining() error {
 	if err := c.Validate(); err != nil {
 		return err
@@ -227,6 +228,15 @@ func (c *Config) ValidateTraining() error {
 	}
 	if c.CheckpointPath == "" {
 		return keyErr("checkpoint_path", "is required to train (where the model is saved)")
+	}
+	for _, name := range c.EntityTypes() {
+		if c.Entities[name].Featurized {
+			// As import says it: no store holds such a type.
+			return keyErr("entities."+name, "featurized entity types are not supported")
+		}
+	}
+	if err := c.validateNegatives(); err != nil {
+		return err
 	}
 	if c.NumBatchNegs > 0 && c.BatchSize%c.NumBatchNegs != 0 {
 		return keyErr("batch_size", "must be a multiple of num_batch_negs (%d), got %d", c.NumBatchNegs, c.BatchSize)
@@ -284,4 +294,20 @@ func (c *Config) RelationIndex(name string) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// validateNegatives refuses a config that would train some relation
+// against no negative at all: num_batch_negs and num_uniform_negs both 0
+// for a relation without all_negs. Such a run would learn nothing useful
+// and say nothing about it.
+func (c *Config) validateNegatives() error {
+	if c.NumBatchNegs > 0 || c.NumUniformNegs > 0 {
+		return nil
+	}
+	for i, r := range c.Relations {
+		if !r.AllNegs {
+			return keyErr("num_batch_negs", "0, and num_uniform_negs 0: relation %q (relations[%d], all_negs false) would train against no negative; set num_batch_negs or num_uniform_negs >= 1 (PBG's defaults are 50 and 50), or all_negs = true on the relation", r.Name, i)
+		}
+	}
+	return nil
 }

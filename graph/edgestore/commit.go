@@ -70,7 +70,7 @@ func (w *Writer) commit() error {
 		}
 		m := EdgeManifest{Format: edgeFormat, Version: Version, StorageFingerprint: w.cfg.StorageFingerprint(),
 			EntitiesID: hex.EncodeToString(entID[:]), Partitions: [2]int{w.lhs, w.rhs}, Weights: st.weights,
-			Columns: Columns(st.weights), Source: st.source, Edges: total, Buckets: st.buckets}
+			Columns: Columns(st.weights), Source: st.source, SourceColumns: st.columns, Edges: total, Buckets: st.buckets}
 		mb := encodeManifest(m)
 		if _, err := w.writeFile(st.tmp, EdgeManifestName, func(wr io.Writer) error { _, err := wr.Write(mb); return err }); err != nil {
 			return err

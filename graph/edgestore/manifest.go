@@ -34,6 +34,7 @@ type EdgeManifest struct {
 	Weights            bool             `json:"weights"`
 	Columns            []string         `json:"columns"`
 	Source             string           `json:"source"`
+	SourceColumns      *SourceColumns   `json:"source_columns,omitempty"` // absent in older stores
 	Edges              int64            `json:"edges"`
 	Buckets            []BucketManifest `json:"buckets"`
 }
@@ -127,6 +128,11 @@ func DecodeEdgeManifest(data []byte) (*EdgeManifest, error) {
 	cols := Columns(m.Weights)
 	if fmt.Sprint(m.Columns) != fmt.Sprint(cols) {
 		return nil, fmt.Errorf("columns %v, want %v", m.Columns, cols)
+	}
+	if m.SourceColumns != nil {
+		if err := m.SourceColumns.check(); err != nil {
+			return nil, err
+		}
 	}
 	var total int64
 	for i, b := range m.Buckets {

@@ -71,6 +71,7 @@ type setWriter struct {
 	started bool
 	weights bool
 	source  string
+	columns *SourceColumns // how source was read, when known
 	buckets []BucketManifest
 	closed  []bool
 }

@@ -173,6 +173,13 @@ num_partitions = 1
 // than the true one are removed; ties count against the true entity.
 func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) (all, within [][]float64) {
 	t.Helper()
+	return w.brute(t, test, known, true)
+}
+
+// brute is bruteRanks; unfiltered (filtered false), no candidate but the
+// true entity itself is left out.
+func (w *world) brute(t *testing.T, test []Triple, known [][]Triple, filtered bool) (all, within [][]float64) {
+	t.Helper()
 	type loc struct {
 		tab *model.Table
 		off uint32
@@ -250,7 +257,7 @@ func (w *world) bruteRanks(t *testing.T, test []Triple, known [][]Triple) (all, 
 				} else {
 					alt.Lhs = c
 				}
-				if alt == tr || isKnown[alt] {
+				if alt == tr || filtered && isKnown[alt] {
 					continue
 				}
 				if score(rhs, r, rc.Lhs, alt.Lhs, rc.Rhs, alt.Rhs) >= ts {

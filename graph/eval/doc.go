@@ -1,6 +1,7 @@
-// Package eval is filtered link-prediction evaluation of a trained
-// checkpoint: each test edge's rhs is ranked among all entities of its
-// type, and its lhs likewise, against the model's scores.
+// Package eval is link-prediction evaluation of a trained checkpoint:
+// each test edge's rhs is ranked among all entities of its type, and its
+// lhs likewise, against the model's scores; filtered (RankEdges) or not
+// (RankEdgesUnfiltered).
 //
 // Invariants (tests cite them by number):
 //
@@ -27,4 +28,8 @@
 //     edges would be: the dictionary is the import's, over every imported
 //     file, so entities that no training edge names are ranked too (with
 //     their untrained embeddings).
+//  8. Unfiltered ranking (RankEdgesUnfiltered) is invariants 1, 3, 4 and 6
+//     with no filtering: every entity of the type but the true one is a
+//     candidate, whatever edges are known, as PBG's torchbiggraph_eval
+//     ranks a relation with all_negs.
 package eval

@@ -34,6 +34,9 @@ type Report struct {
 	// partitioned model's rank comes from entities of other partitions.
 	// Sides whose type has one partition count as they do above.
 	WithinPartition *train.Metrics `json:"within_partition,omitempty"`
+	// Filtered is false for a ranking among all entities with no
+	// candidate removed (RankEdgesUnfiltered, invariant 8).
+	Filtered bool `json:"filtered"`
 }
 
 // edge is a triple by ids: global entity indexes within the types.
@@ -161,6 +164,15 @@ func (e *Evaluator) Rank(test []Triple, filters ...[]Triple) Report {
 // RankEdges ranks the resolved test edges, filtered against the filter
 // edges and the test edges themselves (invariants 1-4, 6).
 func (e *Evaluator) RankEdges(test Edges, filters ...Edges) Report {
+	rep := e.newReport(test)
+	rep.Filtered = true
+	all, part := e.ranks(test, filters, &rep)
+	e.summarize(&rep, all, part)
+	return rep
+}
+
+// newReport starts the report of ranking test: its counts and sides.
+func (e *Evaluator) newReport(test Edges) Report {
 	rep := Report{Edges: int64(len(test.e)) + test.Unknown, Unknown: test.Unknown,
 		UnknownExamples: test.UnknownExamples, UnknownNames: test.UnknownNames}
 	sides := e.sides()
@@ -172,8 +184,12 @@ func (e *Evaluator) RankEdges(test Edges, filters ...Edges) Report {
 	default:
 		rep.Sides = "lhs"
 	}
+	return rep
+}
+
+// summarize fills the metrics of rep from the ranks of every side.
+func (e *Evaluator) summarize(rep *Report, all, part [][]float64) {
 	var ranks, within []float64
-	all, part := e.ranks(test, filters, &rep)
 	for i, rs := range all {
 		ranks = append(ranks, rs...)
 		within = append(within, part[i]...)
@@ -183,7 +199,6 @@ func (e *Evaluator) RankEdges(test Edges, filters ...Edges) Report {
 		m := train.MetricsOf(within)
 		rep.WithinPartition = &m
 	}
-	return rep
 }
 
 // sides lists the ranked sides: true for the rhs (corrupted rhs), false
@@ -235,6 +250,13 @@ func (e *Evaluator) ranks(test Edges, filters []Edges, rep *Report) (all, within
 	for _, x := range test.e {
 		addKnown(x)
 	}
+	return e.ranksKnown(test, known, rep)
+}
+
+// ranksKnown is ranks with the true candidates given: known[0] maps
+// (relation, lhs) to the rhs entities to leave out, known[1] (relation,
+// rhs) to the lhs ones; empty maps rank without filtering.
+func (e *Evaluator) ranksKnown(test Edges, known [2]map[[2]uint32][]uint32, rep *Report) (all, within [][]float64) {
 	for _, rhs := range e.sides() {
 		k := known[0]
 		if !rhs {

@@ -3,6 +3,8 @@ package importer
 import (
 	"fmt"
 	"strings"
+
+	"github.com/batchprep/batchprep/graph/edgestore"
 )
 
 // Delimiter separates the fields of an edge line.
@@ -160,4 +162,14 @@ type Progress struct {
 	TotalBytes int64  // parse: size of this file
 	Edges      int64  // edges parsed (parse) or written (write) so far, all files
 	Buckets    int    // write: buckets written so far, all edge sets
+}
+
+// sourceColumns is the record of how a text file was read, kept in its
+// edge set's manifest so that eval reads more edges the same way: none
+// for a Parquet file or for columns chosen by name.
+func (o *Options) sourceColumns(parquet bool) (edgestore.SourceColumns, bool) {
+	if parquet || o.LhsName != "" || o.RelName != "" || o.RhsName != "" {
+		return edgestore.SourceColumns{}, false
+	}
+	return edgestore.SourceColumns{Lhs: o.LhsCol, Rel: o.RelCol, Rhs: o.RhsCol, Delimiter: o.Delimiter.String()}, true
 }

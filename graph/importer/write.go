@@ -30,6 +30,11 @@ func writeSet(ctx context.Context, w *edgestore.Writer, p *parser, cfg *config.C
 	if err := w.EdgeSet(set, file, weights); err != nil {
 		return err
 	}
+	if c, ok := opts.sourceColumns(rep.Parquet); ok {
+		if err := w.SetSourceColumns(set, c); err != nil {
+			return err
+		}
+	}
 	type job struct {
 		bw     *edgestore.BucketWriter
 		lo, hi int

@@ -23,7 +23,7 @@ type Store interface {
 func unsupported(cfg *config.Config) error {
 	for name, e := range cfg.Entities {
 		if e.Featurized {
-			return fmt.Errorf("train: entities.%s.featurized = true is not supported", name)
+			return fmt.Errorf("train: entities.%s: featurized entity types are not supported", name)
 		}
 		if e.Dimension != nil && *e.Dimension != cfg.Dimension {
 			return fmt.Errorf("train: entities.%s.dimension = %d: per-type dimensions are not supported (dimension = %d)", name, *e.Dimension, cfg.Dimension)

@@ -221,6 +221,8 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 	}
 	pos := t.man.Next
 	t.resumedMidEpoch = pos != Position{Epoch: pos.Epoch}
+	weights := weightCheck{epoch: pos.Epoch}
+	defer func() { t.noteWeights(&weights, true) }()
 	l, r := t.plan.Shape()
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
@@ -247,6 +249,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
+		weights.add(pos.Epoch, pb.Data())
 		ev, loss, err := t.trainWithHoldout(bctx, pb, pos, b)
 		if err != nil {
 			return err
@@ -265,9 +268,20 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if stop {
 			return ctx.Err()
 		}
+		if next.Epoch != pos.Epoch {
+			t.noteWeights(&weights, t.resumedMidEpoch)
+		}
 		pos = next
 	}
 	return nil
+}
+
+// noteWeights passes the warning about negative edge weights, if any, to
+// Options.Note.
+func (t *Trainer) noteWeights(c *weightCheck, partial bool) {
+	if s := c.note(partial); s != "" && t.opts.Note != nil {
+		t.opts.Note(s)
+	}
 }
 
 // commitAfter reports whether the step after the bucket at pos (followed
