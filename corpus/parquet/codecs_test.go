@@ -1,7 +1,6 @@
 package parquet
 
 import (
-	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,39 +8,23 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/pqtest"
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
-// withCodec rewrites the footer of the Parquet file at p so that every
-// column chunk claims codec c (the pages stay as written), into a new
-// file.
+// withCodec writes the Parquet file at p with every column chunk claiming
+// codec c (pqtest.WithCodec) into a new file.
 func withCodec(t *testing.T, p string, c format.CompressionCodec) string {
 	t.Helper()
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := len(data)
-	flen := int(binary.LittleEndian.Uint32(data[n-8:]))
-	var md format.FileMetaData
-	var proto thrift.CompactProtocol
-	if err := thrift.Unmarshal(&proto, data[n-8-flen:n-8], &md); err != nil {
-		t.Fatal(err)
-	}
-	for g := range md.RowGroups {
-		for i := range md.RowGroups[g].Columns {
-			md.RowGroups[g].Columns[i].MetaData.Codec = c
-		}
-	}
-	footer, err := thrift.Marshal(&proto, &md)
+	out, err := pqtest.WithCodec(data, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append(append([]byte(nil), data[:n-8-flen]...), footer...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
-	out = append(out, Magic...)
 	q := filepath.Join(t.TempDir(), c.String()+".parquet")
 	if err := os.WriteFile(q, out, 0o644); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/internal/duckdbtest"
+	"github.com/batchprep/batchprep/internal/pqtest"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -122,27 +121,13 @@ func TestParquetUnreadableCodec(t *testing.T) {
 	}
 }
 
-// withCodec returns the Parquet file data with its footer rewritten so
-// that every column chunk claims codec c (the pages stay as written).
+// withCodec returns the Parquet file data with every column chunk
+// claiming codec c (pqtest.WithCodec).
 func withCodec(t *testing.T, data []byte, c format.CompressionCodec) []byte {
 	t.Helper()
-	n := len(data)
-	flen := int(binary.LittleEndian.Uint32(data[n-8:]))
-	var md format.FileMetaData
-	var proto thrift.CompactProtocol
-	if err := thrift.Unmarshal(&proto, data[n-8-flen:n-8], &md); err != nil {
-		t.Fatal(err)
-	}
-	for g := range md.RowGroups {
-		for i := range md.RowGroups[g].Columns {
-			md.RowGroups[g].Columns[i].MetaData.Codec = c
-		}
-	}
-	footer, err := thrift.Marshal(&proto, &md)
+	out, err := pqtest.WithCodec(data, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append(append([]byte(nil), data[:n-8-flen]...), footer...)
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(footer)))
-	return append(out, "PAR1"...)
+	return out
 }
