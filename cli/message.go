@@ -12,7 +12,7 @@ import (
 // command's ("batchprep read: "), so these are dropped where they start the
 // message or follow another prefix.
 var libraryPrefixes = []string{"ctf", "corpus", "source", "randomize", "timeline", "config",
-	"edgestore", "importer", "plan", "bucket", "graph", "atomicfile", "train", "eval", "export", "serve", "coord", "pbg"}
+	"edgestore", "importer", "plan", "bucket", "graph", "atomicfile", "train", "eval", "export", "serve", "coord", "pbg", "parquet"}
 
 // oneprefix returns msg without the package prefixes and without a
 // repetition of the command's own name: "inspect: ctf: open x: ..." becomes

@@ -51,7 +51,7 @@ func (c *Config) Validate() error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("pqcorpus: %w", err)
+		return fmt.Errorf("parquet: %w", err)
 	}
 	return nil
 }

@@ -8,18 +8,18 @@ import (
 // Sentinel errors: every error about the file's contents is an *Error whose
 // Err is one of these.
 var (
-	ErrNotParquet    = errors.New("pqcorpus: not a Parquet file")
-	ErrMissingColumn = errors.New("pqcorpus: missing column")
-	ErrColumnType    = errors.New("pqcorpus: column of the wrong type")
-	ErrNull          = errors.New("pqcorpus: null value")
-	ErrEmptyStream   = errors.New("pqcorpus: stream without samples in a sequence")
-	ErrDenseLength   = errors.New("pqcorpus: dense sample of the wrong length")
-	ErrIndexRange    = errors.New("pqcorpus: sparse index out of range")
-	ErrShape         = errors.New("pqcorpus: values column shaped unlike its indices")
-	ErrRowCount      = errors.New("pqcorpus: column with a wrong number of rows")
-	ErrTooLarge      = errors.New("pqcorpus: sequence too large")
-	ErrDamaged       = errors.New("pqcorpus: damaged file")
-	ErrCodec         = errors.New("pqcorpus: compression codec without a decoder")
+	ErrNotParquet    = errors.New("parquet: not a Parquet file")
+	ErrMissingColumn = errors.New("parquet: missing column")
+	ErrColumnType    = errors.New("parquet: column of the wrong type")
+	ErrNull          = errors.New("parquet: null value")
+	ErrEmptyStream   = errors.New("parquet: stream without samples in a sequence")
+	ErrDenseLength   = errors.New("parquet: dense sample of the wrong length")
+	ErrIndexRange    = errors.New("parquet: sparse index out of range")
+	ErrShape         = errors.New("parquet: values column shaped unlike its indices")
+	ErrRowCount      = errors.New("parquet: column with a wrong number of rows")
+	ErrTooLarge      = errors.New("parquet: sequence too large")
+	ErrDamaged       = errors.New("parquet: damaged file")
+	ErrCodec         = errors.New("parquet: compression codec without a decoder")
 )
 
 // Error is a problem with the contents of a Parquet file. RowGroup and Row

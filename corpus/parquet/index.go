@@ -116,7 +116,7 @@ func (r *Reader) countGroup(ctx context.Context, g int) (gc groupCounts) {
 	defer rd.close()
 	for row := r.first[g]; row < r.first[g+1]; row += indexBatch {
 		if ctx != nil && ctx.Err() != nil {
-			return groupCounts{err: fmt.Errorf("pqcorpus: indexing stopped: %w", ctx.Err())}
+			return groupCounts{err: fmt.Errorf("parquet: indexing stopped: %w", ctx.Err())}
 		}
 		k := int(min(indexBatch, r.first[g+1]-row))
 		ch, err := rd.next(k)

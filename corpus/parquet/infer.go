@@ -50,7 +50,7 @@ func InferStreams(path string) (streams []corpus.Stream, exact bool, err error) 
 func Infer(path string) (inf *Inference, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("pqcorpus: %w", err)
+		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	defer f.Close()
 	defer func() {
@@ -60,7 +60,7 @@ func Infer(path string) (inf *Inference, err error) {
 	}()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("pqcorpus: %w", err)
+		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))
 	if err != nil {

@@ -63,7 +63,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("pqcorpus: %w", err)
+		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	r, err := open(nil, f, path, cfg)
 	if err != nil {
@@ -92,7 +92,7 @@ func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, 
 	}()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("pqcorpus: %w", err)
+		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	var magic [4]byte
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != Magic {
@@ -253,13 +253,13 @@ func (r *Reader) fingerprint(size int64) error {
 	h := sha256.New()
 	head := make([]byte, min(fingerprintEdge, size))
 	if _, err := r.f.ReadAt(head, 0); err != nil && err != io.EOF {
-		return fmt.Errorf("pqcorpus: %s: %w", r.path, err)
+		return fmt.Errorf("parquet: %s: %w", r.path, err)
 	}
 	h.Write(head)
 	if size > fingerprintEdge {
 		tail := make([]byte, min(fingerprintEdge, size-fingerprintEdge))
 		if _, err := r.f.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
-			return fmt.Errorf("pqcorpus: %s: %w", r.path, err)
+			return fmt.Errorf("parquet: %s: %w", r.path, err)
 		}
 		h.Write(tail)
 	}

@@ -107,7 +107,7 @@ func NewWriter(w io.Writer, streams []corpus.Stream, opt WriterOptions) (*Writer
 		opt.Forms = Forms(streams)
 	}
 	if len(opt.Forms) != len(streams) {
-		return nil, fmt.Errorf("pqcorpus: writer: %d forms for %d streams", len(opt.Forms), len(streams))
+		return nil, fmt.Errorf("parquet: writer: %d forms for %d streams", len(opt.Forms), len(streams))
 	}
 	if opt.RowGroupBytes <= 0 {
 		opt.RowGroupBytes = DefaultRowGroupBytes
@@ -117,7 +117,7 @@ func NewWriter(w io.Writer, streams []corpus.Stream, opt WriterOptions) (*Writer
 	for s, st := range streams {
 		f := opt.Forms[s]
 		if f != Dense && !st.Sparse || f == Dense && st.Sparse {
-			return nil, fmt.Errorf("pqcorpus: writer: stream %q cannot be written %s", st.Name, f)
+			return nil, fmt.Errorf("parquet: writer: stream %q cannot be written %s", st.Name, f)
 		}
 		switch f {
 		case Dense:
@@ -165,7 +165,7 @@ func streamFlag(s corpus.Stream) string {
 func (w *Writer) WriteChunk(ch *corpus.Chunk) error {
 	for i := range ch.Len() {
 		if err := ch.BadAt(i); err != nil {
-			return fmt.Errorf("pqcorpus: writer: sequence %s: %w", ch.IDs[i], err)
+			return fmt.Errorf("parquet: writer: sequence %s: %w", ch.IDs[i], err)
 		}
 		if err := w.writeSeq(ch, i); err != nil {
 			return err
@@ -183,7 +183,7 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 		d := &ch.Streams[s]
 		a, b := int(d.SeqStart[i]), int(d.SeqStart[i+1])
 		if a == b {
-			return fmt.Errorf("pqcorpus: writer: sequence %s: stream %q has no samples", ch.IDs[i], st.Name)
+			return fmt.Errorf("parquet: writer: sequence %s: stream %q has no samples", ch.IDs[i], st.Name)
 		}
 		c := w.cols[s]
 		var main, vals []pq.Value
@@ -199,7 +199,7 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 			for j := a; j < b; j++ {
 				e := d.RowStart[j]
 				if d.RowStart[j+1]-e != 1 {
-					return fmt.Errorf("pqcorpus: writer: sequence %s: stream %q sample %d has %d entries; the stream's form holds one", ch.IDs[i], st.Name, j-a, d.RowStart[j+1]-e)
+					return fmt.Errorf("parquet: writer: sequence %s: stream %q sample %d has %d entries; the stream's form holds one", ch.IDs[i], st.Name, j-a, d.RowStart[j+1]-e)
 				}
 				r := min(j-a, 1)
 				main = append(main, pq.Int32Value(d.Indices[e]).Level(r, 1, c.main))
@@ -242,7 +242,7 @@ func (w *Writer) writeSeq(ch *corpus.Chunk, i int) error {
 			return err
 		}
 		if err := w.pw.Flush(); err != nil {
-			return fmt.Errorf("pqcorpus: writer: %w", err)
+			return fmt.Errorf("parquet: writer: %w", err)
 		}
 		w.groupB, w.groupN = 0, 0
 	}
@@ -268,7 +268,7 @@ func (w *Writer) flushRows() error {
 	w.written += int64(len(w.rows))
 	w.rows = w.rows[:0]
 	if err != nil {
-		return fmt.Errorf("pqcorpus: writer: %w", err)
+		return fmt.Errorf("parquet: writer: %w", err)
 	}
 	return nil
 }
@@ -282,7 +282,7 @@ func (w *Writer) Close() error {
 		return err
 	}
 	if err := w.pw.Close(); err != nil {
-		return fmt.Errorf("pqcorpus: writer: %w", err)
+		return fmt.Errorf("parquet: writer: %w", err)
 	}
 	return nil
 }
