@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/source"
@@ -53,8 +55,51 @@ func applyMemoryLimit(f *readFlags, r file.Reader, src *source.Source, chunkByte
 	if readLimitHook != nil {
 		readLimitHook()
 	}
-	return func() { debug.SetMemoryLimit(old) }, nil
+	if !auto {
+		return func() { debug.SetMemoryLimit(old) }, nil
+	}
+	stop := followLive(limit)
+	return func() { stop(); debug.SetMemoryLimit(old) }, nil
 }
+
+// followLive raises the automatic limit whenever the live heap, as the
+// last collection measured it, leaves too little room under it
+// (source.RaiseLimit): the window's parsed chunks can outgrow the text
+// that sized the limit (short sequences, each an id string and offsets),
+// and a limit just above the live data makes the collector run without
+// pause and free nothing. It checks every 50 ms until stop is called; it
+// never lowers the limit.
+func followLive(limit int64) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 {
+				return
+			}
+			if want := source.RaiseLimit(limit, int64(sample[0].Value.Uint64())); want > limit {
+				limit = want
+				debug.SetMemoryLimit(limit)
+				if readRaiseHook != nil {
+					readRaiseHook(limit)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// readRaiseHook, when set by a test, sees each raise of the automatic limit.
+var readRaiseHook func(limit int64)
 
 // readLimitHook, when set by a test, runs once the read's limit is in force.
 var readLimitHook func()

@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/shared"
@@ -344,6 +346,42 @@ func TestReadMemoryLimit(t *testing.T) {
 		if during < source.Headroom-source.ProcessReserve || during >= 1<<40 {
 			t.Fatalf("auto limit %d: want window + 64 MiB - 8 MiB (or more for a large index)", during)
 		}
+	}
+}
+
+// TestReadLimitFollowsLiveHeap: the automatic limit never stays just above
+// the live heap: once live data leave less than a quarter of their size
+// under it (a window of parsed chunks larger than the text that sized the
+// limit, or an index of many short sequences), it is raised to the live
+// data and half of them; an explicit --memory-limit is never raised.
+func TestReadLimitFollowsLiveHeap(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	var raised atomic.Int64
+	readRaiseHook = func(l int64) { raised.Store(l) }
+	defer func() { readRaiseHook = nil }()
+	const small = 16 << 20
+	debug.SetMemoryLimit(small)
+	stop := followLive(small)
+	live := make([]byte, 96<<20) // live data six times the limit
+	for i := range live {
+		live[i] = byte(i)
+	}
+	runtime.GC()
+	for deadline := time.Now().Add(10 * time.Second); raised.Load() < 96<<20*3/2 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	runtime.KeepAlive(live)
+	if got := debug.SetMemoryLimit(-1); raised.Load() < 96<<20*3/2 || got != raised.Load() {
+		t.Fatalf("limit %d MiB after 96 MiB of live data (last raise %d MiB), want at least 144 MiB", got>>20, raised.Load()>>20)
+	}
+	// An explicit limit stays as given.
+	raised.Store(0)
+	p := tinyCTF(t)
+	mustRead(t, p, "--stream", "x:2", "--stream", "y:1", "--memory-limit", "1MiB")
+	if raised.Load() != 0 {
+		t.Fatalf("--memory-limit 1MiB was raised to %d", raised.Load())
 	}
 }
 

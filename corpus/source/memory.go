@@ -18,11 +18,29 @@ const ProcessReserve = 8 << 20
 // ProcessReserve, so that the process's resident set, not only its heap,
 // stays under the bound. heapBefore is the heap in use before reading (the
 // corpus index, which grows with the corpus, not the window). When the index
-// is so large that the limit would leave less than a quarter of the headroom
-// above the live data, the limit is raised to heapBefore + windowBytes +
-// Headroom/4: a soft limit far below the live heap only makes the collector
-// run without freeing anything.
+// leaves too little room under the bound, the limit leaves the index and
+// the window the room RaiseLimit asks for instead.
 func MemoryLimit(heapBefore, windowBytes int64) int64 {
-	limit := windowBytes + Headroom - ProcessReserve
-	return max(limit, heapBefore+windowBytes+Headroom/4)
+	live := heapBefore + windowBytes
+	return max(windowBytes+Headroom-ProcessReserve, live+minRoom(live))
 }
+
+// RaiseLimit returns the soft limit for a heap whose live data, as the
+// last collection measured them, are live bytes: limit while it leaves
+// them room (a quarter of them, at least Headroom/4), else live plus half
+// of them. Closer to the live data the collector runs after every few MiB
+// allocated, marks the whole live heap each time and frees next to
+// nothing: a read of 40 M short sequences (a 1.2 GB index) ran 1.55 times
+// as long in file order with a limit 16 MiB above the index as without a
+// limit, and window order, whose parsed chunks outgrow the text that sized
+// the limit, 1.45 times.
+func RaiseLimit(limit, live int64) int64 {
+	if limit >= live+minRoom(live) {
+		return limit
+	}
+	return live + max(Headroom/4, live/2)
+}
+
+// minRoom is the least room a soft limit leaves above live bytes of live
+// data.
+func minRoom(live int64) int64 { return max(Headroom/4, live/4) }
