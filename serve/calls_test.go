@@ -27,19 +27,7 @@ func TestConcurrentCallLimit(t *testing.T) {
 	endless := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Mb: "4", EpochSize: "inf"}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var cancels []context.CancelFunc
-	for i := 0; i < 2; i++ {
-		cctx, ccancel := context.WithCancel(ctx)
-		defer ccancel()
-		cancels = append(cancels, ccancel)
-		st, err := client.Sequences(cctx, endless)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Recv(); err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
+	cancels := runningCalls(t, ctx, client, endless, 2)
 	// The queue holds as many calls as may run: two wait.
 	waiting := make(chan error, 2)
 	for i := 0; i < 2; i++ {

@@ -171,3 +171,24 @@ func float32s(b []byte) []float32 {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func itoa(n int) string { return fmt.Sprint(n) }
+
+// runningCalls starts n Sequences calls of req under ctx, each past its
+// first message (so each holds a slot), and returns their cancel functions
+// (also called when the test ends).
+func runningCalls(t *testing.T, ctx context.Context, client pb.BatchesClient, req *pb.SequenceRequest, n int) []context.CancelFunc {
+	t.Helper()
+	var cancels []context.CancelFunc
+	for i := range n {
+		cctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		cancels = append(cancels, cancel)
+		st, err := client.Sequences(cctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Recv(); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	return cancels
+}

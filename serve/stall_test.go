@@ -114,19 +114,7 @@ func TestOnePeerCannotTakeEverySlot(t *testing.T) {
 	defer cancel()
 	client := pb.NewBatchesClient(conn)
 	endless := &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams, Mb: "4", EpochSize: "inf"}
-	var cancels []context.CancelFunc
-	for i := range 2 {
-		cctx, ccancel := context.WithCancel(ctx)
-		defer ccancel()
-		cancels = append(cancels, ccancel)
-		st, err := client.Sequences(cctx, endless)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.Recv(); err != nil {
-			t.Fatalf("call %d: %v", i, err)
-		}
-	}
+	cancels := runningCalls(t, ctx, client, endless, 2)
 	waiting := make(chan error, 2)
 	for range 2 {
 		st, err := client.Sequences(ctx, endless)
