@@ -20,8 +20,54 @@ type Layout struct {
 	// Labels[i] is sequence i's sample count on the label stream, which is
 	// what epoch sizes count. Nil means "same as Samples".
 	Labels []uint32
+	// ChunkSamples and ChunkLabels, when set (both, one entry per chunk),
+	// are the per-chunk sums of Samples and of the label counts, computed
+	// by the corpus when it indexed them. With them, and a hash given to
+	// SetHash, nothing reads every sequence's count at open: a corpus whose
+	// counts live in a mapped file keeps O(chunks) of them in memory.
+	ChunkSamples []uint64
+	ChunkLabels  []uint64
+	// Pager, when set, owns counts kept outside the heap (see Release).
+	Pager Pager
 
 	hash atomic.Pointer[string] // Hash's result, computed once
+}
+
+// Pager is implemented by the owner of per-sequence counts kept outside the
+// heap, in a memory-mapped index file.
+type Pager interface {
+	// Release says that the counts of chunk c are not needed for a while,
+	// so their pages may leave the process's memory (they stay in the
+	// file). Reading them again later is correct, only slower.
+	Release(c int)
+}
+
+// Release passes on to the Pager that chunk c's counts are not needed for
+// a while; a reader calls it when it evicts the chunk. Without a Pager it
+// does nothing.
+func (l *Layout) Release(c int) {
+	if l.Pager != nil {
+		l.Pager.Release(c)
+	}
+}
+
+// SetHash records the layout's Hash computed elsewhere (by the corpus, when
+// it indexed the counts), so that Hash does not read every count. It must be
+// what Hash would compute.
+func (l *Layout) SetHash(h string) { l.hash.Store(&h) }
+
+// ChunkTotals returns chunk c's sample and label-sample sums: from
+// ChunkSamples and ChunkLabels when set, else summed over its sequences.
+func (l *Layout) ChunkTotals(c int) (samples, labels uint64) {
+	if l.ChunkSamples != nil {
+		return l.ChunkSamples[c], l.ChunkLabels[c]
+	}
+	first, end := l.Chunk(c)
+	for i := first; i < end; i++ {
+		samples += uint64(l.Samples[i])
+		labels += uint64(l.LabelCount(i))
+	}
+	return samples, labels
 }
 
 // NumSequences is the number of sequences in the corpus.
@@ -58,6 +104,12 @@ func (l *Layout) LabelCount(i int) uint32 {
 // TotalSamples is the sweep size M: the sum of Samples.
 func (l *Layout) TotalSamples() uint64 {
 	var t uint64
+	if l.ChunkSamples != nil {
+		for _, s := range l.ChunkSamples {
+			t += s
+		}
+		return t
+	}
 	for _, s := range l.Samples {
 		t += uint64(s)
 	}
@@ -70,13 +122,21 @@ func (l *Layout) TotalLabels() uint64 {
 		return l.TotalSamples()
 	}
 	var t uint64
+	if l.ChunkLabels != nil {
+		for _, s := range l.ChunkLabels {
+			t += s
+		}
+		return t
+	}
 	for _, s := range l.Labels {
 		t += uint64(s)
 	}
 	return t
 }
 
-// Validate checks invariants 1 and 2.
+// Validate checks invariants 1 and 2. With per-chunk sums (ChunkSamples)
+// it checks the chunk table and the sums' lengths only, in O(chunks): the
+// corpus that gives them checks each chunk's counts when it loads the chunk.
 func (l *Layout) Validate() error {
 	if len(l.ChunkStart) < 1 || l.ChunkStart[0] != 0 {
 		return fmt.Errorf("corpus: layout: ChunkStart must start at 0")
@@ -89,9 +149,20 @@ func (l *Layout) Validate() error {
 			return fmt.Errorf("corpus: layout: chunk %d is empty or out of order", c-1)
 		}
 	}
-	for i, s := range l.Samples {
-		if s == 0 {
-			return fmt.Errorf("corpus: layout: sequence %d has no samples", i)
+	if l.ChunkSamples != nil || l.ChunkLabels != nil {
+		if len(l.ChunkSamples) != l.NumChunks() || len(l.ChunkLabels) != l.NumChunks() {
+			return fmt.Errorf("corpus: layout: %d and %d chunk sums for %d chunks", len(l.ChunkSamples), len(l.ChunkLabels), l.NumChunks())
+		}
+		for c, s := range l.ChunkSamples {
+			if s < uint64(l.ChunkStart[c+1]-l.ChunkStart[c]) {
+				return fmt.Errorf("corpus: layout: chunk %d has fewer samples than sequences", c)
+			}
+		}
+	} else {
+		for i, s := range l.Samples {
+			if s == 0 {
+				return fmt.Errorf("corpus: layout: sequence %d has no samples", i)
+			}
 		}
 	}
 	if l.Labels != nil && len(l.Labels) != len(l.Samples) {

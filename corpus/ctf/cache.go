@@ -8,28 +8,40 @@ import (
 	"hash/crc32"
 	"hash/fnv"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
-// The index cache file, little-endian:
+// The index file (the cache, and the file a large pass maps), little-endian:
 //
-//	magic "BPCTFIDX", version u32,
+//	magic "BPCTFIDX", version u32, summary length u64, then the summary:
 //	key: file size i64, mtime ns i64, FNV-64a of the first and of the last
 //	     64 KiB u64 u64, FNV-64a of the indexing config u64,
 //	lineMode u8, hasLabels u8, sequences u64, chunks u64,
-//	skippedLines i64, lastLine i64, lastCol i64,
+//	skippedLines i64, lastLine i64, lastCol i64, layout hash u64,
 //	dropped u32, each {line i64, offset i64, msg len u32, msg},
 //	skipped u32, each {line i64, offset i64},
-//	chunkOff [chunks]i64, chunkLine [chunks]i64, rel [n]u32, sizes [n]u32,
-//	samples [n]u32, labels [n]u32 (when hasLabels), chunkStart [chunks+1]u64,
-//	CRC-32 (IEEE) of all the preceding bytes u32.
+//	per chunk: chunkOff i64, chunkLine i64, chunkEnd i64, samples u64,
+//	     labels u64, checksum u32 (CRC-32 of its tables below, in order),
+//	chunkStart [chunks+1]u64,
+//	CRC-32 (IEEE) of all the preceding bytes u32;
+//	zeros to the next multiple of 4096, then the per-sequence tables, each
+//	[sequences]u32 padded with zeros to a multiple of 4096: rel, sizes,
+//	samples, labels (when hasLabels).
+//
+// The summary is read and checked at open; the tables are memory-mapped,
+// and a chunk's tables are checked against its checksum when a reader
+// first parses the chunk (checkChunk), so opening costs O(chunks).
 const (
 	cacheMagic   = "BPCTFIDX"
-	cacheVersion = 2
+	cacheVersion = 3
 	cacheEdge    = 64 << 10
+	pageSize     = 4096
 )
 
 // cacheKey identifies the data and the configuration an index was built for.
@@ -79,30 +91,56 @@ func keyOf(f *os.File, cfg *Config) (cacheKey, error) {
 
 // loadCache returns the cached index when the cache file exists, decodes and
 // matches the data and config. A missing cache gives an error for which
-// os.IsNotExist is true.
+// os.IsNotExist is true. The index's tables are views of the mapped file.
 func loadCache(f *os.File, path string, cfg *Config) (*index, error) {
-	data, err := os.ReadFile(cachePath(path, cfg))
+	m, err := mapFile(cachePath(path, cfg))
 	if err != nil {
 		return nil, err
 	}
+	x, err := m.decodeFor(f, cfg)
+	if err != nil {
+		m.close()
+		return nil, err
+	}
+	for i := range x.dropped {
+		x.dropped[i].File = path
+	}
+	x.m = m
+	if int64(x.n)*16 <= checkAtOpen {
+		// A small index is checked whole: a damaged one is rebuilt now,
+		// not found damaged by a chunk read later.
+		for c := range x.chunkOff {
+			if err := x.checkChunk(c); err != nil {
+				m.close()
+				return nil, err
+			}
+		}
+	}
+	return x, nil
+}
+
+// decodeFor decodes the mapped index file for the data file f and cfg.
+func (m *mapping) decodeFor(f *os.File, cfg *Config) (*index, error) {
 	k, err := keyOf(f, cfg)
 	if err != nil {
 		return nil, err
 	}
-	got, x, err := decodeIndex(data)
+	got, x, err := decodeIndex(m.data)
 	if err != nil {
 		return nil, err
 	}
 	if got != k {
 		return nil, fmt.Errorf("ctf: index cache is stale (the data file or the config changed)")
 	}
-	for i := range x.dropped {
-		x.dropped[i].File = path
-	}
 	return x, nil
 }
 
-// writeCache writes the index atomically (temp file, fsync, rename).
+// checkAtOpen is the size of per-sequence tables up to which loadCache
+// checks them all at open (a corpus of about a GB); larger ones are checked
+// chunk by chunk as chunks are first read. Tests lower it.
+var checkAtOpen int64 = 32 << 20
+
+// writeCache writes a heap index atomically (temp file, fsync, rename).
 func writeCache(f *os.File, path string, cfg *Config, x *index) error {
 	k, err := keyOf(f, cfg)
 	if err != nil {
@@ -111,19 +149,45 @@ func writeCache(f *os.File, path string, cfg *Config, x *index) error {
 	return atomicfile.Write(cachePath(path, cfg), encodeIndex(k, x), 0o644)
 }
 
+// encodeIndex encodes a heap index as an index file.
 func encodeIndex(k cacheKey, x *index) []byte {
-	b := []byte(cacheMagic)
+	b := encodeSummary(k, x)
+	for _, t := range x.tables() {
+		for _, v := range t {
+			b = binary.LittleEndian.AppendUint32(b, v)
+		}
+		b = append(b, make([]byte, padTo(len(b)))...)
+	}
+	return b
+}
+
+// tables lists the per-sequence tables in file order.
+func (x *index) tables() [][]uint32 {
+	t := [][]uint32{x.rel, x.sizes, x.samples}
+	if x.hasLabels {
+		t = append(t, x.labels)
+	}
+	return t
+}
+
+// padTo is the number of zeros that bring n to a multiple of pageSize.
+func padTo(n int) int { return (pageSize - n%pageSize) % pageSize }
+
+// encodeSummary encodes the header and summary, padded to the tables.
+func encodeSummary(k cacheKey, x *index) []byte {
 	le := binary.LittleEndian
-	b = le.AppendUint32(b, cacheVersion)
+	b := le.AppendUint64(le.AppendUint32([]byte(cacheMagic), cacheVersion), 0) // length below
 	for _, v := range []uint64{uint64(k.size), uint64(k.mtime), k.head, k.tail, k.conf} {
 		b = le.AppendUint64(b, v)
 	}
-	b = append(b, b2u(x.lineMode), b2u(x.labels != nil))
-	b = le.AppendUint64(b, uint64(len(x.samples)))
+	b = append(b, b2u(x.lineMode), b2u(x.hasLabels))
+	b = le.AppendUint64(b, uint64(x.n))
 	b = le.AppendUint64(b, uint64(len(x.chunkStart)-1))
 	b = le.AppendUint64(b, uint64(x.skippedLines))
 	b = le.AppendUint64(b, uint64(x.lastLine))
 	b = le.AppendUint64(b, uint64(x.lastCol))
+	h, _ := strconv.ParseUint(x.layout().Hash(), 16, 64)
+	b = le.AppendUint64(b, h)
 	b = le.AppendUint32(b, uint32(len(x.dropped)))
 	for _, d := range x.dropped {
 		b = le.AppendUint64(b, uint64(d.Line))
@@ -136,28 +200,20 @@ func encodeIndex(k cacheKey, x *index) []byte {
 		b = le.AppendUint64(b, uint64(p.line))
 		b = le.AppendUint64(b, uint64(p.off))
 	}
-	for _, v := range x.chunkOff {
-		b = le.AppendUint64(b, uint64(v))
-	}
-	for _, v := range x.chunkLine {
-		b = le.AppendUint64(b, uint64(v))
-	}
-	for _, v := range x.rel {
-		b = le.AppendUint32(b, v)
-	}
-	for _, v := range x.sizes {
-		b = le.AppendUint32(b, v)
-	}
-	for _, v := range x.samples {
-		b = le.AppendUint32(b, v)
-	}
-	for _, v := range x.labels {
-		b = le.AppendUint32(b, v)
+	for c := range x.chunkOff {
+		b = le.AppendUint64(b, uint64(x.chunkOff[c]))
+		b = le.AppendUint64(b, uint64(x.chunkLine[c]))
+		b = le.AppendUint64(b, uint64(x.chunkEnd[c]))
+		b = le.AppendUint64(b, x.chunkSamples[c])
+		b = le.AppendUint64(b, x.chunkLabels[c])
+		b = le.AppendUint32(b, x.chunkCRC[c])
 	}
 	for _, v := range x.chunkStart {
 		b = le.AppendUint64(b, uint64(v))
 	}
-	return le.AppendUint32(b, crc32.ChecksumIEEE(b))
+	le.PutUint64(b[len(cacheMagic)+4:], uint64(len(b)+4-len(cacheMagic)-12))
+	b = le.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return append(b, make([]byte, padTo(len(b)))...)
 }
 
 func b2u(b bool) byte {
@@ -205,34 +261,46 @@ func (d *decoder) u64() uint64 {
 	return v
 }
 
-// decodeIndex parses a cache file and checks its internal consistency.
+// decodeIndex parses an index file and checks its summary; the tables are
+// views of data (see u32s), each chunk's checked by checkChunk when first
+// used.
 func decodeIndex(data []byte) (cacheKey, *index, error) {
 	var k cacheKey
-	if len(data) < len(cacheMagic)+8 || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+	head := len(cacheMagic) + 12
+	if len(data) < head || !bytes.HasPrefix(data, []byte(cacheMagic)) {
 		return k, nil, fmt.Errorf("%w: bad magic", errCorrupt)
 	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
+		return k, nil, fmt.Errorf("%w: version %d, want %d", errCorrupt, v, cacheVersion)
+	}
+	sl := binary.LittleEndian.Uint64(data[len(cacheMagic)+4:])
+	if sl < 4 || sl > uint64(len(data)-head) {
+		return k, nil, fmt.Errorf("%w: bad length", errCorrupt)
+	}
+	end := head + int(sl)
+	body, sum := data[:end-4], binary.LittleEndian.Uint32(data[end-4:])
 	if crc32.ChecksumIEEE(body) != sum {
 		return k, nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)
 	}
-	d := &decoder{b: body[len(cacheMagic):]}
-	if v := d.u32(); v != cacheVersion {
-		return k, nil, fmt.Errorf("%w: version %d, want %d", errCorrupt, v, cacheVersion)
-	}
+	d := &decoder{b: body[head:]}
 	k = cacheKey{int64(d.u64()), int64(d.u64()), d.u64(), d.u64(), d.u64()}
 	x := &index{}
 	lm, hl := d.u8(), d.u8()
 	if lm > 1 || hl > 1 {
 		return k, nil, fmt.Errorf("%w: bad flags", errCorrupt)
 	}
-	x.lineMode = lm == 1
+	x.lineMode, x.hasLabels = lm == 1, hl == 1
 	n, nc := d.u64(), d.u64()
-	per := uint64(4 + 4 + 4 + 4*uint64(hl))
-	if d.bad || n > uint64(len(d.b))/per || nc > n || (n > 0) != (nc > 0) || nc > uint64(len(d.b))/24 {
+	tables := uint64(3 + hl)
+	colBase := uint64(end + padTo(end))
+	tableLen := (4*n + pageSize - 1) / pageSize * pageSize
+	if d.bad || n > uint64(len(data))/4 || nc > n || (n > 0) != (nc > 0) || nc > uint64(len(d.b))/44 ||
+		colBase+tables*tableLen != uint64(len(data)) {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
 	}
 	x.skippedLines = int64(d.u64())
 	x.lastLine, x.lastCol = int64(d.u64()), int64(d.u64())
+	x.hash = strconv.FormatUint(d.u64(), 16)
 	nd := d.u32()
 	if uint64(nd) > uint64(len(d.b))/20 {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
@@ -258,34 +326,14 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		}
 		x.skipped = append(x.skipped, p)
 	}
-	x.chunkOff = make([]int64, nc)
-	x.chunkLine = make([]int64, nc)
-	x.rel = make([]uint32, n)
-	x.sizes = make([]uint32, n)
-	x.samples = make([]uint32, n)
-	for i := range x.chunkOff {
-		x.chunkOff[i] = int64(d.u64())
-	}
-	for i := range x.chunkLine {
-		x.chunkLine[i] = int64(d.u64())
-	}
-	for i := range x.rel {
-		x.rel[i] = d.u32()
-	}
-	for i := range x.sizes {
-		x.sizes[i] = d.u32()
-	}
-	for i := range x.samples {
-		x.samples[i] = d.u32()
-	}
-	if hl == 1 {
-		x.labels = make([]uint32, n)
-		for i := range x.labels {
-			x.labels[i] = d.u32()
-		}
-	}
-	if nc+1 > uint64(len(d.b))/8+1 {
+	if nc > uint64(len(d.b))/44 {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
+	}
+	x.chunkOff, x.chunkLine, x.chunkEnd = make([]int64, nc), make([]int64, nc), make([]int64, nc)
+	x.chunkSamples, x.chunkLabels, x.chunkCRC = make([]uint64, nc), make([]uint64, nc), make([]uint32, nc)
+	for c := range x.chunkOff {
+		x.chunkOff[c], x.chunkLine[c], x.chunkEnd[c] = int64(d.u64()), int64(d.u64()), int64(d.u64())
+		x.chunkSamples[c], x.chunkLabels[c], x.chunkCRC[c] = d.u64(), d.u64(), d.u32()
 	}
 	x.chunkStart = make([]int, nc+1)
 	for i := range x.chunkStart {
@@ -294,37 +342,126 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 	if d.bad || len(d.b) != 0 {
 		return k, nil, fmt.Errorf("%w: bad length", errCorrupt)
 	}
-	if err := x.check(k.size); err != nil {
-		return k, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	if !zeros(data[end:colBase]) {
+		return k, nil, fmt.Errorf("%w: bad padding", errCorrupt)
+	}
+	x.n = int(n)
+	t := make([][]uint32, 4)
+	for i := range tables {
+		off := colBase + i*tableLen
+		if !zeros(data[off+4*n : off+tableLen]) {
+			return k, nil, fmt.Errorf("%w: bad padding", errCorrupt)
+		}
+		t[i] = u32s(data[off:off+tableLen], int(n))
+		x.tableOff = append(x.tableOff, int(off))
+	}
+	x.rel, x.sizes, x.samples, x.labels = t[0], t[1], t[2], t[3]
+	if x.hasLabels && x.labels == nil {
+		x.labels = []uint32{}
+	}
+	if !x.hasLabels {
+		x.labels = nil
 	}
 	x.size = k.size
+	if err := x.checkSummary(); err != nil {
+		return k, nil, fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	x.checked = make([]atomic.Bool, nc)
 	return k, x, nil
 }
 
-// check verifies that x describes a valid layout of non-overlapping
-// sequences, in file order, inside a file of the given size, each chunk
-// starting at its first sequence.
-func (x *index) check(size int64) error {
-	if err := x.layout().Validate(); err != nil {
+// checkSummary verifies, in O(chunks), that the chunk table describes
+// non-empty chunks, in file order, inside the file, whose sums are
+// possible: every sequence has at least one sample.
+func (x *index) checkSummary() error {
+	l := x.layout()
+	if err := l.Validate(); err != nil {
 		return err
 	}
-	nc := len(x.chunkStart) - 1
-	if len(x.chunkOff) != nc || len(x.chunkLine) != nc || len(x.rel) != len(x.samples) || len(x.sizes) != len(x.samples) {
-		return fmt.Errorf("table lengths differ")
+	if l.ChunkStart[len(l.ChunkStart)-1] != x.n {
+		return fmt.Errorf("chunk table ends at %d of %d sequences", l.ChunkStart[len(l.ChunkStart)-1], x.n)
 	}
 	var end, line int64
-	for c := 0; c < nc; c++ {
-		if x.chunkLine[c] < line || x.chunkOff[c] < end {
-			return fmt.Errorf("chunk %d: bad start", c)
+	for c := range x.chunkOff {
+		if x.chunkLine[c] < line || x.chunkOff[c] < end || x.chunkEnd[c] <= x.chunkOff[c] || x.chunkEnd[c] > x.size ||
+			x.chunkEnd[c]-x.chunkOff[c] > 2*math.MaxUint32 {
+			return fmt.Errorf("chunk %d: bad extent", c)
 		}
-		line = x.chunkLine[c]
-		for i := x.chunkStart[c]; i < x.chunkStart[c+1]; i++ {
-			off := x.chunkOff[c] + int64(x.rel[i])
-			if off < end || x.sizes[i] == 0 || off+int64(x.sizes[i]) > size || i == x.chunkStart[c] && x.rel[i] != 0 {
-				return fmt.Errorf("sequence %d: bad extent", i)
-			}
-			end = off + int64(x.sizes[i])
+		if !x.hasLabels && x.chunkLabels[c] != x.chunkSamples[c] {
+			return fmt.Errorf("chunk %d: bad label sum", c)
+		}
+		line, end = x.chunkLine[c], x.chunkEnd[c]
+	}
+	return nil
+}
+
+// checkChunk verifies chunk c's per-sequence tables, once: their checksum,
+// and that its sequences lie in order inside the chunk's extent, each with
+// samples, adding up to the chunk's sums. A heap index (built by this
+// process) needs no check.
+func (x *index) checkChunk(c int) error {
+	if x.checked == nil || x.checked[c].Load() {
+		return nil
+	}
+	if err := x.verifyChunk(c); err != nil {
+		return err
+	}
+	x.checked[c].Store(true)
+	return nil
+}
+
+// verifyChunk does checkChunk's checks.
+func (x *index) verifyChunk(c int) error {
+	first, last := x.chunkStart[c], x.chunkStart[c+1]
+	var labels []uint32
+	if x.hasLabels {
+		labels = x.labels[first:last]
+	}
+	if tablesCRC(x.rel[first:last], x.sizes[first:last], x.samples[first:last], labels, x.hasLabels) != x.chunkCRC[c] {
+		return fmt.Errorf("%w: chunk %d: checksum mismatch", errCorrupt, c)
+	}
+	var end, s, l uint64
+	for i := first; i < last; i++ {
+		if uint64(x.rel[i]) < end || x.sizes[i] == 0 || x.samples[i] == 0 || i == first && x.rel[i] != 0 {
+			return fmt.Errorf("%w: chunk %d: sequence %d: bad extent", errCorrupt, c, i)
+		}
+		end = uint64(x.rel[i]) + uint64(x.sizes[i])
+		s += uint64(x.samples[i])
+		if x.hasLabels {
+			l += uint64(x.labels[i])
+		}
+	}
+	if !x.hasLabels {
+		l = s
+	}
+	if int64(end) != x.chunkEnd[c]-x.chunkOff[c] || s != x.chunkSamples[c] || l != x.chunkLabels[c] {
+		return fmt.Errorf("%w: chunk %d: tables disagree with the summary", errCorrupt, c)
+	}
+	return nil
+}
+
+// check verifies the whole index, summary and every chunk, against a file
+// of the given size.
+func (x *index) check(size int64) error {
+	if x.size != size {
+		return fmt.Errorf("index of %d bytes for a file of %d", x.size, size)
+	}
+	if err := x.checkSummary(); err != nil {
+		return err
+	}
+	for c := range x.chunkOff {
+		if err := x.verifyChunk(c); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func zeros(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }

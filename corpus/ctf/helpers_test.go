@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,3 +100,30 @@ func carriedTotals(x *index, cfg *Config, data []byte) []int64 {
 	}
 	return out
 }
+
+// content is x without what says where its tables live (the heap or a
+// mapped index file) and what it has cached: two indexes of the same file
+// and config have the same content.
+func content(x *index) index {
+	if x == nil {
+		return index{}
+	}
+	y := index{lineMode: x.lineMode, chunkOff: x.chunkOff, chunkLine: x.chunkLine, chunkStart: x.chunkStart,
+		dropped: x.dropped, skippedLines: x.skippedLines, skipped: x.skipped, size: x.size, lastLine: x.lastLine, lastCol: x.lastCol,
+		chunkSamples: x.chunkSamples, chunkLabels: x.chunkLabels, chunkEnd: x.chunkEnd, chunkCRC: x.chunkCRC, n: x.n, hasLabels: x.hasLabels}
+	for _, p := range []struct {
+		dst *[]uint32
+		src []uint32
+	}{{&y.rel, x.rel}, {&y.sizes, x.sizes}, {&y.samples, x.samples}, {&y.labels, x.labels}} {
+		if len(p.src) > 0 {
+			*p.dst = slices.Clone(p.src)
+		}
+	}
+	if x.hasLabels && y.labels == nil {
+		y.labels = []uint32{}
+	}
+	return y
+}
+
+// sameIndex reports whether a and b have the same content.
+func sameIndex(a, b *index) bool { return reflect.DeepEqual(content(a), content(b)) }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -37,25 +38,57 @@ type index struct {
 	// (lastLine 0: the file ends with a newline or is empty).
 	lastLine int64
 	lastCol  int64
+
+	// Per chunk, besides chunkOff and chunkLine: its sample and label
+	// sums, the file offset where its last sequence ends, and the checksum
+	// of its per-sequence tables (columns.go).
+	chunkSamples, chunkLabels []uint64
+	chunkEnd                  []int64
+	chunkCRC                  []uint32
+	n                         int  // sequences in the layout
+	hasLabels                 bool // labels has its own counts
+	pend                      pending
+	// spill, during a pass over a large file, receives the closed chunks'
+	// tables instead of the heap slices (columns.go).
+	spill *spill
+	// hash is the layout's Hash when known ("": computed when asked).
+	hash string
+	// m, when set, is the index file the per-sequence tables are views of;
+	// checked[c] is set once chunk c's tables matched their checksum.
+	m        *mapping
+	checked  []atomic.Bool
+	tableOff []int // where each table starts in m
 }
 
 func (x *index) layout() *corpus.Layout {
-	return &corpus.Layout{ChunkStart: x.chunkStart, Samples: x.samples, Labels: x.labels}
+	l := &corpus.Layout{ChunkStart: x.chunkStart, Samples: x.samples, Labels: x.labels,
+		ChunkSamples: x.chunkSamples, ChunkLabels: x.chunkLabels}
+	if x.hash != "" {
+		l.SetHash(x.hash)
+	}
+	if x.m != nil {
+		l.Pager = x
+	}
+	return l
 }
 
 // span returns the file offset and the byte length of chunk c, from its
 // first sequence's start to its last sequence's end (dropped sequences and
 // skipped lines in between included).
 func (x *index) span(c int) (off, n int64) {
-	last := x.chunkStart[c+1] - 1
-	return x.chunkOff[c], int64(x.rel[last]) + int64(x.sizes[last])
+	return x.chunkOff[c], x.chunkEnd[c] - x.chunkOff[c]
 }
 
-// memBytes is the memory held by the index and its layout (capacities, so
-// append's spare room counts).
+// memBytes is the memory the index and its layout hold on the heap
+// (capacities, so append's spare room counts); a mapped index's tables are
+// not on the heap.
 func (x *index) memBytes() int64 {
-	return int64(cap(x.chunkOff))*8 + int64(cap(x.chunkLine))*8 + int64(cap(x.chunkStart))*8 +
-		int64(cap(x.rel))*4 + int64(cap(x.sizes))*4 + int64(cap(x.samples))*4 + int64(cap(x.labels))*4
+	n := int64(cap(x.chunkOff))*8 + int64(cap(x.chunkLine))*8 + int64(cap(x.chunkStart))*8 +
+		int64(cap(x.chunkSamples))*8 + int64(cap(x.chunkLabels))*8 + int64(cap(x.chunkEnd))*8 + int64(cap(x.chunkCRC))*4
+	if x.m == nil {
+		n += int64(cap(x.rel))*4 + int64(cap(x.sizes))*4 + int64(cap(x.samples))*4 + int64(cap(x.labels))*4
+	}
+	return n
 }
 
 // position is a line's 0-based number and file offset.
@@ -149,6 +182,7 @@ func newIndexer(cfg *Config, file string) *indexer {
 		ix.labBit = 1 << uint(len(sel))
 		sel = append(sel, cfg.Streams[cfg.streamIndex(cfg.Label)])
 		ix.x.labels = []uint32{}
+		ix.x.hasLabels = true
 	}
 	ix.matcher = newMatcher(sel)
 	for k, st := range sel {
@@ -570,7 +604,7 @@ func (ix *indexer) emit(off, line, size int64, samp, lab uint32, id []byte) {
 		if ix.cfg.ChunkSequences > 0 && ix.chunkN >= ix.cfg.ChunkSequences ||
 			ix.cfg.ChunkSequences == 0 && ix.chunkB+size > ix.maxChunk ||
 			off-x.chunkOff[len(x.chunkOff)-1] > maxChunkSpan {
-			x.chunkStart = append(x.chunkStart, len(x.samples))
+			x.closeChunk()
 			ix.chunkB, ix.chunkN = 0, 0
 		}
 	}
@@ -580,17 +614,17 @@ func (ix *indexer) emit(off, line, size int64, samp, lab uint32, id []byte) {
 	}
 	ix.chunkB += size
 	ix.chunkN++
-	x.rel = append(x.rel, uint32(off-x.chunkOff[len(x.chunkOff)-1]))
-	x.sizes = append(x.sizes, uint32(size))
-	x.samples = append(x.samples, samp)
-	if x.labels != nil {
-		x.labels = append(x.labels, lab)
+	p := &x.pend
+	p.rel = append(p.rel, uint32(off-x.chunkOff[len(x.chunkOff)-1]))
+	p.sizes = append(p.sizes, uint32(size))
+	p.samples = append(p.samples, samp)
+	if x.hasLabels {
+		p.labels = append(p.labels, lab)
 	}
 }
 
-// finish closes the chunk list.
+// finish closes the last chunk and so the chunk list.
 func (x *index) finish() {
-	if len(x.samples) > 0 {
-		x.chunkStart = append(x.chunkStart, len(x.samples))
-	}
+	x.closeChunk()
+	x.pend = pending{}
 }

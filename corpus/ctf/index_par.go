@@ -10,26 +10,31 @@ import (
 	"sync"
 )
 
-// Parallel indexing. A large file is cut at line starts into one range per
-// core. Each range is indexed on a goroutine of its own into a list of
-// sequences (rangeIndex), and the lists are then joined in file order:
-// a sequence that a cut split is put back together, and chunks are formed
-// exactly as the serial indexer forms them. The result equals the serial
-// index (tests compare the two on arbitrary input). When a range meets
-// anything unusual (an error, or no data line near the start of the file)
-// the whole file is indexed again serially, so errors are always the
-// serial indexer's, at the same line.
+// Parallel indexing. A large file is cut at line starts into pieces of at
+// most maxPiece bytes. Workers, one per core, index the pieces into lists
+// of sequences (rangeIndex), at most two per worker ahead of the join,
+// which takes the lists in file order: a sequence that a cut split is put
+// back together, and chunks are formed exactly as the serial indexer forms
+// them, as the pieces arrive, so the pass holds a few pieces' lists, not
+// the file's. The result equals the serial index (tests compare the two on
+// arbitrary input). When a piece meets anything unusual (an error, or no
+// data line near the start of the file) the whole file is indexed again
+// serially, so errors are always the serial indexer's, at the same line.
 
-// indexPiece is the smallest range worth a goroutine of its own; tests
+// indexPiece is the smallest piece worth a goroutine of its own; tests
 // lower it.
 var indexPiece int64 = 16 << 20
 
-// maxIndexRange bounds a range, so that a range's line numbers fit in 32
-// bits.
+// maxPiece bounds a piece: the pass holds about 2 x cores pieces' lists of
+// sequences (20 bytes per sequence) besides the index.
+const maxPiece = 32 << 20
+
+// maxIndexRange bounds a piece, so that a piece's line numbers fit in 32
+// bits (maxPiece is far below it).
 const maxIndexRange = 1 << 30
 
-// seqRec is one sequence found in a range: its offset and first line,
-// both counted from the range's start, its size in bytes and its sample
+// seqRec is one sequence found in a piece: its offset and first line,
+// both counted from the piece's start, its size in bytes and its sample
 // and label counts (20 bytes).
 type seqRec struct {
 	off, line       uint32
@@ -37,7 +42,7 @@ type seqRec struct {
 	samples, labels uint32
 }
 
-// rangeIndex is what indexing one range found.
+// rangeIndex is what indexing one piece found.
 type rangeIndex struct {
 	// seqs are the sequences in blocks of seqBlock (a growing slice would
 	// copy them several times over).
@@ -47,13 +52,13 @@ type rangeIndex struct {
 	// the last, and of any without samples (for its diagnostic).
 	ids    map[int][]byte
 	lastID []byte // the id of the last sequence
-	// head: seqs[0] is the range's leading lines without an id, which
-	// continue the previous range's last sequence. inHead is true until
+	// head: seqs[0] is the piece's leading lines without an id, which
+	// continue the previous piece's last sequence. inHead is true until
 	// the indexer ends that pseudo-sequence.
 	head, inHead bool
-	start        int64 // the range's file offset
-	lines        int64 // lines in the range
-	started      bool  // the range has a data line (a non-blank line, or any line after one)
+	start        int64 // the piece's file offset
+	lines        int64 // lines in the piece
+	started      bool  // the piece has a data line (a non-blank line, or any line after one)
 	x            *index
 }
 
@@ -61,7 +66,7 @@ func (r *rangeIndex) add(ix *indexer) {
 	if r.inHead {
 		r.inHead = false
 		if ix.curEnd == ix.seqOff {
-			return // the range starts with an id: no leading lines
+			return // the piece starts with an id: no leading lines
 		}
 		r.head = true
 	}
@@ -81,8 +86,10 @@ func (r *rangeIndex) add(ix *indexer) {
 const seqBlock = 4096
 
 // buildIndexFile indexes the file f, in parallel when it is a regular file
-// large enough for two ranges, else serially; ps stops the pass.
-func buildIndexFile(ps *pass, f *os.File, cfg *Config, file string) (*index, error) {
+// large enough for two pieces, else serially; ps stops the pass. With
+// spillDir set, the per-sequence tables go to spill files there (see
+// columns.go), which the caller seals.
+func buildIndexFile(ps *pass, f *os.File, cfg *Config, file, spillDir string) (*index, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("ctf: %w", err)
@@ -90,7 +97,11 @@ func buildIndexFile(ps *pass, f *os.File, cfg *Config, file string) (*index, err
 	if info.Mode().IsRegular() {
 		n := indexRanges(info.Size(), runtime.GOMAXPROCS(0))
 		if n >= 2 {
-			if x, ok := parallelIndex(ps, f, info.Size(), n, cfg, file); ok {
+			x, ok, err := parallelIndexTo(ps, f, info.Size(), n, cfg, file, spillDir)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
 				return x, nil
 			}
 			if err := ps.err(); err != nil {
@@ -103,80 +114,135 @@ func buildIndexFile(ps *pass, f *os.File, cfg *Config, file string) (*index, err
 	}
 	ix := newIndexer(cfg, file)
 	ix.pass = ps
+	if err := ix.x.spillTo(spillDir); err != nil {
+		return nil, err
+	}
 	if err := ix.run(f); err != nil {
+		ix.x.dropSpill()
 		return nil, err
 	}
 	return ix.x, nil
 }
 
-// indexRanges is how many ranges a file of size bytes is indexed in on
-// procs cores (below 2: serially).
+// indexRanges is how many pieces a file of size bytes is indexed in on
+// procs cores (below 2: serially): one per core, more when a piece would
+// exceed maxPiece.
 func indexRanges(size int64, procs int) int {
 	n := min(int64(procs), size/indexPiece)
 	if n >= 2 {
-		n = max(n, (size+maxIndexRange-1)/maxIndexRange)
+		n = max(n, (size+maxPiece-1)/maxPiece)
 	}
 	return int(n)
 }
 
-// parallelIndex indexes f (size bytes) in n ranges. ok is false when the
-// caller must index serially: an error (reported serially, at its line),
-// or a start of file it does not handle, or ps stopped the pass.
+// parallelIndex indexes f (size bytes) in n pieces onto the heap. ok is
+// false when the caller must index serially: an error (reported serially,
+// at its line), or a start of file it does not handle, or ps stopped the
+// pass.
 func parallelIndex(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, file string) (x *index, ok bool) {
+	x, ok, _ = parallelIndexTo(ps, f, size, n, cfg, file, "")
+	return x, ok
+}
+
+// parallelIndexTo is parallelIndex with the tables spilled to spillDir
+// (when set); err is a spill that failed.
+func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, file, spillDir string) (x *index, ok bool, err error) {
 	lineMode, ok := startsInLineMode(f, size, cfg)
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	bounds := []int64{0}
 	for i := 1; i < n; i++ {
 		b, err := lineStartAtOrAfter(f, size*int64(i)/int64(n), size)
 		if err != nil {
-			return nil, false
+			return nil, false, nil
 		}
 		bounds = append(bounds, max(b, bounds[len(bounds)-1]))
 	}
 	bounds = append(bounds, size)
-	rs := make([]*rangeIndex, n)
-	fail := make([]bool, n)
+	workers := min(n, max(2, runtime.GOMAXPROCS(0)))
+	// results[i] delivers piece i (nil: it failed); tickets bounds the
+	// pieces indexed ahead of the join.
+	results := make([]chan *rangeIndex, n)
+	for i := range results {
+		results[i] = make(chan *rangeIndex, 1)
+	}
+	tickets := make(chan struct{}, 2*workers)
+	next := make(chan int)
+	quit := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			ix := newIndexer(cfg, file)
-			ix.pass = ps
-			r := &rangeIndex{ids: map[int][]byte{}, x: ix.x, start: bounds[i]}
-			ix.rec = r
-			first := i == 0
-			if first {
-				ix.x.lineMode = cfg.LineMode
-			} else {
-				ix.x.lineMode = lineMode
-				// Lines before the range's first id continue a sequence
-				// of an earlier range.
-				ix.inSeq, r.inHead = !lineMode, !lineMode
-				ix.seqOff, ix.curEnd = bounds[i], bounds[i]
-			}
-			n := bounds[i+1] - bounds[i]
-			sec := io.NewSectionReader(f, bounds[i], n)
-			if err := ix.runFrom(sec, bounds[i], first, int(min(n+1, indexBufSize))); err != nil || ix.x.lineMode != lineMode {
-				fail[i] = true
+	go func() {
+		defer close(next)
+		for i := range n {
+			select {
+			case tickets <- struct{}{}:
+			case <-quit:
 				return
 			}
-			r.lastID = bytes.Clone(ix.curID)
-			rs[i] = r
+			select {
+			case next <- i:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				results[i] <- indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
+			}
 		})
 	}
-	wg.Wait()
-	for _, bad := range fail {
-		if bad {
-			return nil, false
+	j := newJoiner(lineMode, cfg, file)
+	defer func() {
+		close(quit)
+		wg.Wait()
+		if !ok {
+			j.out.x.dropSpill()
+		}
+	}()
+	if err := j.out.x.spillTo(spillDir); err != nil {
+		return nil, false, err
+	}
+	for i := range n {
+		r := <-results[i]
+		<-tickets
+		if r == nil || i == 0 && !r.started {
+			// A failed piece, or the first data line is in a later piece,
+			// which does not know the start of the file.
+			return nil, false, nil
+		}
+		if !j.add(r) {
+			return nil, false, nil
 		}
 	}
-	if !rs[0].started {
-		// The first data line is in a later range, which does not know
-		// the start of the file.
-		return nil, false
+	return j.finish(), true, nil
+}
+
+// indexPieceAt indexes piece i of the file cut at bounds; nil when it
+// fails.
+func indexPieceAt(ps *pass, f io.ReaderAt, bounds []int64, i int, lineMode bool, cfg *Config, file string) *rangeIndex {
+	ix := newIndexer(cfg, file)
+	ix.pass = ps
+	r := &rangeIndex{ids: map[int][]byte{}, x: ix.x, start: bounds[i]}
+	ix.rec = r
+	first := i == 0
+	if first {
+		ix.x.lineMode = cfg.LineMode
+	} else {
+		ix.x.lineMode = lineMode
+		// Lines before the piece's first id continue a sequence of an
+		// earlier piece.
+		ix.inSeq, r.inHead = !lineMode, !lineMode
+		ix.seqOff, ix.curEnd = bounds[i], bounds[i]
 	}
-	return joinRanges(rs, lineMode, cfg, file)
+	n := bounds[i+1] - bounds[i]
+	sec := io.NewSectionReader(f, bounds[i], n)
+	if err := ix.runFrom(sec, bounds[i], first, int(min(n+1, indexBufSize))); err != nil || ix.x.lineMode != lineMode {
+		return nil
+	}
+	r.lastID = bytes.Clone(ix.curID)
+	return r
 }
 
 // startsInLineMode reads the start of the file as the serial indexer
@@ -209,87 +275,83 @@ func startsInLineMode(f io.ReaderAt, size int64, cfg *Config) (lineMode, ok bool
 	}
 }
 
-// joinRanges joins the ranges' sequences in file order into the index the
-// serial indexer builds. ok is false when a joined sequence is 4 GiB or
-// larger (the serial indexer reports it).
-func joinRanges(rs []*rangeIndex, lineMode bool, cfg *Config, file string) (*index, bool) {
+// joiner joins the pieces' sequences, in file order, into the index the
+// serial indexer builds.
+type joiner struct {
+	out      *indexer
+	lineMode bool
+	cur      seqRec
+	curOff   int64
+	curLine  int64
+	curID    []byte
+	have     bool
+	lineBase int64
+	pieces   int
+}
+
+func newJoiner(lineMode bool, cfg *Config, file string) *joiner {
 	out := newIndexer(cfg, file)
-	x := out.x
-	x.lineMode = lineMode
-	// The index's per-sequence tables at their final size at most, so that
-	// they are not copied as they grow next to the ranges' sequences.
-	total := 0
-	for _, r := range rs {
-		total += r.n
+	out.x.lineMode = lineMode
+	return &joiner{out: out, lineMode: lineMode}
+}
+
+func (j *joiner) flush() {
+	if j.have {
+		j.out.emit(j.curOff, j.curLine, int64(j.cur.size), j.cur.samples, j.cur.labels, j.curID)
 	}
-	if total > 0 {
-		x.rel, x.sizes, x.samples = make([]uint32, 0, total), make([]uint32, 0, total), make([]uint32, 0, total)
-		if x.labels != nil {
-			x.labels = make([]uint32, 0, total)
-		}
-	}
-	var cur seqRec
-	var curOff int64
-	var curLine int64
-	var curID []byte
-	have := false
-	flush := func() {
-		if have {
-			out.emit(curOff, curLine, int64(cur.size), cur.samples, cur.labels, curID)
-		}
-	}
-	var lineBase int64
-	for ri, r := range rs {
-		joining := ri > 0 && !lineMode && have
-		j := -1
-		for _, blk := range r.seqs {
-			for _, s := range blk {
-				j++
-				var id []byte
-				if j < 2 || s.samples == 0 {
-					id = r.ids[j]
-				}
-				if joining && (j == 0 && r.head || bytes.Equal(id, curID)) {
-					end := r.start + int64(s.off) + int64(s.size)
-					if end-curOff > math.MaxUint32 {
-						return nil, false
-					}
-					cur.size = uint32(end - curOff)
-					cur.samples += s.samples
-					cur.labels += s.labels
-					continue
-				}
-				joining = false
-				flush()
-				cur, curOff, curLine, curID, have = s, r.start+int64(s.off), lineBase+int64(s.line), id, true
+}
+
+// add joins the next piece. It is false when a joined sequence is 4 GiB or
+// larger (the serial indexer reports it).
+func (j *joiner) add(r *rangeIndex) bool {
+	x := j.out.x
+	joining := j.pieces > 0 && !j.lineMode && j.have
+	j.pieces++
+	k := -1
+	for _, blk := range r.seqs {
+		for _, s := range blk {
+			k++
+			var id []byte
+			if k < 2 || s.samples == 0 {
+				id = r.ids[k]
 			}
-		}
-		if r.n >= 3 {
-			// The last sequence began a sequence of its own (only the
-			// first two can join an earlier one).
-			curID = r.lastID
-		}
-		x.skippedLines += r.x.skippedLines
-		for _, p := range r.x.skipped {
-			if len(x.skipped) < maxSkippedNamed {
-				x.skipped = append(x.skipped, position{lineBase + p.line, p.off})
+			if joining && (k == 0 && r.head || bytes.Equal(id, j.curID)) {
+				end := r.start + int64(s.off) + int64(s.size)
+				if end-j.curOff > math.MaxUint32 {
+					return false
+				}
+				j.cur.size = uint32(end - j.curOff)
+				j.cur.samples += s.samples
+				j.cur.labels += s.labels
+				continue
 			}
-		}
-		if r.x.lastLine != 0 {
-			x.lastLine, x.lastCol = lineBase+r.x.lastLine, r.x.lastCol
-		}
-		x.size = r.x.size
-		lineBase += r.lines
-	}
-	flush()
-	if len(x.samples) == 0 {
-		// Every sequence dropped: the tables stay as the serial indexer
-		// leaves them.
-		x.rel, x.sizes, x.samples = nil, nil, nil
-		if x.labels != nil {
-			x.labels = []uint32{}
+			joining = false
+			j.flush()
+			j.cur, j.curOff, j.curLine, j.curID, j.have = s, r.start+int64(s.off), j.lineBase+int64(s.line), id, true
 		}
 	}
-	x.finish()
-	return x, true
+	if r.n >= 3 {
+		// The last sequence began a sequence of its own (only the first
+		// two can join an earlier one).
+		j.curID = r.lastID
+	}
+	x.skippedLines += r.x.skippedLines
+	for _, p := range r.x.skipped {
+		if len(x.skipped) < maxSkippedNamed {
+			x.skipped = append(x.skipped, position{j.lineBase + p.line, p.off})
+		}
+	}
+	if r.x.lastLine != 0 {
+		x.lastLine, x.lastCol = j.lineBase+r.x.lastLine, r.x.lastCol
+	}
+	x.size = r.x.size
+	j.lineBase += r.lines
+	return true
+}
+
+// finish emits the last sequence and closes the index.
+func (j *joiner) finish() *index {
+	j.flush()
+	j.out.x.finish()
+	return j.out.x
 }

@@ -112,15 +112,52 @@ func (r *Reader) index(ps *pass) error {
 			r.opened.note(Error{File: cachePath(r.path, &r.cfg), Msg: err.Error(), Err: ErrCache}, 1)
 		}
 	}
-	x, err := buildIndexFile(ps, r.f, &r.cfg, r.path)
+	spillDir := ""
+	if st, err := r.f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() >= spillAbove {
+		spillDir = os.TempDir()
+	}
+	x, err := buildIndexFile(ps, r.f, &r.cfg, r.path, spillDir)
 	if err != nil {
 		return err
 	}
 	r.x = x
+	if x.spill != nil {
+		return r.seal(x)
+	}
 	if r.cfg.CacheIndex {
 		if err := writeCache(r.f, r.path, &r.cfg, x); err != nil {
 			r.opened.note(Error{File: cachePath(r.path, &r.cfg), Msg: "could not write the index cache: " + err.Error(), Err: ErrCache}, 1)
 		}
+	}
+	return nil
+}
+
+// spillAbove is the file size from which the index pass spills its
+// per-sequence tables to disk and the reader maps them (an index file):
+// below it they stay on the heap, where they take about 2.5% of the file
+// (16 bytes per sequence of ~600). Tests lower it.
+var spillAbove int64 = 256 << 20
+
+// seal writes the spilled index x as the index cache (when enabled) or a
+// temporary file, and maps it. A cache that cannot be written is noted and
+// the index goes to a temporary file instead.
+func (r *Reader) seal(x *index) error {
+	k, err := keyOf(r.f, &r.cfg)
+	if err != nil {
+		x.dropSpill()
+		return fmt.Errorf("ctf: %s: %w", r.path, err)
+	}
+	if r.cfg.CacheIndex {
+		cp := cachePath(r.path, &r.cfg)
+		err := x.seal(k, cp, true)
+		if err == nil {
+			return nil
+		}
+		r.opened.note(Error{File: cp, Msg: "could not write the index cache: " + err.Error(), Err: ErrCache}, 1)
+	}
+	if err := x.seal(k, "", false); err != nil {
+		x.dropSpill()
+		return err
 	}
 	return nil
 }
@@ -377,12 +414,16 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 		if err := fn(c, got.ch); err != nil {
 			return err
 		}
+		r.x.Release(c) // a pass over every chunk needs each one's tables once
 	}
 	return nil
 }
 
 // readChunk reads chunk c's bytes into a recycled buffer (see release).
 func (r *Reader) readChunk(c int) ([]byte, error) {
+	if err := r.x.checkChunk(c); err != nil {
+		return nil, fmt.Errorf("%w (%s; remove it to index %s again)", err, cachePath(r.path, &r.cfg), r.path)
+	}
 	off, n := r.x.span(c)
 	var data []byte
 	select {
@@ -508,5 +549,12 @@ func (r *Reader) summary(a *accounts, totals bool) Summary {
 	return s
 }
 
-// Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+// Close closes the file and unmaps the index file when the index is mapped
+// (a cached index, or one of a file larger than spillAbove): the Layout's
+// per-sequence tables must not be read after Close.
+func (r *Reader) Close() error {
+	if r.x != nil {
+		r.x.m.close()
+	}
+	return r.f.Close()
+}

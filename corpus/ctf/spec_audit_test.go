@@ -209,7 +209,7 @@ func TestAuditChunkBytesATIS(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := r.Layout()
-		r.Close()
+		defer r.Close() // the layout's tables are read until Close
 		if !reflect.DeepEqual(l.ChunkStart, want) {
 			t.Errorf("chunk bytes %d: %d chunks, want %d", cb, l.NumChunks(), len(want)-1)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -158,7 +159,7 @@ func loadAll(t *testing.T, path string, cfg ctf.Config) flat {
 	for _, c := range l.ChunkStart {
 		starts = append(starts, uint32(c))
 	}
-	f.Layout = [][]uint32{starts, l.Samples}
+	f.Layout = [][]uint32{starts, slices.Clone(l.Samples)} // the tables may be mapped: valid until Close
 	for c := range l.NumChunks() {
 		ch, err := r.LoadChunk(c)
 		if err != nil {

@@ -28,11 +28,7 @@ func newLayoutSums(l *corpus.Layout) (*layoutSums, error) {
 	n := l.NumChunks()
 	s := &layoutSums{l: l, chunkSamples: make([]uint64, n), chunkLabels: make([]uint64, n)}
 	for c := range n {
-		first, end := l.Chunk(c)
-		for i := first; i < end; i++ {
-			s.chunkSamples[c] += uint64(l.Samples[i])
-			s.chunkLabels[c] += uint64(l.LabelCount(i))
-		}
+		s.chunkSamples[c], s.chunkLabels[c] = l.ChunkTotals(c)
 		s.total += s.chunkSamples[c]
 		s.totalLabels += s.chunkLabels[c]
 	}

@@ -20,12 +20,7 @@ func newNone(l *corpus.Layout) *none {
 	st := make([]uint64, nc+1)
 	lb := make([]uint64, nc+1)
 	for c := 0; c < nc; c++ {
-		first, end := l.Chunk(c)
-		var s, lab uint64
-		for i := first; i < end; i++ {
-			s += uint64(l.Samples[i])
-			lab += uint64(l.LabelCount(i))
-		}
+		s, lab := l.ChunkTotals(c)
 		st[c+1] = st[c] + s
 		lb[c+1] = lb[c] + lab
 	}

@@ -101,6 +101,8 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 		cc.slots[old.c] = nil
 		cc.n--
 		e.evicted = append(e.evicted, old)
+		// The chunk's counts may leave memory with it (a mapped index).
+		cc.src.Layout().Release(old.c)
 	}
 	return e
 }
