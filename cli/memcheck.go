@@ -28,11 +28,7 @@ func checkChunkMemory(path string, l *corpus.Layout, streams []corpus.Stream, li
 		return nil
 	}
 	for c := 0; c < l.NumChunks(); c++ {
-		first, end := l.Chunk(c)
-		var samples uint64
-		for i := first; i < end; i++ {
-			samples += uint64(l.Samples[i])
-		}
+		samples, _ := l.ChunkTotals(c)
 		if need := samples * dense * 4; need > limit {
 			return fmt.Errorf("%s: chunk %d holds %d samples of %d dense values each: %d MiB to parse, more than the %d MiB of memory this machine has; use smaller chunks (--chunk-sequences) or check the --stream dimensions",
 				path, c, samples, dense, need>>20, limit>>20)

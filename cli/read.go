@@ -182,7 +182,7 @@ func runRead(env *Env, args []string) error {
 	startState := src.State()
 	delivered, totals, runErr := readLoop(env, &f, src, r, diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
-	diag.summary(r.Summary(), runErr, totals.skipped)
+	diag.summary(summaryNoTotals(r), runErr, totals.skipped)
 	if runErr == nil && totals.minibatches == 0 {
 		fmt.Fprintf(env.Stderr, "batchprep read: %s\n", nothingRead(&f, startState))
 	}
@@ -194,6 +194,16 @@ func runRead(env *Env, args []string) error {
 		}
 	}
 	return runErr
+}
+
+// summaryNoTotals is r's summary without the per-stream sample totals,
+// which read does not print and which, for a CTF file, would read every
+// chunk the run did not parse (the whole file after --max-minibatches 1).
+func summaryNoTotals(r file.Reader) ctf.Summary {
+	if c, ok := r.(interface{ SummaryNoTotals() ctf.Summary }); ok {
+		return c.SummaryNoTotals()
+	}
+	return r.Summary()
 }
 
 // nothingRead explains a run that delivered no minibatch.

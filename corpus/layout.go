@@ -40,6 +40,18 @@ type Pager interface {
 	// so their pages may leave the process's memory (they stay in the
 	// file). Reading them again later is correct, only slower.
 	Release(c int)
+	// Need says that the counts of chunk c will be read soon: they may be
+	// brought into memory in the background.
+	Need(c int)
+}
+
+// Need passes on to the Pager that chunk c's counts will be read soon; a
+// reader calls it when it schedules the chunk's load. Without a Pager it
+// does nothing.
+func (l *Layout) Need(c int) {
+	if l.Pager != nil {
+		l.Pager.Need(c)
+	}
 }
 
 // Release passes on to the Pager that chunk c's counts are not needed for

@@ -290,6 +290,9 @@ func (x *index) seal(k cacheKey, path string, keep bool) (err error) {
 		path = f.Name()
 		defer os.Remove(path)
 		err = write(f)
+		if err == nil {
+			err = f.Sync() // so that mapFile can drop its cached pages
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -314,12 +317,45 @@ func (x *index) seal(k cacheKey, path string, keep bool) (err error) {
 
 // Release implements corpus.Pager for a mapped index: chunk c's tables may
 // leave memory.
+//
+// A chunk's pages leave the page cache as well as the resident set: when a
+// page faults in, the kernel maps the cached pages around it too
+// (fault-around, 64 KiB), which would bring back pages of chunks released
+// before. What escapes that (a page shared with a chunk in use) is caught
+// when the chunks released add up to releaseAll bytes of tables: then all
+// the tables leave the resident set (not the cache: the pages in use fault
+// in again at the cost of a minor fault).
 func (x *index) Release(c int) {
 	if x.m == nil {
 		return
 	}
 	first, last := x.chunkStart[c], x.chunkStart[c+1]
+	n := int64(4 * (last - first) * len(x.tableOff))
+	tables := len(x.m.data) - x.tableOff[0]
+	if x.released.Add(n) >= min(releaseAll, int64(tables/8)) {
+		x.released.Store(0)
+		x.m.release(x.tableOff[0], tables, false)
+		return
+	}
 	for _, off := range x.tableOff {
-		x.m.release(off+4*first, 4*(last-first))
+		x.m.release(off+4*first, 4*(last-first), true)
 	}
 }
+
+// Need implements corpus.Pager: chunk c's tables, and the next chunk's
+// (file order reads it next, and a reader looks at sequence counts a
+// little ahead of the chunks it loads), are read into memory in the
+// background.
+func (x *index) Need(c int) {
+	if x.m == nil {
+		return
+	}
+	first, last := x.chunkStart[c], x.chunkStart[min(c+2, len(x.chunkStart)-1)]
+	for _, off := range x.tableOff {
+		x.m.need(off+4*first, 4*(last-first))
+	}
+}
+
+// releaseAll is the bytes of tables released chunk by chunk after which
+// Release releases all of them (an eighth of the tables when less).
+const releaseAll = 8 << 20

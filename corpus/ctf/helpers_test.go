@@ -104,11 +104,11 @@ func carriedTotals(x *index, cfg *Config, data []byte) []int64 {
 // content is x without what says where its tables live (the heap or a
 // mapped index file) and what it has cached: two indexes of the same file
 // and config have the same content.
-func content(x *index) index {
+func content(x *index) *index {
 	if x == nil {
-		return index{}
+		return nil
 	}
-	y := index{lineMode: x.lineMode, chunkOff: x.chunkOff, chunkLine: x.chunkLine, chunkStart: x.chunkStart,
+	y := &index{lineMode: x.lineMode, chunkOff: x.chunkOff, chunkLine: x.chunkLine, chunkStart: x.chunkStart,
 		dropped: x.dropped, skippedLines: x.skippedLines, skipped: x.skipped, size: x.size, lastLine: x.lastLine, lastCol: x.lastCol,
 		chunkSamples: x.chunkSamples, chunkLabels: x.chunkLabels, chunkEnd: x.chunkEnd, chunkCRC: x.chunkCRC, n: x.n, hasLabels: x.hasLabels}
 	for _, p := range []struct {

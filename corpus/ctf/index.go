@@ -57,7 +57,8 @@ type index struct {
 	// checked[c] is set once chunk c's tables matched their checksum.
 	m        *mapping
 	checked  []atomic.Bool
-	tableOff []int // where each table starts in m
+	tableOff []int        // where each table starts in m
+	released atomic.Int64 // table bytes released since all were (Release)
 }
 
 func (x *index) layout() *corpus.Layout {

@@ -5,6 +5,7 @@ package ctf
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -64,18 +65,73 @@ func mapFile(path string) (*mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctf: mapping %s: %w", path, err)
 	}
+	// The kernel keeps a file's pages in large folios (up to 2 MiB) when it
+	// can, and maps a large folio whole into the process on the first
+	// touch of any of its pages: a reader touching the tables of a few
+	// scattered chunks would hold most of the index in its resident set.
+	// So the file's cached pages are dropped (it was synced when written),
+	// and with random access advised the pages come back one by one, as
+	// faults and need (WILLNEED, which reads order-0 pages) bring them.
+	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	unix.Madvise(data, unix.MADV_NOHUGEPAGE)
+	unix.Madvise(data, unix.MADV_RANDOM)
 	return &mapping{data: data}, nil
 }
 
 // release lets the pages of data[off:off+n] leave memory (the range is
-// widened to whole pages: a neighbour's page is faulted in again if read).
-func (m *mapping) release(off, n int) {
+// widened to whole pages: a neighbour's page is faulted in again if read),
+// and with evict the page cache too.
+func (m *mapping) release(off, n int, evict bool) {
 	if m == nil || n <= 0 || len(m.data) == 0 {
 		return
 	}
 	lo := off &^ (pageSize - 1)
 	hi := min(len(m.data), (off+n+pageSize-1)&^(pageSize-1))
 	if lo < hi {
-		unix.Madvise(m.data[lo:hi], unix.MADV_DONTNEED)
+		// Out of the resident set, and out of the page cache too when no
+		// one else maps them: pages left cached would come back with the
+		// next fault nearby (fault-around maps the cached pages around it).
+		if !evict || unix.Madvise(m.data[lo:hi], unix.MADV_PAGEOUT) != nil {
+			unix.Madvise(m.data[lo:hi], unix.MADV_DONTNEED)
+		}
 	}
+}
+
+// need starts reading data[off:off+n] into memory, in the background.
+func (m *mapping) need(off, n int) {
+	if m == nil || n <= 0 || len(m.data) == 0 {
+		return
+	}
+	lo := off &^ (pageSize - 1)
+	hi := min(len(m.data), (off+n+pageSize-1)&^(pageSize-1))
+	if lo < hi {
+		unix.Madvise(m.data[lo:hi], unix.MADV_WILLNEED)
+	}
+}
+
+// resident counts the bytes of the mapping in the process's resident set
+// (its Rss line in /proc/self/smaps; -1 when that cannot be read). mincore
+// would not do: it tells what is in the page cache, mapped here or not.
+func (m *mapping) resident() int64 {
+	if m == nil || len(m.data) == 0 {
+		return 0
+	}
+	data, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return -1
+	}
+	start := fmt.Sprintf("%x-", uintptr(unsafe.Pointer(unsafe.SliceData(m.data))))
+	in := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = strings.HasPrefix(line, start)
+			continue
+		}
+		if in && strings.HasPrefix(line, "Rss:") {
+			var kb int64
+			fmt.Sscanf(strings.TrimPrefix(line, "Rss:"), "%d", &kb)
+			return kb << 10
+		}
+	}
+	return -1
 }

@@ -288,6 +288,7 @@ func (r *Reader) parseChunk(a *accounts, c int, order []int32, into *corpus.Chun
 		return parseReport{}, nil, err
 	}
 	defer r.release(data)
+	defer r.x.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	old := into
 	if old == nil {
@@ -457,6 +458,7 @@ func (r *Reader) countCarried(c int) ([]int64, error) {
 		return nil, err
 	}
 	defer r.release(data)
+	defer r.x.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	first, end := r.layout.Chunk(c)
 	for i := first; i < end; i++ {
@@ -557,4 +559,12 @@ func (r *Reader) Close() error {
 		r.x.m.close()
 	}
 	return r.f.Close()
+}
+
+// IndexMemory reports the memory the index takes: heap bytes, and the
+// bytes of the mapped index file in the process's resident set (0 when
+// the index is on the heap), which the Release calls of a reader keep
+// small.
+func (r *Reader) IndexMemory() (heap, mapped int64) {
+	return r.x.memBytes(), r.x.m.resident()
 }

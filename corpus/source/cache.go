@@ -92,6 +92,7 @@ func (cc *chunkCache) pushFront(e *cacheEntry) {
 func (cc *chunkCache) insert(c int) *cacheEntry {
 	e := &cacheEntry{c: c, sweep: cc.sweep, done: make(chan struct{})}
 	cc.slots[c] = e
+	cc.src.Layout().Need(c) // the chunk's counts, if they are in a mapped file
 	cc.pushFront(e)
 	cc.n++
 	cc.loads++

@@ -1,0 +1,72 @@
+package file
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/source"
+	"github.com/batchprep/batchprep/internal/atomicfile"
+)
+
+// TestMappedIndexStaysSmall: reading a corpus whose index is mapped (its
+// cache) through a sweep in file order and in window order keeps a small
+// part of the index resident, not the whole: the reader releases each
+// chunk's tables when it evicts the chunk, and the pages the kernel maps
+// around a fault are let go of too.
+func TestMappedIndexStaysSmall(t *testing.T) {
+	var b strings.Builder
+	const n = 200000
+	for i := range n {
+		fmt.Fprintf(&b, "%d |a %d:1\n", i, i%10)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.ctf")
+	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ctf.Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000, CacheIndex: true}
+	r, err := ctf.Open(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	for _, kind := range []string{"none", "window"} {
+		r, err := ctf.Open(path, cfg) // the index comes from the cache, mapped
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		src, err := source.New(r, source.Config{Randomize: randomize.Config{Kind: kind, WindowChunks: 8}, Prefetch: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var peak, sum int64
+		steps := 0
+		for {
+			mb, err := src.NextK(500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, m := r.IndexMemory()
+			if m < 0 {
+				t.Skip("no /proc/self/smaps")
+			}
+			peak, sum, steps = max(peak, m), sum+m, steps+1
+			if mb.EndOfEpoch {
+				break
+			}
+		}
+		src.Close()
+		// 12 bytes per sequence: 2.4 MB of tables. The reader holds the
+		// window and the next (16 chunks, 192 KB of tables); at most an
+		// eighth of the tables is released chunk by chunk before all are.
+		whole := int64(12 * n)
+		if mean := sum / int64(steps); peak > whole/2 || mean > whole/5 {
+			t.Errorf("%s: index resident: %d bytes at most, %d on average, of %d", kind, peak, mean, whole)
+		}
+	}
+}
