@@ -109,13 +109,17 @@ func loadCache(f *os.File, path string, cfg *Config) (*index, error) {
 	if int64(x.n)*16 <= checkAtOpen {
 		// A small index is checked whole: a damaged one is rebuilt now,
 		// not found damaged by a chunk read later.
-		m.need(x.tableOff[0], len(m.data)-x.tableOff[0])
+		if len(x.tableOff) > 0 {
+			m.need(x.tableOff[0], len(m.data)-x.tableOff[0])
+		}
 		for c := range x.chunkOff {
 			if err := x.checkChunk(c); err != nil {
 				m.close()
 				return nil, err
 			}
-			x.Release(c)
+		}
+		if len(x.tableOff) > 0 { // a paged mapping reads them again by chunk
+			m.release(x.tableOff[0], len(m.data)-x.tableOff[0], true)
 		}
 	}
 	return x, nil

@@ -17,9 +17,16 @@ import (
 // touched, and Release gives them back; reading them again faults them in
 // from the file.
 type mapping struct {
-	data []byte
-	once sync.Once
+	data  []byte
+	once  sync.Once
+	paged bool // pages come and go by chunk (need, release); else the file stays mapped whole
 }
+
+// keepResident is the size up to which an index file is simply mapped and
+// stays resident once read (its pages are read ahead as usual): up to an
+// index of about 2 GB of text, it is less than read's headroom, and
+// paging it chunk by chunk would cost more than it saves. Tests lower it.
+var keepResident int64 = 32 << 20
 
 // close lets go of the file: its pages are replaced by zero pages, which
 // take no memory, so that the file (a temporary one is already unlinked)
@@ -65,6 +72,10 @@ func mapFile(path string) (*mapping, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctf: mapping %s: %w", path, err)
 	}
+	m := &mapping{data: data}
+	if st.Size() <= keepResident {
+		return m, nil
+	}
 	// The kernel keeps a file's pages in large folios (up to 2 MiB) when it
 	// can, and maps a large folio whole into the process on the first
 	// touch of any of its pages: a reader touching the tables of a few
@@ -72,17 +83,18 @@ func mapFile(path string) (*mapping, error) {
 	// So the file's cached pages are dropped (it was synced when written),
 	// and with random access advised the pages come back one by one, as
 	// faults and need (WILLNEED, which reads order-0 pages) bring them.
+	m.paged = true
 	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 	unix.Madvise(data, unix.MADV_NOHUGEPAGE)
 	unix.Madvise(data, unix.MADV_RANDOM)
-	return &mapping{data: data}, nil
+	return m, nil
 }
 
 // release lets the pages of data[off:off+n] leave memory (the range is
 // widened to whole pages: a neighbour's page is faulted in again if read),
 // and with evict the page cache too.
 func (m *mapping) release(off, n int, evict bool) {
-	if m == nil || n <= 0 || len(m.data) == 0 {
+	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
 		return
 	}
 	lo := off &^ (pageSize - 1)
@@ -99,7 +111,7 @@ func (m *mapping) release(off, n int, evict bool) {
 
 // need starts reading data[off:off+n] into memory, in the background.
 func (m *mapping) need(off, n int) {
-	if m == nil || n <= 0 || len(m.data) == 0 {
+	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
 		return
 	}
 	lo := off &^ (pageSize - 1)

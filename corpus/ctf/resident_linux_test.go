@@ -1,4 +1,4 @@
-package file
+package ctf
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/atomicfile"
@@ -19,6 +18,8 @@ import (
 // chunk's tables when it evicts the chunk, and the pages the kernel maps
 // around a fault are let go of too.
 func TestMappedIndexStaysSmall(t *testing.T) {
+	defer func(v int64) { keepResident = v }(keepResident)
+	keepResident = 0 // page this small index as a large one
 	var b strings.Builder
 	const n = 200000
 	for i := range n {
@@ -28,14 +29,14 @@ func TestMappedIndexStaysSmall(t *testing.T) {
 	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := ctf.Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000, CacheIndex: true}
-	r, err := ctf.Open(path, cfg)
+	cfg := Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000, CacheIndex: true}
+	r, err := Open(path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
 	for _, kind := range []string{"none", "window"} {
-		r, err := ctf.Open(path, cfg) // the index comes from the cache, mapped
+		r, err := Open(path, cfg) // the index comes from the cache, mapped
 		if err != nil {
 			t.Fatal(err)
 		}
