@@ -43,6 +43,16 @@ type Pager interface {
 	// Need says that the counts of chunk c will be read soon: they may be
 	// brought into memory in the background.
 	Need(c int)
+	// ReleaseAll is Release of every chunk.
+	ReleaseAll()
+}
+
+// ReleaseAll passes on to the Pager that no chunk's counts are needed for
+// a while (a reader closed, or idle). Without a Pager it does nothing.
+func (l *Layout) ReleaseAll() {
+	if l.Pager != nil {
+		l.Pager.ReleaseAll()
+	}
 }
 
 // Need passes on to the Pager that chunk c's counts will be read soon; a

@@ -318,13 +318,12 @@ func (x *index) seal(k cacheKey, path string, keep bool) (err error) {
 // Release implements corpus.Pager for a mapped index: chunk c's tables may
 // leave memory.
 //
-// A chunk's pages leave the page cache as well as the resident set: when a
-// page faults in, the kernel maps the cached pages around it too
-// (fault-around, 64 KiB), which would bring back pages of chunks released
-// before. What escapes that (a page shared with a chunk in use) is caught
-// when the chunks released add up to releaseAll bytes of tables: then all
-// the tables leave the resident set (not the cache: the pages in use fault
-// in again at the cost of a minor fault).
+// A chunk's pages leave the resident set. They stay in the page cache
+// (evicting them there costs more than it saves, chunk by chunk), where a
+// fault nearby could map them back (fault-around maps the cached pages
+// around a fault): so once the chunks released add up to releaseAll bytes
+// of tables, all the tables leave the resident set and the page cache;
+// the pages of the chunks in use come back at the next read.
 func (x *index) Release(c int) {
 	if x.m == nil {
 		return
@@ -333,13 +332,22 @@ func (x *index) Release(c int) {
 	n := int64(4 * (last - first) * len(x.tableOff))
 	tables := len(x.m.data) - x.tableOff[0]
 	if x.released.Add(n) >= min(releaseAll, int64(tables/8)) {
-		x.released.Store(0)
-		x.m.release(x.tableOff[0], tables, false)
+		x.ReleaseAll()
 		return
 	}
 	for _, off := range x.tableOff {
-		x.m.release(off+4*first, 4*(last-first), true)
+		x.m.release(off+4*first, 4*(last-first), false)
 	}
+}
+
+// ReleaseAll implements corpus.Pager: every table leaves the resident set
+// and the page cache.
+func (x *index) ReleaseAll() {
+	if x.m == nil {
+		return
+	}
+	x.released.Store(0)
+	x.m.release(x.tableOff[0], len(x.m.data)-x.tableOff[0], true)
 }
 
 // Need implements corpus.Pager: chunk c's tables, and the next chunk's

@@ -20,6 +20,7 @@ type mapping struct {
 	data  []byte
 	once  sync.Once
 	paged bool // pages come and go by chunk (need, release); else the file stays mapped whole
+	f     *os.File
 }
 
 // keepResident is the size up to which an index file is simply mapped and
@@ -37,6 +38,9 @@ func (m *mapping) close() {
 		return
 	}
 	m.once.Do(func() {
+		if m.f != nil {
+			m.f.Close()
+		}
 		if len(m.data) == 0 {
 			return
 		}
@@ -57,7 +61,12 @@ func mapFile(path string) (*mapping, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	keep := false // a paged mapping keeps the file to drop its cached pages
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -83,7 +92,7 @@ func mapFile(path string) (*mapping, error) {
 	// So the file's cached pages are dropped (it was synced when written),
 	// and with random access advised the pages come back one by one, as
 	// faults and need (WILLNEED, which reads order-0 pages) bring them.
-	m.paged = true
+	m.paged, m.f, keep = true, f, true
 	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 	unix.Madvise(data, unix.MADV_NOHUGEPAGE)
 	unix.Madvise(data, unix.MADV_RANDOM)
@@ -100,11 +109,13 @@ func (m *mapping) release(off, n int, evict bool) {
 	lo := off &^ (pageSize - 1)
 	hi := min(len(m.data), (off+n+pageSize-1)&^(pageSize-1))
 	if lo < hi {
-		// Out of the resident set, and out of the page cache too when no
-		// one else maps them: pages left cached would come back with the
-		// next fault nearby (fault-around maps the cached pages around it).
-		if !evict || unix.Madvise(m.data[lo:hi], unix.MADV_PAGEOUT) != nil {
-			unix.Madvise(m.data[lo:hi], unix.MADV_DONTNEED)
+		// Out of the resident set, and with evict out of the page cache
+		// too (when no one else maps them): pages left cached come back
+		// with the next fault nearby (fault-around maps the cached pages
+		// around it).
+		unix.Madvise(m.data[lo:hi], unix.MADV_DONTNEED)
+		if evict {
+			unix.Fadvise(int(m.f.Fd()), int64(lo), int64(hi-lo), unix.FADV_DONTNEED)
 		}
 	}
 }

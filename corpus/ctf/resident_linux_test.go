@@ -16,7 +16,7 @@ import (
 // cache) through a sweep in file order and in window order keeps a small
 // part of the index resident, not the whole: the reader releases each
 // chunk's tables when it evicts the chunk, and the pages the kernel maps
-// around a fault are let go of too.
+// around a fault are let go of too; a closed source leaves little.
 func TestMappedIndexStaysSmall(t *testing.T) {
 	defer func(v int64) { keepResident = v }(keepResident)
 	keepResident = 0 // page this small index as a large one
@@ -62,6 +62,9 @@ func TestMappedIndexStaysSmall(t *testing.T) {
 			}
 		}
 		src.Close()
+		if _, m := r.IndexMemory(); m > int64(r.x.tableOff[0]) {
+			t.Errorf("%s: %d bytes of the index resident after the source's Close, want at most its summary's %d", kind, m, r.x.tableOff[0])
+		}
 		// 12 bytes per sequence: 2.4 MB of tables. The reader holds the
 		// window and the next (16 chunks, 192 KB of tables); at most an
 		// eighth of the tables is released chunk by chunk before all are.

@@ -592,6 +592,11 @@ func (cc *chunkCache) skipLocked(e *cacheEntry) bool {
 // thus costs no more parsing than it had under way, rather than the rest of
 // a prefetched window. The cache stays usable: a dropped chunk is loaded
 // again when it is wanted.
+// releaseCounts tells the layout that no chunk's counts are needed any more
+// (corpus.Layout.ReleaseAll): a source closed, or idle in a server, leaves
+// none of a mapped index in memory.
+func (cc *chunkCache) releaseCounts() { cc.src.Layout().ReleaseAll() }
+
 func (cc *chunkCache) stopPrefetch() {
 	cc.stop.Store(true)
 	cc.wg.Wait()

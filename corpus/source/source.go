@@ -97,6 +97,7 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 // Source stays usable: a dropped chunk is loaded when it is needed.
 func (s *Source) Close() error {
 	s.cache.stopPrefetch()
+	s.cache.releaseCounts()
 	return nil
 }
 
