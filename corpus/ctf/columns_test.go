@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -204,4 +208,59 @@ func TestSpillFailsCleanly(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "spill") {
 		t.Fatalf("Open with an unwritable spill directory: %v", err)
 	}
+}
+
+// TestIndexPassMemory: the pass over a file whose index spills holds a few
+// pieces' sequences and the pending chunk, not the file's: its live heap
+// stays far below what the heap index alone takes (12 bytes a sequence).
+func TestIndexPassMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 2 M sequences")
+	}
+	const n = 2_000_000
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "%d |a 1:1\n", i%1000)
+	}
+	path := writeTemp(t, b.String())
+	spilling(t, 256<<10)
+	defer func(v int64) { maxPiece = v }(maxPiece)
+	maxPiece = 256 << 10 // about 24 K sequences, 0.5 MB of them, a piece
+	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	runtime.GC()
+	base := liveHeap()
+	stop, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		for {
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-time.After(time.Millisecond):
+				top = max(top, liveHeap())
+			}
+		}
+	}()
+	r, err := Open(path, Config{Streams: []corpus.Stream{sparse("a", 5)}, ChunkSequences: 5000})
+	close(stop)
+	top := <-peak
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.x.m == nil || r.Layout().NumSequences() != n {
+		t.Fatalf("mapped %v, %d sequences", r.x.m != nil, r.Layout().NumSequences())
+	}
+	heapIndex := uint64(12 * n)
+	if grew := top - min(top, base); grew > heapIndex/3 {
+		t.Errorf("the pass's live heap grew by %d bytes at its peak, want at most a third of the %d a heap index takes", grew, heapIndex)
+	}
+}
+
+// liveHeap is the live heap the last collection measured.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

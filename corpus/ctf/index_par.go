@@ -26,8 +26,8 @@ import (
 var indexPiece int64 = 16 << 20
 
 // maxPiece bounds a piece: the pass holds about 2 x cores pieces' lists of
-// sequences (20 bytes per sequence) besides the index.
-const maxPiece = 32 << 20
+// sequences (20 bytes per sequence) besides the index. Tests lower it.
+var maxPiece int64 = 32 << 20
 
 // maxIndexRange bounds a piece, so that a piece's line numbers fit in 32
 // bits (maxPiece is far below it).

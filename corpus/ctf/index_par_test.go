@@ -212,7 +212,7 @@ func TestIndexRanges(t *testing.T) {
 		procs int
 		want  int
 	}{{0, 8, 0}, {indexPiece - 1, 8, 0}, {2 * indexPiece, 1, 1}, {2 * indexPiece, 2, 2}, {100 * indexPiece, 4, int(100 * indexPiece / maxPiece)},
-		{5 * maxIndexRange, 2, 5 * maxIndexRange / maxPiece}, {3 * maxPiece, 2, 3}, {3*maxPiece + 1, 2, 4}} {
+		{5 * maxIndexRange, 2, int(5 * maxIndexRange / maxPiece)}, {3 * maxPiece, 2, 3}, {3*maxPiece + 1, 2, 4}} {
 		if got := indexRanges(c.size, c.procs); got != c.want {
 			t.Errorf("indexRanges(%d, %d) = %d, want %d", c.size, c.procs, got, c.want)
 		}
