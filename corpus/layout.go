@@ -1,9 +1,11 @@
 package corpus
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"strconv"
 	"sync/atomic"
 )
@@ -191,6 +193,50 @@ func (l *Layout) Validate() error {
 		return fmt.Errorf("corpus: layout: %d label counts for %d sequences", len(l.Labels), len(l.Samples))
 	}
 	return nil
+}
+
+// HashCounts computes the Hash of the layout with the chunk table
+// chunkStart and n sequences whose sample counts (and label counts, when
+// labels is not nil) are read, little-endian uint32, from samples and
+// labels: a corpus that writes its counts to disk as it indexes them gives
+// the hash to SetHash without holding them.
+func HashCounts(chunkStart []int, n int, samples, labels io.Reader) (string, error) {
+	h := fnv.New64a()
+	out := make([]byte, 0, 64<<10)
+	put := func(v uint64) {
+		if len(out)+8 > cap(out) {
+			h.Write(out)
+			out = out[:0]
+		}
+		out = binary.LittleEndian.AppendUint64(out, v)
+	}
+	put(uint64(len(chunkStart)))
+	for _, c := range chunkStart {
+		put(uint64(c))
+	}
+	put(uint64(n))
+	rs := bufio.NewReaderSize(samples, 256<<10)
+	var rl *bufio.Reader
+	if labels != nil {
+		rl = bufio.NewReaderSize(labels, 256<<10)
+	}
+	var b [4]byte
+	for range n {
+		if _, err := io.ReadFull(rs, b[:]); err != nil {
+			return "", fmt.Errorf("corpus: layout counts: %w", err)
+		}
+		s := binary.LittleEndian.Uint32(b[:])
+		l := s
+		if rl != nil {
+			if _, err := io.ReadFull(rl, b[:]); err != nil {
+				return "", fmt.Errorf("corpus: layout counts: %w", err)
+			}
+			l = binary.LittleEndian.Uint32(b[:])
+		}
+		put(uint64(s)<<32 | uint64(l))
+	}
+	h.Write(out)
+	return strconv.FormatUint(h.Sum64(), 16), nil
 }
 
 // Hash identifies the layout: an FNV-64a hash, in hex, of the chunk

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/internal/atomicfile"
+	"github.com/batchprep/batchprep/internal/mapped"
 )
 
 // The index file (the cache, and the file a large pass maps), little-endian:
@@ -41,7 +42,6 @@ const (
 	cacheMagic   = "BPCTFIDX"
 	cacheVersion = 3
 	cacheEdge    = 64 << 10
-	pageSize     = 4096
 )
 
 // cacheKey identifies the data and the configuration an index was built for.
@@ -93,45 +93,43 @@ func keyOf(f *os.File, cfg *Config) (cacheKey, error) {
 // matches the data and config. A missing cache gives an error for which
 // os.IsNotExist is true. The index's tables are views of the mapped file.
 func loadCache(f *os.File, path string, cfg *Config) (*index, error) {
-	m, err := mapFile(cachePath(path, cfg))
+	m, err := mapped.Open(cachePath(path, cfg), keepResident)
 	if err != nil {
 		return nil, err
 	}
-	x, err := m.decodeFor(f, cfg)
+	x, err := decodeFor(m, f, cfg)
 	if err != nil {
-		m.close()
+		m.Close()
 		return nil, err
 	}
 	for i := range x.dropped {
 		x.dropped[i].File = path
 	}
-	x.m = m
+	x.m, x.pages = m, &mapped.Tables{File: m, Off: x.pages.Off, ChunkStart: x.chunkStart}
 	if int64(x.n)*16 <= checkAtOpen {
 		// A small index is checked whole: a damaged one is rebuilt now,
 		// not found damaged by a chunk read later.
-		if len(x.tableOff) > 0 {
-			m.need(x.tableOff[0], len(m.data)-x.tableOff[0])
+		if off := x.pages.Off; len(off) > 0 {
+			m.Need(off[0], len(m.Bytes())-off[0])
 		}
 		for c := range x.chunkOff {
 			if err := x.checkChunk(c); err != nil {
-				m.close()
+				m.Close()
 				return nil, err
 			}
 		}
-		if len(x.tableOff) > 0 { // a paged mapping reads them again by chunk
-			m.release(x.tableOff[0], len(m.data)-x.tableOff[0], true)
-		}
+		x.pages.ReleaseAll() // a paged mapping reads them again by chunk
 	}
 	return x, nil
 }
 
-// decodeFor decodes the mapped index file for the data file f and cfg.
-func (m *mapping) decodeFor(f *os.File, cfg *Config) (*index, error) {
+// decodeFor decodes the mapped index file m for the data file f and cfg.
+func decodeFor(m *mapped.File, f *os.File, cfg *Config) (*index, error) {
 	k, err := keyOf(f, cfg)
 	if err != nil {
 		return nil, err
 	}
-	got, x, err := decodeIndex(m.data)
+	got, x, err := decodeIndex(m.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +160,7 @@ func encodeIndex(k cacheKey, x *index) []byte {
 		for _, v := range t {
 			b = binary.LittleEndian.AppendUint32(b, v)
 		}
-		b = append(b, make([]byte, padTo(len(b)))...)
+		b = append(b, make([]byte, mapped.Pad(len(b)))...)
 	}
 	return b
 }
@@ -175,9 +173,6 @@ func (x *index) tables() [][]uint32 {
 	}
 	return t
 }
-
-// padTo is the number of zeros that bring n to a multiple of pageSize.
-func padTo(n int) int { return (pageSize - n%pageSize) % pageSize }
 
 // encodeSummary encodes the header and summary, padded to the tables.
 func encodeSummary(k cacheKey, x *index) []byte {
@@ -219,7 +214,7 @@ func encodeSummary(k cacheKey, x *index) []byte {
 	}
 	le.PutUint64(b[len(cacheMagic)+4:], uint64(len(b)+4-len(cacheMagic)-12))
 	b = le.AppendUint32(b, crc32.ChecksumIEEE(b))
-	return append(b, make([]byte, padTo(len(b)))...)
+	return append(b, make([]byte, mapped.Pad(len(b)))...)
 }
 
 func b2u(b bool) byte {
@@ -298,8 +293,8 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 	x.lineMode, x.hasLabels = lm == 1, hl == 1
 	n, nc := d.u64(), d.u64()
 	tables := uint64(3 + hl)
-	colBase := uint64(end + padTo(end))
-	tableLen := (4*n + pageSize - 1) / pageSize * pageSize
+	colBase := uint64(end + mapped.Pad(end))
+	tableLen := (4*n + mapped.PageSize - 1) / mapped.PageSize * mapped.PageSize
 	if d.bad || n > uint64(len(data))/4 || nc > n || (n > 0) != (nc > 0) || nc > uint64(len(d.b))/44 ||
 		colBase+tables*tableLen != uint64(len(data)) {
 		return k, nil, fmt.Errorf("%w: bad counts", errCorrupt)
@@ -353,13 +348,14 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 	}
 	x.n = int(n)
 	t := make([][]uint32, 4)
+	var offs []int
 	for i := range tables {
 		off := colBase + i*tableLen
 		if !zeros(data[off+4*n : off+tableLen]) {
 			return k, nil, fmt.Errorf("%w: bad padding", errCorrupt)
 		}
-		t[i] = u32s(data[off:off+tableLen], int(n))
-		x.tableOff = append(x.tableOff, int(off))
+		t[i] = mapped.U32s(data[off:off+tableLen], int(n))
+		offs = append(offs, int(off))
 	}
 	x.rel, x.sizes, x.samples, x.labels = t[0], t[1], t[2], t[3]
 	if x.hasLabels && x.labels == nil {
@@ -373,6 +369,7 @@ func decodeIndex(data []byte) (cacheKey, *index, error) {
 		return k, nil, fmt.Errorf("%w: %v", errCorrupt, err)
 	}
 	x.checked = make([]atomic.Bool, nc)
+	x.pages = &mapped.Tables{Off: offs, ChunkStart: x.chunkStart} // File: set by who mapped data
 	return k, x, nil
 }
 

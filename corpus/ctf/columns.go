@@ -1,17 +1,15 @@
 package ctf
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"hash/fnv"
 	"io"
 	"os"
-	"strconv"
-	"unsafe"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/atomicfile"
+	"github.com/batchprep/batchprep/internal/mapped"
 )
 
 // The index's per-sequence tables (rel, sizes, samples, labels) are built
@@ -55,7 +53,7 @@ func (x *index) closeChunk() {
 	x.chunkEnd = append(x.chunkEnd, x.chunkOff[len(x.chunkOff)-1]+int64(p.rel[last])+int64(p.sizes[last]))
 	x.chunkCRC = append(x.chunkCRC, tablesCRC(p.rel, p.sizes, p.samples, p.labels, x.hasLabels))
 	if x.spill != nil {
-		x.spill.write(p)
+		x.spill.Write(p.rel, p.sizes, p.samples, p.labels)
 	} else {
 		x.rel = append(x.rel, p.rel...)
 		x.sizes = append(x.sizes, p.sizes...)
@@ -90,143 +88,14 @@ func tablesCRC(rel, sizes, samples, labels []uint32, hasLabels bool) uint32 {
 	return crc
 }
 
-// spill writes the per-sequence tables to four temporary files, one per
-// table, so that the index pass holds only the pending chunk's.
-type spill struct {
-	dir   string
-	files [4]*os.File
-	w     [4]*bufio.Writer
-	buf   []byte
-	err   error
-}
-
-func newSpill(dir string, hasLabels bool) (*spill, error) {
-	s := &spill{dir: dir}
-	n := 3
-	if hasLabels {
-		n = 4
-	}
-	for k := range n {
-		f, err := os.CreateTemp(dir, ".batchprep-index-*")
-		if err != nil {
-			s.remove()
-			return nil, fmt.Errorf("ctf: index spill: %w", err)
-		}
-		s.files[k], s.w[k] = f, bufio.NewWriterSize(f, 256<<10)
-	}
-	return s, nil
-}
-
-func (s *spill) write(p *pending) {
-	for k, t := range [][]uint32{p.rel, p.sizes, p.samples, p.labels} {
-		if s.w[k] == nil || s.err != nil {
-			continue
-		}
-		s.buf = s.buf[:0]
-		for _, v := range t {
-			s.buf = binary.LittleEndian.AppendUint32(s.buf, v)
-		}
-		if _, err := s.w[k].Write(s.buf); err != nil {
-			s.err = fmt.Errorf("ctf: index spill: %w", err)
-		}
-	}
-}
-
-// remove closes and deletes the spill files.
-func (s *spill) remove() {
-	for _, f := range s.files {
-		if f != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}
-}
-
-// flush ends the writes and rewinds the files for reading.
-func (s *spill) flush() error {
-	for k, w := range s.w {
-		if w == nil || s.err != nil {
-			continue
-		}
-		if err := w.Flush(); err != nil {
-			s.err = fmt.Errorf("ctf: index spill: %w", err)
-		} else if _, err := s.files[k].Seek(0, io.SeekStart); err != nil {
-			s.err = fmt.Errorf("ctf: index spill: %w", err)
-		}
-	}
-	return s.err
-}
-
-// layoutHash computes corpus.Layout.Hash of the index's layout from the
-// chunk table and the spilled sample and label tables, read once in order:
-// the mapped index then never reads every count to answer Hash.
-func (x *index) layoutHash(samples, labels io.Reader) (string, error) {
-	h := fnv.New64a()
-	out := make([]byte, 0, 64<<10)
-	put := func(v uint64) {
-		if len(out)+8 > cap(out) {
-			h.Write(out)
-			out = out[:0]
-		}
-		out = binary.LittleEndian.AppendUint64(out, v)
-	}
-	put(uint64(len(x.chunkStart)))
-	for _, c := range x.chunkStart {
-		put(uint64(c))
-	}
-	put(uint64(x.n))
-	rs := bufio.NewReaderSize(samples, 256<<10)
-	var rl *bufio.Reader
-	if labels != nil {
-		rl = bufio.NewReaderSize(labels, 256<<10)
-	}
-	var b [4]byte
-	for range x.n {
-		if _, err := io.ReadFull(rs, b[:]); err != nil {
-			return "", fmt.Errorf("ctf: index spill: %w", err)
-		}
-		s := binary.LittleEndian.Uint32(b[:])
-		l := s
-		if rl != nil {
-			if _, err := io.ReadFull(rl, b[:]); err != nil {
-				return "", fmt.Errorf("ctf: index spill: %w", err)
-			}
-			l = binary.LittleEndian.Uint32(b[:])
-		}
-		put(uint64(s)<<32 | uint64(l))
-	}
-	h.Write(out)
-	return strconv.FormatUint(h.Sum64(), 16), nil
-}
-
-// littleEndian is true on hosts whose uint32 layout is the index file's.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// u32s returns the n little-endian uint32 at the start of b: a view of b's
-// memory when the host is little-endian and b is aligned, else a copy.
-func u32s(b []byte, n int) []uint32 {
-	if n == 0 {
-		return []uint32{}
-	}
-	b = b[:4*n]
-	if littleEndian && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), n)
-	}
-	out := make([]uint32, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return out
-}
-
 // spillTo makes the pass spill its tables to dir (nothing when dir is "").
 func (x *index) spillTo(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	sp, err := newSpill(dir, x.hasLabels)
+	sp, err := mapped.NewSpill(dir, len(x.tables()))
 	if err != nil {
-		return err
+		return fmt.Errorf("ctf: %w", err)
 	}
 	x.spill = sp
 	return nil
@@ -235,7 +104,7 @@ func (x *index) spillTo(dir string) error {
 // dropSpill removes the spill of a pass that failed.
 func (x *index) dropSpill() {
 	if x.spill != nil {
-		x.spill.remove()
+		x.spill.Remove()
 		x.spill = nil
 	}
 }
@@ -247,43 +116,35 @@ func (x *index) dropSpill() {
 // On error the spill stays, for another seal or dropSpill.
 func (x *index) seal(k cacheKey, path string, keep bool) (err error) {
 	sp := x.spill
-	if err := sp.flush(); err != nil {
-		return err
+	if err := sp.Flush(); err != nil {
+		return fmt.Errorf("ctf: %w", err)
+	}
+	samples, err := sp.Table(2)
+	if err != nil {
+		return fmt.Errorf("ctf: %w", err)
 	}
 	var labels io.Reader
 	if x.hasLabels {
-		labels = sp.files[3]
+		if labels, err = sp.Table(3); err != nil {
+			return fmt.Errorf("ctf: %w", err)
+		}
 	}
-	if x.hash, err = x.layoutHash(sp.files[2], labels); err != nil {
-		return err
+	if x.hash, err = corpus.HashCounts(x.chunkStart, x.n, samples, labels); err != nil {
+		return fmt.Errorf("ctf: %w", err)
 	}
 	head := encodeSummary(k, x)
 	write := func(w io.Writer) error {
 		if _, err := w.Write(head); err != nil {
 			return err
 		}
-		for _, f := range sp.files {
-			if f == nil {
-				continue
-			}
-			if _, err := f.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
-			if _, err := io.Copy(w, f); err != nil {
-				return err
-			}
-			if _, err := w.Write(make([]byte, padTo(4*x.n))); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sp.WriteTables(w, x.n)
 	}
 	if keep {
 		if err := atomicfile.WriteFrom(path, 0o644, write); err != nil {
 			return err
 		}
 	} else {
-		f, err := os.CreateTemp(sp.dir, ".batchprep-index-*")
+		f, err := os.CreateTemp(sp.Dir, ".batchprep-index-*")
 		if err != nil {
 			return fmt.Errorf("ctf: index file: %w", err)
 		}
@@ -300,70 +161,23 @@ func (x *index) seal(k cacheKey, path string, keep bool) (err error) {
 			return fmt.Errorf("ctf: index file %s: %w", path, err)
 		}
 	}
-	m, err := mapFile(path)
+	m, err := mapped.Open(path, keepResident)
 	if err != nil {
-		return err
+		return fmt.Errorf("ctf: %w", err)
 	}
-	_, y, err := decodeIndex(m.data)
+	_, y, err := decodeIndex(m.Bytes())
 	if err != nil {
-		m.close()
+		m.Close()
 		return fmt.Errorf("ctf: index file %s: %w", path, err)
 	}
 	x.rel, x.sizes, x.samples, x.labels = y.rel, y.sizes, y.samples, y.labels
-	x.m, x.tableOff = m, y.tableOff
+	x.m, x.pages = m, &mapped.Tables{File: m, Off: y.pages.Off, ChunkStart: x.chunkStart}
 	x.dropSpill()
 	return nil
 }
 
-// Release implements corpus.Pager for a mapped index: chunk c's tables may
-// leave memory.
-//
-// A chunk's pages leave the resident set. They stay in the page cache
-// (evicting them there costs more than it saves, chunk by chunk), where a
-// fault nearby could map them back (fault-around maps the cached pages
-// around a fault): so once the chunks released add up to releaseAll bytes
-// of tables, all the tables leave the resident set and the page cache;
-// the pages of the chunks in use come back at the next read.
-func (x *index) Release(c int) {
-	if x.m == nil {
-		return
-	}
-	first, last := x.chunkStart[c], x.chunkStart[c+1]
-	n := int64(4 * (last - first) * len(x.tableOff))
-	tables := len(x.m.data) - x.tableOff[0]
-	if x.released.Add(n) >= min(releaseAll, int64(tables/8)) {
-		x.ReleaseAll()
-		return
-	}
-	for _, off := range x.tableOff {
-		x.m.release(off+4*first, 4*(last-first), false)
-	}
-}
-
-// ReleaseAll implements corpus.Pager: every table leaves the resident set
-// and the page cache.
-func (x *index) ReleaseAll() {
-	if x.m == nil {
-		return
-	}
-	x.released.Store(0)
-	x.m.release(x.tableOff[0], len(x.m.data)-x.tableOff[0], true)
-}
-
-// Need implements corpus.Pager: chunk c's tables, and the next chunk's
-// (file order reads it next, and a reader looks at sequence counts a
-// little ahead of the chunks it loads), are read into memory in the
-// background.
-func (x *index) Need(c int) {
-	if x.m == nil {
-		return
-	}
-	first, last := x.chunkStart[c], x.chunkStart[min(c+2, len(x.chunkStart)-1)]
-	for _, off := range x.tableOff {
-		x.m.need(off+4*first, 4*(last-first))
-	}
-}
-
-// releaseAll is the bytes of tables released chunk by chunk after which
-// Release releases all of them (an eighth of the tables when less).
-const releaseAll = 8 << 20
+// keepResident is the size up to which an index file is simply mapped and
+// stays resident once read (its pages read ahead as usual): up to an index
+// of about 2 GB of text, less than read's headroom, where paging it chunk
+// by chunk would cost more than it saves. Tests lower it.
+var keepResident int64 = 32 << 20

@@ -146,7 +146,7 @@ func TestCacheCheckedPerChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := 17 // a chunk; damage its first sequence's sample count
-	off := x.tableOff[2] + 4*x.chunkStart[bad]
+	off := x.pages.Off[2] + 4*x.chunkStart[bad]
 	data[off] ^= 0x40
 	if err := os.WriteFile(cp, data, 0o644); err != nil {
 		t.Fatal(err)

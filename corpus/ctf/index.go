@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/mapped"
 )
 
 // index is the result of the indexing pass, kept compact: per chunk, the
@@ -50,15 +51,14 @@ type index struct {
 	pend                      pending
 	// spill, during a pass over a large file, receives the closed chunks'
 	// tables instead of the heap slices (columns.go).
-	spill *spill
+	spill *mapped.Spill
 	// hash is the layout's Hash when known ("": computed when asked).
 	hash string
 	// m, when set, is the index file the per-sequence tables are views of;
 	// checked[c] is set once chunk c's tables matched their checksum.
-	m        *mapping
-	checked  []atomic.Bool
-	tableOff []int        // where each table starts in m
-	released atomic.Int64 // table bytes released since all were (Release)
+	m       *mapped.File
+	pages   *mapped.Tables // m's tables, paged by chunk (Off: where each starts)
+	checked []atomic.Bool
 }
 
 func (x *index) layout() *corpus.Layout {
@@ -68,7 +68,7 @@ func (x *index) layout() *corpus.Layout {
 		l.SetHash(x.hash)
 	}
 	if x.m != nil {
-		l.Pager = x
+		l.Pager = x.pages
 	}
 	return l
 }

@@ -288,7 +288,7 @@ func (r *Reader) parseChunk(a *accounts, c int, order []int32, into *corpus.Chun
 		return parseReport{}, nil, err
 	}
 	defer r.release(data)
-	defer r.x.Release(c) // the totals need each chunk's tables once
+	defer r.layout.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	old := into
 	if old == nil {
@@ -415,7 +415,7 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 		if err := fn(c, got.ch); err != nil {
 			return err
 		}
-		r.x.Release(c) // a pass over every chunk needs each one's tables once
+		r.layout.Release(c) // a pass over every chunk needs each one's tables once
 	}
 	return nil
 }
@@ -458,7 +458,7 @@ func (r *Reader) countCarried(c int) ([]int64, error) {
 		return nil, err
 	}
 	defer r.release(data)
-	defer r.x.Release(c) // the totals need each chunk's tables once
+	defer r.layout.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	first, end := r.layout.Chunk(c)
 	for i := first; i < end; i++ {
@@ -556,7 +556,7 @@ func (r *Reader) summary(a *accounts, totals bool) Summary {
 // per-sequence tables must not be read after Close.
 func (r *Reader) Close() error {
 	if r.x != nil {
-		r.x.m.close()
+		r.x.m.Close()
 	}
 	return r.f.Close()
 }
@@ -566,5 +566,8 @@ func (r *Reader) Close() error {
 // the index is on the heap), which the Release calls of a reader keep
 // small.
 func (r *Reader) IndexMemory() (heap, mapped int64) {
-	return r.x.memBytes(), r.x.m.resident()
+	if r.x.m == nil {
+		return r.x.memBytes(), 0
+	}
+	return r.x.memBytes(), r.x.m.Resident()
 }

@@ -62,8 +62,8 @@ func TestMappedIndexStaysSmall(t *testing.T) {
 			}
 		}
 		src.Close()
-		if _, m := r.IndexMemory(); m > int64(r.x.tableOff[0]) {
-			t.Errorf("%s: %d bytes of the index resident after the source's Close, want at most its summary's %d", kind, m, r.x.tableOff[0])
+		if _, m := r.IndexMemory(); m > int64(r.x.pages.Off[0]) {
+			t.Errorf("%s: %d bytes of the index resident after the source's Close, want at most its summary's %d", kind, m, r.x.pages.Off[0])
 		}
 		// 12 bytes per sequence: 2.4 MB of tables. The reader holds the
 		// window and the next (16 chunks, 192 KB of tables); at most an

@@ -1,6 +1,6 @@
 //go:build linux
 
-package ctf
+package mapped
 
 import (
 	"fmt"
@@ -12,28 +12,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapping is an index file mapped read-only into memory. Its pages are the
-// page cache's: they count in the process's resident set while mapped and
+// File is a file mapped read-only into memory. Its pages are the page
+// cache's: they count in the process's resident set while mapped and
 // touched, and Release gives them back; reading them again faults them in
 // from the file.
-type mapping struct {
+type File struct {
 	data  []byte
 	once  sync.Once
 	paged bool // pages come and go by chunk (need, release); else the file stays mapped whole
 	f     *os.File
 }
 
-// keepResident is the size up to which an index file is simply mapped and
-// stays resident once read (its pages are read ahead as usual): up to an
-// index of about 2 GB of text, it is less than read's headroom, and
-// paging it chunk by chunk would cost more than it saves. Tests lower it.
-var keepResident int64 = 32 << 20
-
-// close lets go of the file: its pages are replaced by zero pages, which
+// Close lets go of the file: its pages are replaced by zero pages, which
 // take no memory, so that the file (a temporary one is already unlinked)
 // is freed. The address range stays reserved, and a table read after
 // close reads zeros instead of faulting.
-func (m *mapping) close() {
+func (m *File) Close() {
 	if m == nil {
 		return
 	}
@@ -53,10 +47,12 @@ func (m *mapping) close() {
 	})
 }
 
-// mapFile maps the file at path. The mapping outlives the file's name (a
-// temporary index file is removed once mapped) and lasts until close (the
-// Reader's Close): the tables are views of it.
-func mapFile(path string) (*mapping, error) {
+// Open maps the file at path. The mapping outlives the file's name (a
+// temporary file may be removed once mapped) and lasts until Close. A file
+// larger than keepResident is paged: its cached pages are dropped and its
+// pages come and go with Need and Release; a smaller one stays mapped
+// whole (Need and Release do nothing).
+func Open(path string, keepResident int64) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -72,16 +68,16 @@ func mapFile(path string) (*mapping, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("ctf: %s: not a regular file", path)
+		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if st.Size() == 0 {
-		return &mapping{data: []byte{}}, nil
+		return &File{data: []byte{}}, nil
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("ctf: mapping %s: %w", path, err)
+		return nil, fmt.Errorf("mapping %s: %w", path, err)
 	}
-	m := &mapping{data: data}
+	m := &File{data: data}
 	if st.Size() <= keepResident {
 		return m, nil
 	}
@@ -99,15 +95,15 @@ func mapFile(path string) (*mapping, error) {
 	return m, nil
 }
 
-// release lets the pages of data[off:off+n] leave memory (the range is
+// Release lets the pages of data[off:off+n] leave memory (the range is
 // widened to whole pages: a neighbour's page is faulted in again if read),
 // and with evict the page cache too.
-func (m *mapping) release(off, n int, evict bool) {
+func (m *File) Release(off, n int, evict bool) {
 	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
 		return
 	}
-	lo := off &^ (pageSize - 1)
-	hi := min(len(m.data), (off+n+pageSize-1)&^(pageSize-1))
+	lo := off &^ (PageSize - 1)
+	hi := min(len(m.data), (off+n+PageSize-1)&^(PageSize-1))
 	if lo < hi {
 		// Out of the resident set, and with evict out of the page cache
 		// too (when no one else maps them): pages left cached come back
@@ -120,22 +116,22 @@ func (m *mapping) release(off, n int, evict bool) {
 	}
 }
 
-// need starts reading data[off:off+n] into memory, in the background.
-func (m *mapping) need(off, n int) {
+// Need starts reading data[off:off+n] into memory, in the background.
+func (m *File) Need(off, n int) {
 	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
 		return
 	}
-	lo := off &^ (pageSize - 1)
-	hi := min(len(m.data), (off+n+pageSize-1)&^(pageSize-1))
+	lo := off &^ (PageSize - 1)
+	hi := min(len(m.data), (off+n+PageSize-1)&^(PageSize-1))
 	if lo < hi {
 		unix.Madvise(m.data[lo:hi], unix.MADV_WILLNEED)
 	}
 }
 
-// resident counts the bytes of the mapping in the process's resident set
+// Resident counts the bytes of the mapping in the process's resident set
 // (its Rss line in /proc/self/smaps; -1 when that cannot be read). mincore
 // would not do: it tells what is in the page cache, mapped here or not.
-func (m *mapping) resident() int64 {
+func (m *File) Resident() int64 {
 	if m == nil || len(m.data) == 0 {
 		return 0
 	}
@@ -158,3 +154,6 @@ func (m *mapping) resident() int64 {
 	}
 	return -1
 }
+
+// Bytes returns the mapped file.
+func (m *File) Bytes() []byte { return m.data }
