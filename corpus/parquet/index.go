@@ -3,11 +3,13 @@ package parquet
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/mapped"
 )
 
 // indexBatch is how many rows the index pass decodes at a time.
@@ -24,76 +26,224 @@ type groupCounts struct {
 }
 
 // index reads every row once, recording sample counts and cutting chunks.
-// Row groups are decoded in parallel (up to GOMAXPROCS at once); the
-// counts are then laid out in row order, and an error is that of the
-// first bad row group, so the result does not depend on timing.
-func (r *Reader) index(ctx context.Context) error {
+// Row groups are decoded in parallel (one per core, at most two per core
+// ahead of the layout), and laid out in row order as they come, so the
+// pass holds a few groups' counts, not the file's; an error is that of the
+// first bad row group, so the result does not depend on timing. A file of
+// spillAbove bytes or more keeps its counts in a mapped file
+// (internal/mapped), not on the heap.
+func (r *Reader) index(ctx context.Context, size int64) error {
 	n := r.first[len(r.first)-1]
 	if n > 1<<31-1 {
 		return &Error{File: r.path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf("%d rows; at most 2^31-1 sequences are supported", n), Err: ErrTooLarge}
 	}
-	groups := make([]groupCounts, len(r.first)-1)
-	var next, failed atomic.Int64
-	failed.Store(int64(len(groups)))
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(groups)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				g := int(next.Add(1) - 1)
-				if g >= len(groups) || int64(g) > failed.Load() {
-					return // past a bad group: the layout loop stops there
-				}
-				groups[g] = r.countGroup(ctx, g)
-				for groups[g].err != nil {
-					f := failed.Load()
-					if int64(g) >= f || failed.CompareAndSwap(f, int64(g)) {
-						break
-					}
-				}
-			}
-		}()
+	ng := len(r.first) - 1
+	workers := max(1, min(runtime.GOMAXPROCS(0), ng))
+	results := make([]chan groupCounts, ng)
+	for g := range results {
+		results[g] = make(chan groupCounts, 1)
 	}
-	wg.Wait()
-	// The footer's row count sizes the arrays only up to a bound: a damaged
-	// footer may claim any count.
-	l := &corpus.Layout{ChunkStart: []int{0}, Samples: make([]uint32, 0, min(n, 1<<20))}
-	if r.cfg.Label != "" {
-		l.Labels = make([]uint32, 0, min(n, 1<<20))
+	tickets := make(chan struct{}, 2*workers)
+	next, quit := make(chan int), make(chan struct{})
+	go func() {
+		defer close(next)
+		for g := range ng {
+			select {
+			case tickets <- struct{}{}:
+			case <-quit:
+				return
+			}
+			select {
+			case next <- g:
+			case <-quit:
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for g := range next {
+				results[g] <- r.countGroup(ctx, g)
+			}
+		})
+	}
+	defer func() {
+		close(quit)
+		wg.Wait()
+	}()
+	b := &layoutBuilder{r: r, l: &corpus.Layout{ChunkStart: []int{0}}, labels: r.cfg.Label != ""}
+	if size >= spillAbove {
+		sp, err := mapped.NewSpill(os.TempDir(), b.tables())
+		if err != nil {
+			return fmt.Errorf("parquet: %w", err)
+		}
+		b.spill = sp
+		defer sp.Remove()
 	}
 	r.totals = make([]int64, len(r.cfg.Streams))
-	var chunkB int64
-	chunkN := 0
-	for g := range groups {
-		gc := &groups[g]
+	for g := range ng {
+		gc := <-results[g]
+		<-tickets
 		if gc.err != nil {
 			return gc.err
 		}
 		for s, t := range gc.totals {
 			r.totals[s] += t
 		}
-		for i, size := range gc.sizes {
-			if chunkN > 0 && (r.cfg.ChunkSequences > 0 && chunkN >= r.cfg.ChunkSequences ||
-				r.cfg.ChunkSequences == 0 && chunkB+size > r.cfg.chunkBytes()) {
-				l.ChunkStart = append(l.ChunkStart, len(l.Samples))
-				chunkB, chunkN = 0, 0
-			}
-			chunkB += size
-			chunkN++
-			r.maxSeqB = max(r.maxSeqB, size)
-			l.Samples = append(l.Samples, gc.samples[i])
-			if l.Labels != nil {
-				l.Labels = append(l.Labels, gc.labels[i])
-			}
+		if err := b.add(g, &gc); err != nil {
+			return err
 		}
 	}
-	if len(l.Samples) > 0 {
-		l.ChunkStart = append(l.ChunkStart, len(l.Samples))
+	return b.finish()
+}
+
+// spillAbove is the file size from which the counts go to a mapped file;
+// tests lower it.
+var spillAbove int64 = 256 << 20
+
+// layoutBuilder cuts chunks and records the counts chunk by chunk.
+type layoutBuilder struct {
+	r             *Reader
+	l             *corpus.Layout
+	labels        bool
+	samples, labs []uint32 // the chunk being built
+	chunkB        int64
+	n             int
+	spill         *mapped.Spill
+}
+
+func (b *layoutBuilder) tables() int {
+	if b.labels {
+		return 2
 	}
-	r.layout = l
+	return 1
+}
+
+// add lays out row group g's rows.
+func (b *layoutBuilder) add(g int, gc *groupCounts) error {
+	cfg := &b.r.cfg
+	for i, size := range gc.sizes {
+		if k := len(b.samples); k > 0 && (cfg.ChunkSequences > 0 && k >= cfg.ChunkSequences ||
+			cfg.ChunkSequences == 0 && b.chunkB+size > cfg.chunkBytes()) {
+			b.closeChunk()
+		}
+		if gc.samples[i] == 0 {
+			row := b.r.first[g] + int64(i)
+			return &Error{File: b.r.path, RowGroup: g, Row: row, Msg: fmt.Sprintf("row %d has no samples", row), Err: ErrEmptyStream}
+		}
+		b.chunkB += size
+		b.r.maxSeqB = max(b.r.maxSeqB, size)
+		b.samples = append(b.samples, gc.samples[i])
+		if b.labels {
+			b.labs = append(b.labs, gc.labels[i])
+		}
+	}
 	return nil
 }
+
+// closeChunk ends the chunk being built.
+func (b *layoutBuilder) closeChunk() {
+	if len(b.samples) == 0 {
+		return
+	}
+	l := b.l
+	var s, lab uint64
+	for i, v := range b.samples {
+		s += uint64(v)
+		if b.labels {
+			lab += uint64(b.labs[i])
+		}
+	}
+	if !b.labels {
+		lab = s
+	}
+	l.ChunkSamples, l.ChunkLabels = append(l.ChunkSamples, s), append(l.ChunkLabels, lab)
+	if b.spill != nil {
+		b.spill.Write(b.samples, b.labs)
+	} else {
+		l.Samples = append(l.Samples, b.samples...)
+		if b.labels {
+			l.Labels = append(l.Labels, b.labs...)
+		}
+	}
+	b.n += len(b.samples)
+	l.ChunkStart = append(l.ChunkStart, b.n)
+	b.samples, b.labs, b.chunkB = b.samples[:0], b.labs[:0], 0
+}
+
+// finish closes the last chunk and, with a spill, maps the counts.
+func (b *layoutBuilder) finish() error {
+	b.closeChunk()
+	l := b.l
+	if l.Samples == nil {
+		l.Samples = []uint32{}
+	}
+	if b.labels && l.Labels == nil {
+		l.Labels = []uint32{}
+	}
+	b.r.layout = l
+	if b.spill == nil {
+		return nil
+	}
+	m, err := b.seal()
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	step := 4*b.n + mapped.Pad(4*b.n)
+	l.Samples = mapped.U32s(m.Bytes(), b.n)
+	off := []int{0}
+	if b.labels {
+		l.Labels = mapped.U32s(m.Bytes()[step:], b.n)
+		off = append(off, step)
+	}
+	l.Pager = &mapped.Tables{File: m, Off: off, ChunkStart: l.ChunkStart}
+	b.r.counts = m
+	return nil
+}
+
+// seal writes the spilled counts to a temporary file, maps it and removes
+// its name; the layout's hash is computed on the way.
+func (b *layoutBuilder) seal() (*mapped.File, error) {
+	sp := b.spill
+	if err := sp.Flush(); err != nil {
+		return nil, err
+	}
+	samples, err := sp.Table(0)
+	if err != nil {
+		return nil, err
+	}
+	var labels io.Reader
+	if b.labels {
+		if labels, err = sp.Table(1); err != nil {
+			return nil, err
+		}
+	}
+	h, err := corpus.HashCounts(b.l.ChunkStart, b.n, samples, labels)
+	if err != nil {
+		return nil, err
+	}
+	b.l.SetHash(h)
+	f, err := os.CreateTemp(sp.Dir, ".batchprep-counts-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	err = sp.WriteTables(f, b.n)
+	if err == nil {
+		err = f.Sync() // so that its cached pages can be dropped when mapped
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return mapped.Open(f.Name(), keepResident)
+}
+
+// keepResident: a counts file up to this size stays mapped whole.
+const keepResident = 32 << 20
 
 // countGroup decodes and checks row group g in batches of indexBatch rows.
 func (r *Reader) countGroup(ctx context.Context, g int) (gc groupCounts) {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/mapped"
 	pq "github.com/parquet-go/parquet-go"
 )
 
@@ -29,6 +30,7 @@ type Reader struct {
 	totals  []int64
 	fp      map[string]string
 	maxSeqB int64
+	counts  *mapped.File // the layout's counts, when mapped (index.go)
 }
 
 // streamCols are the columns of one stream: its values (dense) or indices
@@ -113,7 +115,7 @@ func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, 
 	if err := r.checkPages(); err != nil {
 		return nil, err
 	}
-	if err := r.index(ctx); err != nil {
+	if err := r.index(ctx, st.Size()); err != nil {
 		return nil, err
 	}
 	if err := r.fingerprint(st.Size()); err != nil {
@@ -204,8 +206,12 @@ func (r *Reader) MaxSequenceBytes() int64 { return r.maxSeqB }
 // HasIDs reports whether the file has an id column.
 func (r *Reader) HasIDs() bool { return r.id != nil }
 
-// Close closes the file.
-func (r *Reader) Close() error { return r.f.Close() }
+// Close closes the file and lets go of the mapped counts, if any: the
+// Layout's Samples and Labels must not be read after Close.
+func (r *Reader) Close() error {
+	r.counts.Close()
+	return r.f.Close()
+}
 
 // LoadChunk reads chunk c's rows. It is safe for concurrent use.
 func (r *Reader) LoadChunk(c int) (ch *corpus.Chunk, err error) {
