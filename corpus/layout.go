@@ -87,11 +87,26 @@ func (l *Layout) ChunkTotals(c int) (samples, labels uint64) {
 		return l.ChunkSamples[c], l.ChunkLabels[c]
 	}
 	first, end := l.Chunk(c)
-	for i := first; i < end; i++ {
-		samples += uint64(l.Samples[i])
-		labels += uint64(l.LabelCount(i))
+	var lab []uint32
+	if l.Labels != nil {
+		lab = l.Labels[first:end]
 	}
-	return samples, labels
+	return CountSums(l.Samples[first:end], lab)
+}
+
+// CountSums returns the sum of samples and the sum of labels, the label
+// counts of the same sequences; nil labels means "same as samples".
+func CountSums(samples, labels []uint32) (s, l uint64) {
+	for _, v := range samples {
+		s += uint64(v)
+	}
+	if labels == nil {
+		return s, s
+	}
+	for _, v := range labels {
+		l += uint64(v)
+	}
+	return s, l
 }
 
 // NumSequences is the number of sequences in the corpus.

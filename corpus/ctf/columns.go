@@ -37,16 +37,11 @@ func (x *index) closeChunk() {
 	if len(p.samples) == 0 {
 		return
 	}
-	var s, l uint64
-	for i, v := range p.samples {
-		s += uint64(v)
-		if x.hasLabels {
-			l += uint64(p.labels[i])
-		}
+	var labels []uint32
+	if x.hasLabels {
+		labels = p.labels
 	}
-	if !x.hasLabels {
-		l = s
-	}
+	s, l := corpus.CountSums(p.samples, labels)
 	last := len(p.rel) - 1
 	x.chunkSamples = append(x.chunkSamples, s)
 	x.chunkLabels = append(x.chunkLabels, l)

@@ -7,7 +7,8 @@ import (
 	"math"
 	"os"
 	"runtime"
-	"sync"
+
+	"github.com/batchprep/batchprep/internal/ordered"
 )
 
 // Parallel indexing. A large file is cut at line starts into pieces of at
@@ -160,61 +161,23 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 		bounds = append(bounds, max(b, bounds[len(bounds)-1]))
 	}
 	bounds = append(bounds, size)
-	workers := min(n, max(2, runtime.GOMAXPROCS(0)))
-	// results[i] delivers piece i (nil: it failed); tickets bounds the
-	// pieces indexed ahead of the join.
-	results := make([]chan *rangeIndex, n)
-	for i := range results {
-		results[i] = make(chan *rangeIndex, 1)
-	}
-	tickets := make(chan struct{}, 2*workers)
-	next := make(chan int)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	go func() {
-		defer close(next)
-		for i := range n {
-			select {
-			case tickets <- struct{}{}:
-			case <-quit:
-				return
-			}
-			select {
-			case next <- i:
-			case <-quit:
-				return
-			}
-		}
-	}()
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				results[i] <- indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
-			}
-		})
-	}
 	j := newJoiner(lineMode, cfg, file)
-	defer func() {
-		close(quit)
-		wg.Wait()
-		if !ok {
-			j.out.x.dropSpill()
-		}
-	}()
 	if err := j.out.x.spillTo(spillDir); err != nil {
 		return nil, false, err
 	}
-	for i := range n {
-		r := <-results[i]
-		<-tickets
-		if r == nil || i == 0 && !r.started {
-			// A failed piece, or the first data line is in a later piece,
-			// which does not know the start of the file.
-			return nil, false, nil
-		}
-		if !j.add(r) {
-			return nil, false, nil
-		}
+	ok = true
+	ordered.Run(n, max(2, runtime.GOMAXPROCS(0)), func(i int) *rangeIndex {
+		return indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
+	}, func(i int, r *rangeIndex) bool {
+		// A failed piece, or the first data line in a later piece, which
+		// does not know the start of the file, or a joined sequence of
+		// 4 GiB: the serial pass reports it.
+		ok = r != nil && (i > 0 || r.started) && j.add(r)
+		return ok
+	})
+	if !ok {
+		j.out.x.dropSpill()
+		return nil, false, nil
 	}
 	return j.finish(), true, nil
 }

@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/mapped"
+	"github.com/batchprep/batchprep/internal/ordered"
 )
 
 // indexBatch is how many rows the index pass decodes at a time.
@@ -37,41 +37,6 @@ func (r *Reader) index(ctx context.Context, size int64) error {
 	if n > 1<<31-1 {
 		return &Error{File: r.path, RowGroup: -1, Row: -1, Msg: fmt.Sprintf("%d rows; at most 2^31-1 sequences are supported", n), Err: ErrTooLarge}
 	}
-	ng := len(r.first) - 1
-	workers := max(1, min(runtime.GOMAXPROCS(0), ng))
-	results := make([]chan groupCounts, ng)
-	for g := range results {
-		results[g] = make(chan groupCounts, 1)
-	}
-	tickets := make(chan struct{}, 2*workers)
-	next, quit := make(chan int), make(chan struct{})
-	go func() {
-		defer close(next)
-		for g := range ng {
-			select {
-			case tickets <- struct{}{}:
-			case <-quit:
-				return
-			}
-			select {
-			case next <- g:
-			case <-quit:
-				return
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for g := range next {
-				results[g] <- r.countGroup(ctx, g)
-			}
-		})
-	}
-	defer func() {
-		close(quit)
-		wg.Wait()
-	}()
 	b := &layoutBuilder{r: r, l: &corpus.Layout{ChunkStart: []int{0}}, labels: r.cfg.Label != ""}
 	if size >= spillAbove {
 		sp, err := mapped.NewSpill(os.TempDir(), b.tables())
@@ -82,18 +47,21 @@ func (r *Reader) index(ctx context.Context, size int64) error {
 		defer sp.Remove()
 	}
 	r.totals = make([]int64, len(r.cfg.Streams))
-	for g := range ng {
-		gc := <-results[g]
-		<-tickets
-		if gc.err != nil {
-			return gc.err
+	var err error
+	ordered.Run(len(r.first)-1, runtime.GOMAXPROCS(0), func(g int) groupCounts {
+		return r.countGroup(ctx, g)
+	}, func(g int, gc groupCounts) bool {
+		if err = gc.err; err != nil {
+			return false
 		}
 		for s, t := range gc.totals {
 			r.totals[s] += t
 		}
-		if err := b.add(g, &gc); err != nil {
-			return err
-		}
+		err = b.add(g, &gc)
+		return err == nil
+	})
+	if err != nil {
+		return err
 	}
 	return b.finish()
 }
@@ -148,16 +116,11 @@ func (b *layoutBuilder) closeChunk() {
 		return
 	}
 	l := b.l
-	var s, lab uint64
-	for i, v := range b.samples {
-		s += uint64(v)
-		if b.labels {
-			lab += uint64(b.labs[i])
-		}
+	var labs []uint32
+	if b.labels {
+		labs = b.labs
 	}
-	if !b.labels {
-		lab = s
-	}
+	s, lab := corpus.CountSums(b.samples, labs)
 	l.ChunkSamples, l.ChunkLabels = append(l.ChunkSamples, s), append(l.ChunkLabels, lab)
 	if b.spill != nil {
 		b.spill.Write(b.samples, b.labs)
