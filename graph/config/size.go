@@ -62,3 +62,20 @@ func (c *Config) CheckpointEvery() int {
 	}
 	return k
 }
+
+// DefaultPartitionBuffer is partition_buffer when unset and no memory
+// budget chooses it: PBG's two partitions per entity type.
+const DefaultPartitionBuffer = 2
+
+// Buffer is c, the partitions of each entity type held at once:
+// partition_buffer when set, else DefaultPartitionBuffer.
+func (c *Config) Buffer() int {
+	if c.PartitionBuffer >= 2 {
+		return c.PartitionBuffer
+	}
+	return DefaultPartitionBuffer
+}
+
+// BufferNegatives reports whether uniform negatives are drawn from every
+// resident partition (negatives = "buffer").
+func (c *Config) BufferNegatives() bool { return c.Negatives == "buffer" }
