@@ -247,19 +247,31 @@ func TestCorruptCheckpointRefused(t *testing.T) {
 	}
 }
 
-// Invariant 4 with a commit every 4 buckets (the default for P = 4, W6):
+// Invariant 4 with a commit every P buckets (the default, W6; P = 4 with a
+// buffer of 2, P = 6 with a buffer of 4 and the buffer order):
 // a run whose context is canceled at various batches stops with a
 // committed checkpoint that equals, digest for digest, the uninterrupted
 // run's state after the same bucket (a run that commits after every
 // bucket gives it), and a new run from it ends with the uninterrupted
 // run's embeddings and model. A cancel during a bucket that follows
 // buckets not yet committed lets that bucket finish and commits after it
-// (off the every-4 schedule); one right after a commit stops between
+// (off the every-P schedule); one right after a commit stops between
 // batches, leaving that commit. A cancel in the run's last batch ends the
 // run as if it had not come.
 func TestInterruptBetweenCommits(t *testing.T) {
+	for _, tc := range []struct {
+		order, extra string
+		c, parts     int
+	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}} {
+		t.Run(fmt.Sprintf("%s/c=%d%s", tc.order, tc.c, tc.extra), func(t *testing.T) {
+			interruptBetweenCommits(t, tc.order, tc.extra, tc.c, tc.parts)
+		})
+	}
+}
+
+func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 	dir := t.TempDir()
-	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
+	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\n", c)+extra, parts)
 	base := filepath.Join(dir, "config.toml")
 	// The state after every bucket, by buckets trained.
 	_, cfg := withCheckpoint(t, base, filepath.Join(dir, "every"), "checkpoint_buckets = 1")
@@ -305,9 +317,9 @@ func TestInterruptBetweenCommits(t *testing.T) {
 				t.Errorf("stop at batch %d: checkpoint of %d buckets differs from the state after bucket %d:\n%s\n%s", stopAt, man.Buckets, man.Buckets, got, after[man.Buckets])
 			}
 			if man.Seq >= man.Buckets {
-				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every 4", stopAt, man.Seq, man.Buckets)
+				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every %d", stopAt, man.Seq, man.Buckets, parts)
 			}
-			if man.Buckets%4 == 0 {
+			if man.Buckets%int64(parts) == 0 {
 				onSchedule++
 			} else {
 				offSchedule++
@@ -345,6 +357,6 @@ func TestInterruptBetweenCommits(t *testing.T) {
 		t.Errorf("a cancel in the last batch: %v, done %v", err, tr.Manifest().Done)
 	}
 	if offSchedule == 0 || onSchedule == 0 {
-		t.Errorf("%d stops committed off the every-4 schedule, %d on it: want some of both", offSchedule, onSchedule)
+		t.Errorf("%d stops committed off the every-%d schedule, %d on it: want some of both", offSchedule, parts, onSchedule)
 	}
 }

@@ -79,6 +79,8 @@ type Trainer struct {
 	lock    *runLock // the run lock on dir, held from New to the end of Run
 	ahead   *aheadLoad
 	pending *pendingCheckpoint
+	res     *residency // the partition buffer's content (buffer.go)
+	look    *lookahead
 	io      ioWaits
 	epochIO []EpochIO // this run's partition I/O by epoch
 	// every is the buckets between checkpoint commits (Config.CheckpointEvery);
@@ -128,7 +130,8 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 	}
 	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
 		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts,
-		every: cfg.CheckpointEvery()}
+		every: cfg.CheckpointEvery(), res: newResidency(cfg.Buffer())}
+	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
 	}
@@ -224,6 +227,9 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 	weights := weightCheck{epoch: pos.Epoch}
 	defer func() { t.noteWeights(&weights, true) }()
 	l, r := t.plan.Shape()
+	if pos.Epoch < t.cfg.NumEpochs {
+		t.replayResidency(pos)
+	}
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
 		t.io.load, t.io.write = 0, 0
@@ -236,7 +242,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if next.Epoch < t.cfg.NumEpochs {
 			x := t.bucketAt(next)
 			nb = &x
-			t.prefetch(b, x)
+			t.prefetch(x)
 		}
 		// A bucket after buckets not yet committed is trained to its end
 		// even if ctx is canceled: the state before it is no longer whole
@@ -299,7 +305,7 @@ func (t *Trainer) commitAfter(pos, next Position) bool {
 
 // bucketAt is the bucket at pos.
 func (t *Trainer) bucketAt(pos Position) graph.Bucket {
-	return t.plan.Order(pos.Epoch, pos.EdgeSet, pos.Chunk)[pos.Index]
+	return t.look.order(pos)[pos.Index]
 }
 
 // advance returns the position after pos.
