@@ -49,6 +49,7 @@ type Prediction struct {
 	Resident      int    // partitions in memory at once (residentPartitions)
 	PartBytes     uint64 // the partition buffer: the c largest partitions per type, embeddings and Adagrad state
 	Buffer        int    // c, partition_buffer
+	BufferFit     bool   // c was chosen as the largest that fits the budget (FitBuffer)
 	Partitioned   bool   // some entity type has more than one partition
 	Prefetch      bool   // one partition in flight (loaded ahead or written behind) fits in the budget
 	PrefetchBytes uint64 // its bytes (0 when Prefetch is off)
@@ -379,6 +380,9 @@ func (pr *Prediction) String() string {
 	fmt.Fprintf(&b, "memory: %s predicted at the peak, %s\n", Bytes(pr.Peak), budget)
 	fmt.Fprintf(&b, "  partitions  %s: %d resident (a buffer of %d per entity type), %d rows of dimension %d at most each\n",
 		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch), pr.Buffer, pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+	if pr.BufferFit {
+		fmt.Fprintf(&b, "  partition_buffer = %d: the largest buffer that fits the budget (set partition_buffer to choose)\n", pr.Buffer)
+	}
 	switch {
 	case pr.Prefetch:
 		fmt.Fprintf(&b, "  prefetch    %s: 1 partition in flight, written behind then loaded ahead\n", Bytes(pr.PrefetchBytes))
