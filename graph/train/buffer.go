@@ -140,6 +140,16 @@ func (la *lookahead) next(pos Position, k tableKey) int {
 	return bucket.Never
 }
 
+// changes lists the partitions training bucket b changes: its own and,
+// with buffer negatives (negatives = "buffer"), every resident one, whose
+// rows the uniform negatives update.
+func (t *Trainer) changes(b graph.Bucket) []tableKey {
+	if !t.cfg.BufferNegatives() {
+		return t.needed(b)
+	}
+	return t.res.keys()
+}
+
 // admitAt admits the partitions of the bucket at pos.
 func (t *Trainer) admitAt(pos Position, b graph.Bucket) (loaded, evicted []tableKey) {
 	return t.res.admit(t.needed(b), func(k tableKey) int { return t.look.next(pos, k) })

@@ -16,7 +16,10 @@
 //  1. Batches: every bucket trains exactly the batches plan.PrepareBucket
 //     gives for its coordinates, worker w's share on worker goroutine w;
 //     uniform negatives come from mix streams keyed by (seed, epoch, edge
-//     set, chunk, bucket, worker, batch).
+//     set, chunk, bucket, worker, batch), drawn from the side's partition
+//     (negatives = "bucket") or uniformly over every resident partition of
+//     its entity type (negatives = "buffer"; model.Pool), which then all
+//     change with the bucket.
 //  2. Hogwild: workers update the shared tables and parameters without
 //     locks; with one worker training is a deterministic function of the
 //     config and the data.

@@ -78,7 +78,7 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 				st.LoadBytes += n
 			}
 		}
-		for _, k := range t.needed(t.bucketAt(pos)) {
+		for _, k := range t.changes(t.bucketAt(pos)) {
 			if _, err := sizeOf(k); err != nil {
 				return nil, err
 			}

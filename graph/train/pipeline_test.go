@@ -87,7 +87,7 @@ func digestLine(m *train.Manifest, counters bool) string {
 // Invariants 3 and 4 with the partition I/O behind training (pipeline.go,
 // W1-W6): for every bucket order, with P = 4 and a buffer of 2, and for
 // buffers of 3 and 4 partitions (P = 5 and 6, inside_out and the buffer
-// order), with a commit after every
+// order, with bucket and buffer negatives), with a commit after every
 // bucket, every 3 buckets and every P (the default), every checkpoint a
 // run commits (embeddings, model, counters, position) is bit for bit the
 // one of a run with no overlap (Options.SequentialIO), the run's disk
@@ -97,13 +97,14 @@ func TestPartitionIOBehindTraining(t *testing.T) {
 	cases := []struct {
 		order    string
 		c, parts int
-	}{{"inside_out", 2, 4}, {"outside_in", 2, 4}, {"affinity", 2, 4}, {"random", 2, 4}, {"buffer", 2, 4},
-		{"inside_out", 3, 5}, {"buffer", 4, 6}}
+		neg      string
+	}{{"inside_out", 2, 4, "bucket"}, {"outside_in", 2, 4, "bucket"}, {"affinity", 2, 4, "bucket"}, {"random", 2, 4, "bucket"},
+		{"buffer", 2, 4, "bucket"}, {"inside_out", 3, 5, "bucket"}, {"buffer", 4, 6, "bucket"}, {"buffer", 4, 6, "buffer"}}
 	for _, tc := range cases {
 		order := tc.order
-		t.Run(fmt.Sprintf("%s/c=%d", order, tc.c), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/c=%d/negatives=%s", order, tc.c, tc.neg), func(t *testing.T) {
 			dir := t.TempDir()
-			fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\n", tc.c), tc.parts)
+			fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\nnegatives = %q\n", tc.c, tc.neg), tc.parts)
 			final := map[string]string{}
 			var saved []int64
 			for _, every := range []int{1, 3, 0} {

@@ -262,8 +262,8 @@ func TestInterruptBetweenCommits(t *testing.T) {
 	for _, tc := range []struct {
 		order, extra string
 		c, parts     int
-	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}} {
-		t.Run(fmt.Sprintf("%s/c=%d%s", tc.order, tc.c, tc.extra), func(t *testing.T) {
+	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}, {"buffer", "negatives = \"buffer\"\n", 4, 6}} {
+		t.Run(fmt.Sprintf("%s/c=%d/%s", tc.order, tc.c, strings.NewReplacer("\n", "", `"`, "", " ", "").Replace(tc.extra)), func(t *testing.T) {
 			interruptBetweenCommits(t, tc.order, tc.extra, tc.c, tc.parts)
 		})
 	}

@@ -388,6 +388,7 @@ func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos P
 // each, on the shared tables (invariant 2). It returns the summed loss and
 // the number of trained edges.
 func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, int, error) {
+	pools := t.negativePools()
 	losses := make([]float64, pb.Workers())
 	counts := make([]int, pb.Workers())
 	var stopped atomic.Bool
@@ -402,10 +403,15 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 					stopped.Store(true)
 					return
 				}
-				L, R := t.batchTables(pb, bt.Rows, &b)
+				L, R, lt, rt := t.batchTables(pb, bt.Rows, &b)
 				rng := mix.Rand(t.cfg.Seed, tagNegatives, uint64(pb.Epoch), uint64(pb.EdgeSet), uint64(pb.Chunk),
 					uint64(pb.Bucket.Lhs), uint64(pb.Bucket.Rhs), uint64(w), uint64(bt.Index))
-				st := mw.Step(b, L, R, rng)
+				var st model.Stats
+				if pools != nil {
+					st = mw.StepPools(b, L, R, pools[lt], pools[rt], rng)
+				} else {
+					st = mw.Step(b, L, R, rng)
+				}
 				losses[w] += st.Loss
 				counts[w] += st.Count
 				if t.opts.Edges != nil {
@@ -426,15 +432,15 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 		loss += losses[w]
 		n += counts[w]
 	}
-	for _, k := range t.needed(pb.Bucket) {
+	for _, k := range t.changes(pb.Bucket) {
 		t.dirty[k] = true
 	}
 	return loss, n, nil
 }
 
 // batchTables fills b with the columns of rows and returns the tables of
-// its lhs and rhs entities.
-func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) (L, R *model.Table) {
+// its lhs and rhs entities, and their entity types.
+func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) (L, R *model.Table, lt, rt int) {
 	e := pb.Data()
 	b.Lhs, b.Rhs, b.Rel, b.Weight = b.Lhs[:0], b.Rhs[:0], b.Rel[:0], b.Weight[:0]
 	for _, x := range rows {
@@ -452,7 +458,26 @@ func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) 
 	if !t.cfg.DynamicRelations {
 		rc = t.cfg.Relations[b.Rel[0]]
 	}
-	L = t.tables[tableKey{t.typeIdx[rc.Lhs], partOf(t.cfg, rc.Lhs, pb.Bucket.Lhs)}]
-	R = t.tables[tableKey{t.typeIdx[rc.Rhs], partOf(t.cfg, rc.Rhs, pb.Bucket.Rhs)}]
-	return L, R
+	lt, rt = t.typeIdx[rc.Lhs], t.typeIdx[rc.Rhs]
+	L = t.tables[tableKey{lt, partOf(t.cfg, rc.Lhs, pb.Bucket.Lhs)}]
+	R = t.tables[tableKey{rt, partOf(t.cfg, rc.Rhs, pb.Bucket.Rhs)}]
+	return L, R, lt, rt
+}
+
+// negativePools returns, with negatives = "buffer", each entity type's
+// pool of uniform negatives: its resident partitions in partition order
+// (the buffer's content, buffer.go); nil with negatives = "bucket".
+func (t *Trainer) negativePools() map[int]*model.Pool {
+	if !t.cfg.BufferNegatives() {
+		return nil
+	}
+	pools := map[int]*model.Pool{}
+	for _, k := range t.res.keys() {
+		var tabs []*model.Table
+		if p := pools[k.typ]; p != nil {
+			tabs = p.Tabs
+		}
+		pools[k.typ] = model.NewPool(append(tabs, t.tables[k]))
+	}
+	return pools
 }
