@@ -25,12 +25,12 @@ type Worker struct {
 	gl, gr     rowGrads
 	usedRels   []int
 	scratch    []float32
-	ahead      int      // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
-	late       bool     // every row takes its step after the batch (no early updates: early.go)
-	drawn      []uint32 // the batch's uniform negatives, drawn up front
+	ahead      int       // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
+	late       bool      // every row takes its step after the batch (no early updates: early.go)
+	drawn      []uint32  // the batch's uniform negatives, drawn up front
 	pools      [2]*Pool  // lhs and rhs pools of buffer negatives (StepPools), nil: the side's own table
 	farDraws   []farDraw // drawn negatives of other tables than the side's own (pool.go)
-	earlyRows  int      // rows updated early, for tests
+	earlyRows  int       // rows updated early, for tests
 
 	// Per chunk.
 	u, v, cand, t, f, df, dt, dcand, dx []float32
