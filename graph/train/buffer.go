@@ -160,7 +160,7 @@ func (t *Trainer) admitAt(pos Position, b graph.Bucket) (loaded, evicted []table
 func (t *Trainer) replayResidency(pos Position) {
 	l, r := t.plan.Shape()
 	t.res = newResidency(t.res.c)
-	for p := (Position{}); ; p = t.advance(p, l*r) {
+	for p := (Position{}); p.Epoch <= pos.Epoch && p.Epoch < t.cfg.NumEpochs; p = t.advance(p, l*r) {
 		t.admitAt(p, t.bucketAt(p))
 		if p == pos {
 			return
