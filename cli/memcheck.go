@@ -158,9 +158,9 @@ func chooseBuffer(cfg *config.Config, store train.Store, from string) (bool, err
 	if cfg.PartitionBuffer != 0 || budget == 0 {
 		return false, nil
 	}
-	c, _, err := train.FitBuffer(cfg, store, budget, from)
-	if err != nil {
-		return false, err
+	c, pr, err := train.FitBuffer(cfg, store, budget, from)
+	if err != nil || !pr.Fits() {
+		return false, err // nothing fits: the default, which the budget check refuses
 	}
 	cfg.PartitionBuffer = c
 	return true, nil
