@@ -87,13 +87,21 @@ func withCheckpoint(t *testing.T, path, ckpt, extra string) (string, *config.Con
 // (SIGKILL) at random moments and restarted until it finishes; its final
 // checkpoint equals, file digest for file digest, an uninterrupted run's
 // (one worker: deterministic, invariant 2). BATCHPREP_KILL_ROUNDS sets
-// how many kills (default 4).
+// how many kills (default 4). Also with the buffer order, a buffer of 4
+// and buffer negatives at P = 6 (the buffer's content is replayed).
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	t.Run("affinity/P=2", func(t *testing.T) { killAndResume(t, resumeSettings, 2, 200) })
+	buffered := strings.Replace(resumeSettings, `bucket_order = "affinity"`,
+		"bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = \"buffer\"", 1)
+	t.Run("buffer/P=6/c=4", func(t *testing.T) { killAndResume(t, buffered, 6, 1200) })
+}
+
+func killAndResume(t *testing.T, settings string, parts, edges int) {
 	dir := t.TempDir()
-	cfg := fixture(t, dir, ringEdges(200), resumeSettings, 2)
+	cfg := fixture(t, dir, ringEdges(edges), settings, parts)
 	base := filepath.Join(dir, "config.toml")
 	tr, err := train.New(cfg, openStore(t, cfg), train.Options{})
 	if err != nil {
