@@ -255,8 +255,8 @@ func TestCorruptCheckpointRefused(t *testing.T) {
 	}
 }
 
-// Invariant 4 with a commit every P buckets (the default, W6; P = 4 with a
-// buffer of 2, P = 6 with a buffer of 4 and the buffer order):
+// Invariant 4 with a commit every P x c/2 buckets (the default, W6; P = 4
+// with a buffer of 2, P = 6 with a buffer of 4 and the buffer order):
 // a run whose context is canceled at various batches stops with a
 // committed checkpoint that equals, digest for digest, the uninterrupted
 // run's state after the same bucket (a run that commits after every
@@ -278,6 +278,7 @@ func TestInterruptBetweenCommits(t *testing.T) {
 }
 
 func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
+	every := parts * max(c/2, 1) // the default commit interval
 	dir := t.TempDir()
 	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\n", c)+extra, parts)
 	base := filepath.Join(dir, "config.toml")
@@ -297,7 +298,7 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 	}
 	final := digestLine(ref.Manifest(), false)
 	offSchedule, onSchedule := 0, 0
-	for _, stopAt := range []int{3, 11, 19, 26, 40, 57} {
+	for _, stopAt := range []int{3, 11, 19, 26, 40, 57, 75, 101} {
 		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
 		st := openStore(t, cfg)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -325,9 +326,9 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 				t.Errorf("stop at batch %d: checkpoint of %d buckets differs from the state after bucket %d:\n%s\n%s", stopAt, man.Buckets, man.Buckets, got, after[man.Buckets])
 			}
 			if man.Seq >= man.Buckets {
-				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every %d", stopAt, man.Seq, man.Buckets, parts)
+				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every %d", stopAt, man.Seq, man.Buckets, every)
 			}
-			if man.Buckets%int64(parts) == 0 {
+			if man.Buckets%int64(every) == 0 {
 				onSchedule++
 			} else {
 				offSchedule++
@@ -365,6 +366,6 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 		t.Errorf("a cancel in the last batch: %v, done %v", err, tr.Manifest().Done)
 	}
 	if offSchedule == 0 || onSchedule == 0 {
-		t.Errorf("%d stops committed off the every-%d schedule, %d on it: want some of both", offSchedule, parts, onSchedule)
+		t.Errorf("%d stops committed off the every-%d schedule, %d on it: want some of both", offSchedule, every, onSchedule)
 	}
 }
