@@ -123,10 +123,15 @@ func checkTrainBudget(env *Env, cfg *config.Config, store train.Store, from stri
 // budget (see trainBudget) and the free space of checkpoint_path; refusal
 // says why train would not start (nil: it would).
 func predictTrain(cfg *config.Config, store train.Store, from string) (pr *train.Prediction, refusal, err error) {
+	chosen, err := chooseBuffer(cfg, store, from)
+	if err != nil {
+		return nil, nil, err
+	}
 	budget, from := trainBudget(cfg, from)
 	if pr, err = train.Predict(cfg, store, budget, from); err != nil {
 		return nil, nil, err
 	}
+	pr.BufferFit = chosen
 	if refusal = train.CheckBudget(cfg, store, pr); refusal != nil && !errors.Is(refusal, train.ErrBudget) {
 		return nil, nil, refusal
 	}
@@ -138,4 +143,21 @@ func predictTrain(cfg *config.Config, store train.Store, from string) (pr *train
 		refusal = train.CheckDisk(cfg, pr, free)
 	}
 	return pr, refusal, nil
+}
+
+// chooseBuffer sets partition_buffer, when the config leaves it unset and
+// a memory limit is given (memory_limit or --memory-limit, named by from),
+// to the largest buffer that fits the limit (train.FitBuffer); the
+// prediction then says it was chosen. It reports whether it chose.
+func chooseBuffer(cfg *config.Config, store train.Store, from string) (bool, error) {
+	budget := cfg.MemoryLimitBytes()
+	if cfg.PartitionBuffer != 0 || budget == 0 {
+		return false, nil
+	}
+	c, pr, err := train.FitBuffer(cfg, store, budget, from)
+	if err != nil || !pr.Fits() {
+		return false, err // nothing fits: the default, which the budget check refuses
+	}
+	cfg.PartitionBuffer = c
+	return true, nil
 }

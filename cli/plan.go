@@ -125,10 +125,7 @@ func runPlan(env *Env, args []string) error {
 	}
 	defer closeStore()
 	if trainIO {
-		if err := printTrainIO(env, cfg, r); err != nil {
-			return err
-		}
-		return planMemory(env, cfg, r, *memLimit)
+		return planTrain(env, cfg, r, *memLimit)
 	}
 	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
 	if err != nil {
@@ -239,6 +236,9 @@ func printTrainIO(env *Env, cfg *config.Config, r graph.Reader) error {
 	}
 	fmt.Fprintf(env.Stdout, "train from no checkpoint, %s order, dimension %d, a checkpoint commit every %s: partition files of %d B header + 4 B x (dimension + 1) per entity\n",
 		cfg.BucketOrder, cfg.Dimension, plural.Count(cfg.CheckpointEvery(), "bucket"), train.TableFileBytes(0, cfg.Dimension))
+	if err := printBufferLoads(env.Stdout, cfg, r); err != nil {
+		return err
+	}
 	var sum train.EpochIO
 	for _, e := range epochs {
 		fmt.Fprintln(env.Stdout, epochDiskLine(e))
@@ -249,6 +249,22 @@ func printTrainIO(env *Env, cfg *config.Config, r graph.Reader) error {
 	}
 	_, err = fmt.Fprintf(env.Stdout, "total disk: read %d B (%s) in %s, wrote %d B (%s) in %s\n", sum.LoadBytes, humanBytes(sum.LoadBytes),
 		plural.Count(sum.Loads, "partition load"), sum.SaveBytes, humanBytes(sum.SaveBytes), plural.Count(sum.Saves, "partition save"))
+	return err
+}
+
+// printBufferLoads prints the partition loads of the first pass's order
+// with the run's buffer of c partitions per type (bucket.BufferLoads:
+// Belady eviction, starting empty, lhs and rhs partition p one partition)
+// beside the fewest any order could cause (bucket.LowerBound).
+func printBufferLoads(w io.Writer, cfg *config.Config, r graph.Reader) error {
+	p, err := plan.New(r, plan.OptionsFromConfig(cfg))
+	if err != nil {
+		return err
+	}
+	l, rr := p.Shape()
+	c := cfg.Buffer()
+	_, err = fmt.Fprintf(w, "partition buffer of %d: %s in the first pass's order (lower bound %d for any order of the %dx%d buckets)\n",
+		c, plural.Count(bucket.BufferLoads(p.Order(0, 0, 0), c), "partition load"), bucket.LowerBound(l, rr, c), l, rr)
 	return err
 }
 
@@ -444,8 +460,8 @@ func (s *textSink) flush() error {
 		}
 		sb.WriteString("\n")
 	}
-	fmt.Fprintf(&sb, "partition loads: %d (counting the first bucket's loads; lhs and rhs partition p are the same partition)\n\n",
-		bucket.Loads(s.order))
+	fmt.Fprintf(&sb, "partition loads: %d (counting the first bucket's loads; lhs and rhs partition p are the same partition); with a buffer of %d: %d (lower bound %d)\n\n",
+		bucket.Loads(s.order), o.Buffer(), bucket.BufferLoads(s.order, o.Buffer()), bucket.LowerBound(l, rr, o.Buffer()))
 	s.started, s.batches, s.edges = false, 0, 0
 	_, err := io.WriteString(s.w, sb.String())
 	return err

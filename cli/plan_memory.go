@@ -12,9 +12,11 @@ import (
 // memory and disk instead of simulating trainers.
 func (d *planDist) predictsMemory() bool { return *d.simulate && *d.trainers == 0 }
 
-// planMemory prints what train would predict before starting on cfg's
-// store, and whether it would start.
-func planMemory(env *Env, cfg *config.Config, r graph.Reader, limit string) error {
+// planTrain prints train's predicted disk traffic (printTrainIO), then
+// what train would predict of its memory before starting on cfg's store,
+// and whether it would start. With a memory limit and no partition_buffer,
+// the buffer is the largest that fits, for both.
+func planTrain(env *Env, cfg *config.Config, r graph.Reader, limit string) error {
 	store, ok := r.(train.Store)
 	if !ok {
 		return fmt.Errorf("plan --simulate: the store of %s has no entity counts", cfg.EntityPath)
@@ -26,6 +28,18 @@ func planMemory(env *Env, cfg *config.Config, r graph.Reader, limit string) erro
 		}
 		cfg.MemoryLimit, from = limit, "--memory-limit"
 	}
+	if cfg.PartitionBuffer == 0 && cfg.MemoryLimitBytes() > 0 {
+		if err := cfg.ValidateTraining(); err != nil {
+			return err
+		}
+	}
+	chosen, err := chooseBuffer(cfg, store, from)
+	if err != nil {
+		return err
+	}
+	if err := printTrainIO(env, cfg, r); err != nil {
+		return err
+	}
 	if err := cfg.ValidateTraining(); err != nil {
 		return err
 	}
@@ -33,6 +47,7 @@ func planMemory(env *Env, cfg *config.Config, r graph.Reader, limit string) erro
 	if err != nil {
 		return err
 	}
+	pr.BufferFit = pr.BufferFit || chosen
 	fmt.Fprint(env.Stdout, pr)
 	if refusal != nil {
 		fmt.Fprintf(env.Stdout, "train would refuse to start: %s\n", oneprefix("train", refusal.Error()))

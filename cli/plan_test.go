@@ -81,8 +81,17 @@ func runPlanArgs(t *testing.T, ctx context.Context, args ...string) (string, str
 // The JSONL contract of SPEC B4 (the field set check.py checks), and
 // coverage: each epoch lists all 145 ordinals once, trained or held out.
 func TestPlanJSONL(t *testing.T) {
+	for _, order := range []string{"affinity", "buffer"} {
+		t.Run(order, func(t *testing.T) { planJSONL(t, "--set", "bucket_order="+order, "--set", "partition_buffer=3") })
+	}
+}
+
+// bufferSets are the --set flags of the buffer order with a buffer of 3.
+var bufferSets = []string{"--set", "bucket_order=buffer", "--set", "partition_buffer=3"}
+
+func planJSONL(t *testing.T, sets ...string) {
 	cfg := planFixture(t, "")
-	out, _, err := runPlanArgs(t, nil, "--config", cfg, "--format", "jsonl")
+	out, _, err := runPlanArgs(t, nil, append([]string{"--config", cfg, "--format", "jsonl"}, sets...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +143,13 @@ func TestPlanJSONL(t *testing.T) {
 // are the uninterrupted output, the interrupted bucket repeated once with
 // "resumed":true.
 func TestPlanResume(t *testing.T) {
+	t.Run("affinity", func(t *testing.T) { planResume(t) })
+	t.Run("buffer", func(t *testing.T) { planResume(t, bufferSets...) })
+}
+
+func planResume(t *testing.T, sets ...string) {
 	cfg := planFixture(t, "")
-	full, _, err := runPlanArgs(t, nil, "--config", cfg)
+	full, _, err := runPlanArgs(t, nil, append([]string{"--config", cfg}, sets...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +158,7 @@ func TestPlanResume(t *testing.T) {
 		var got []string
 		os.Remove(state)
 		for round := 0; ; round++ {
-			args := []string{"--config", cfg, "--max-batches", itoa(n), "--state-out", state}
+			args := append([]string{"--config", cfg, "--max-batches", itoa(n), "--state-out", state}, sets...)
 			if round > 0 {
 				args = append(args, "--state-in", state)
 			}

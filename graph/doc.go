@@ -5,7 +5,7 @@
 //	config     PBG-compatible configuration (TOML, JSON or PBG's Python), defaults, validation
 //	edgestore  the on-disk format: entity dictionaries and one file per bucket
 //	importer   edge lists (TSV/CSV/space) to an edge store
-//	bucket     bucket orders: random, affinity, inside_out, outside_in
+//	bucket     bucket orders: random, affinity, inside_out, outside_in, buffer
 //	plan       the loop epoch > edge set > chunk > bucket: holdout, shuffle,
 //	           worker shares, batches, and a resumable state
 //	train      embeddings trained on the plan: Hogwild workers, partition

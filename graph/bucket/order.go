@@ -16,17 +16,33 @@ const (
 )
 
 // Names lists the orders in a fixed order.
-var Names = []string{Random, Affinity, InsideOut, OutsideIn}
+var Names = []string{Random, Affinity, InsideOut, OutsideIn, Buffer}
+
+// DefaultBuffer is the buffer size c of Make: two partitions, PBG's.
+const DefaultBuffer = 2
 
 // ErrUnknownOrder is returned (wrapped) for an order name not in Names.
 var ErrUnknownOrder = fmt.Errorf("bucket: unknown bucket order")
 
-// Make returns the order called name over an l x r grid, drawing from rng.
+// Make returns the order called name over an l x r grid, drawing from
+// rng, for a buffer of DefaultBuffer partitions.
 func Make(name string, l, r int, rng *rand.Rand) ([]graph.Bucket, error) {
+	return MakeBuffered(name, l, r, DefaultBuffer, rng)
+}
+
+// MakeBuffered returns the order called name over an l x r grid, drawing
+// from rng, for a buffer of c >= 2 partitions (only the buffer order
+// depends on c).
+func MakeBuffered(name string, l, r, c int, rng *rand.Rand) ([]graph.Bucket, error) {
 	if l < 1 || r < 1 {
 		return nil, fmt.Errorf("bucket: shape %dx%d: both sides need at least one partition", l, r)
 	}
+	if c < 2 {
+		return nil, fmt.Errorf("bucket: partition_buffer = %d: must be >= 2", c)
+	}
 	switch name {
+	case Buffer:
+		return BufferOrder(l, r, c, rng), nil
 	case Random:
 		return RandomOrder(l, r, rng), nil
 	case Affinity:
@@ -36,7 +52,7 @@ func Make(name string, l, r int, rng *rand.Rand) ([]graph.Bucket, error) {
 	case InsideOut:
 		return InsideOutOrder(l, r, rng), nil
 	}
-	return nil, fmt.Errorf("%w %q (want random, affinity, inside_out or outside_in)", ErrUnknownOrder, name)
+	return nil, fmt.Errorf("%w %q (want random, affinity, inside_out, outside_in or buffer)", ErrUnknownOrder, name)
 }
 
 // Lexicographic returns (0,0), (0,1), ..., (l-1,r-1).

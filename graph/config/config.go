@@ -55,6 +55,16 @@ type Config struct {
 	// (DefaultCheckpointBuckets), 1 a commit after every bucket. It does
 	// not change what is trained. Omitted from Canonical when 0.
 	CheckpointBuckets int `json:"checkpoint_buckets,omitempty" toml:"checkpoint_buckets"`
+	// PartitionBuffer (ours) is c, the partitions of each entity type a
+	// training run holds at once (>= 2); 0 means unset: 2, PBG's, or with
+	// a memory budget the largest c that fits (train.FitBuffer). Omitted
+	// from Canonical when 0.
+	PartitionBuffer int `json:"partition_buffer,omitempty" toml:"partition_buffer"`
+	// Negatives (ours) is where uniform negatives come from: "bucket" (the
+	// bucket's own partitions, PBG's) or "buffer" (every resident
+	// partition of the entity type, by size); "" means "bucket". Omitted
+	// from Canonical when empty.
+	Negatives string `json:"negatives,omitempty" toml:"negatives"`
 
 	// Training keys (used by a later issue; loaded and validated now).
 	Dimension          int      `json:"dimension" toml:"dimension"`

@@ -31,7 +31,7 @@ var topDocs = map[string]keyDoc{
 	"num_epochs":                       {"plan", "Passes over every training edge set (`edge_roles`)."},
 	"num_edge_chunks":                  {"plan", "Chunks each bucket is cut into (unset: the fewest that keep every chunk within `max_edges_per_chunk`)."},
 	"max_edges_per_chunk":              {"plan", "Largest edge count of a chunk of a bucket, when `num_edge_chunks` is unset."},
-	"bucket_order":                     {"plan", "Order of the buckets in a pass: `random`, `affinity`, `inside_out` or `outside_in` (docs/bucket-orders.md)."},
+	"bucket_order":                     {"plan", "Order of the buckets in a pass: `random`, `affinity`, `inside_out`, `outside_in` or `buffer` (for a buffer of `partition_buffer` partitions; docs/bucket-orders.md)."},
 	"workers":                          {"plan", "Hogwild workers a bucket's edges are split among (unset: the number of CPUs; the shares depend on it, so set it to reproduce a plan elsewhere)."},
 	"batch_size":                       {"plan", "Edges per batch."},
 	"eval_fraction":                    {"plan", "Fraction of each bucket's edges held out for evaluation, in [0, 1)."},
@@ -71,7 +71,9 @@ var topDocs = map[string]keyDoc{
 	"background_io":                           {"distributed", "Deprecated in PBG."},
 	"verbose":                                 {"distributed", "PBG's log verbosity."},
 
-	"checkpoint_buckets": {"resources", "Buckets a single-process `train` trains between two checkpoint commits (0 or unset: the largest `num_partitions`; 1: after every bucket, the most writes). Epoch ends, the run's end and Ctrl-C or SIGTERM also commit. A partition leaving memory is always written, one that stays only at commits. Training does not depend on it; distributed ranks commit every bucket. docs/training.md, \"Checkpoints\"."},
+	"checkpoint_buckets": {"resources", "Buckets a single-process `train` trains between two checkpoint commits (0 or unset: the largest `num_partitions` times `partition_buffer`/2; 1: after every bucket, the most writes). Epoch ends, the run's end and Ctrl-C or SIGTERM also commit. A partition leaving memory is always written, one that stays only at commits. Training does not depend on it; distributed ranks commit every bucket. docs/training.md, \"Checkpoints\"."},
+	"partition_buffer":   {"resources", "Partitions of each entity type a training run holds at once, at least 2 (unset: 2, PBG's; with a memory budget, the largest that fits, printed by `train` and `plan --simulate`). A bucket trains when both its partitions are resident; the one leaving is the one used furthest ahead. `bucket_order = \"buffer\"` orders the buckets for it; `train --set partition_buffer=4`. docs/training.md, \"The partition buffer\"."},
+	"negatives":          {"training", "batchprep's: where uniform negatives come from: `bucket` (the bucket's own partitions, PBG's) or `buffer` (every resident partition of the entity type, weighted by its size). Batch negatives are the same either way (unset: `bucket`)."},
 	"memory_limit":       {"resources", "Memory a training run may use, as a size: `2GiB`, `512MiB`, `1.5GB`, or bytes (unset: the machine's memory). `train` predicts its peak from the config and the store and refuses a run that does not fit, naming the smallest `num_partitions` that would; the Go heap is held under it while training. `train --memory-limit` overrides it."},
 }
 

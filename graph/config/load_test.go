@@ -59,14 +59,15 @@ func TestPBGDumpLoads(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true, "checkpoint_buckets": true} // batchprep's keys, not PBG's
+	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true, "checkpoint_buckets": true,
+		"partition_buffer": true, "negatives": true} // batchprep's keys, not PBG's
 	for _, k := range KnownKeys() {
 		if _, ok := m[k]; !ok && !ours[k] {
 			t.Errorf("testdata/pbg_full.json lacks known key %q", k)
 		}
 	}
 	if len(m) != len(KnownKeys())-len(ours) {
-		t.Errorf("testdata has %d keys, schema %d (+seed, edge_roles, memory_limit, checkpoint_buckets)", len(m), len(KnownKeys()))
+		t.Errorf("testdata has %d keys, schema %d (+ batchprep's %d)", len(m), len(KnownKeys()), len(ours))
 	}
 	if c.Dimension != 200 || c.BucketOrder != "affinity" || c.Comparator != "dot" || c.LossFn != "softmax" ||
 		c.NumUniformNegs != 1000 || c.EvalFraction != 0 || c.EvalNumUniformNegs != nil || *c.EvalNumBatchNegs != 1000 || c.NumEdgeChunks != nil || len(c.EdgePaths) != 2 ||
@@ -135,6 +136,9 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"foo = 1\n", "foo", "unknown key"},
 		{"bucket_order = \"zigzag\"\n", "bucket_order", `"zigzag" is not one of random, affinity, inside_out, outside_in`},
 		{"num_epochs = \"x\"\n", "num_epochs", "want an integer"},
+		{"partition_buffer = 1\n", "partition_buffer", ">= 2"},
+		{"partition_buffer = -3\n", "partition_buffer", ">= 2"},
+		{"negatives = \"all\"\n", "negatives", `"all" is not one of bucket, buffer`},
 		{"num_epochs = -1\n", "num_epochs", ">= 0"},
 		{"batch_size = 0\n", "batch_size", ">= 1"},
 		{"eval_fraction = 1.0\n", "eval_fraction", "[0, 1)"},

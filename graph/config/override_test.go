@@ -23,17 +23,19 @@ rhs = "node"
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := WithOverrides(c, []string{"dimension=400", "lr=0.1", "relations.0.operator=complex_diagonal", "entities.node.num_partitions=4", "comparator=dot"})
+	o, err := WithOverrides(c, []string{"dimension=400", "lr=0.1", "relations.0.operator=complex_diagonal", "entities.node.num_partitions=4", "comparator=dot",
+		"partition_buffer=4", "negatives=buffer", "bucket_order=buffer"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Dimension != 400 || o.Lr != 0.1 || o.Relations[0].Operator != "complex_diagonal" || o.Entities["node"].NumPartitions != 4 || o.Comparator != "dot" {
+	if o.Dimension != 400 || o.Lr != 0.1 || o.Relations[0].Operator != "complex_diagonal" || o.Entities["node"].NumPartitions != 4 || o.Comparator != "dot" ||
+		o.Buffer() != 4 || !o.BufferNegatives() || o.BucketOrder != "buffer" {
 		t.Fatalf("overrides not applied: %+v", o)
 	}
 	if c.Dimension == 400 {
 		t.Fatal("the original config changed")
 	}
-	for _, bad := range []string{"batch_size=-3", "relations.5.operator=x", "nokey", "bucket_order=sideways"} {
+	for _, bad := range []string{"batch_size=-3", "relations.5.operator=x", "nokey", "bucket_order=sideways", "partition_buffer=1"} {
 		_, err := WithOverrides(c, []string{bad})
 		if err == nil {
 			t.Errorf("%s: no error", bad)

@@ -57,6 +57,8 @@ var topKeys = map[string]field{
 	"seed":                             {kind: kUint},
 	"memory_limit":                     {kind: kString},
 	"checkpoint_buckets":               {kind: kInt},
+	"partition_buffer":                 {kind: kInt},
+	"negatives":                        {kind: kString},
 
 	"dimension":             {kind: kInt},
 	"init_scale":            {kind: kFloat},

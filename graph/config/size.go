@@ -51,7 +51,9 @@ func (c *Config) MemoryLimitBytes() uint64 {
 
 // CheckpointEvery is the number of buckets a single-process run trains
 // between checkpoint commits: checkpoint_buckets when set, otherwise the
-// largest num_partitions of any entity type (at least 1).
+// largest num_partitions of any entity type (at least 1) times c/2 for a
+// partition buffer of c (Buffer): a commit writes every changed resident
+// partition, so a larger buffer commits less often.
 func (c *Config) CheckpointEvery() int {
 	if c.CheckpointBuckets > 0 {
 		return c.CheckpointBuckets
@@ -60,5 +62,22 @@ func (c *Config) CheckpointEvery() int {
 	for _, e := range c.Entities {
 		k = max(k, e.NumPartitions)
 	}
-	return k
+	return k * max(c.Buffer()/2, 1)
 }
+
+// DefaultPartitionBuffer is partition_buffer when unset and no memory
+// budget chooses it: PBG's two partitions per entity type.
+const DefaultPartitionBuffer = 2
+
+// Buffer is c, the partitions of each entity type held at once:
+// partition_buffer when set, else DefaultPartitionBuffer.
+func (c *Config) Buffer() int {
+	if c.PartitionBuffer >= 2 {
+		return c.PartitionBuffer
+	}
+	return DefaultPartitionBuffer
+}
+
+// BufferNegatives reports whether uniform negatives are drawn from every
+// resident partition (negatives = "buffer").
+func (c *Config) BufferNegatives() bool { return c.Negatives == "buffer" }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,13 @@ rhs = "m"
 	c, err := Parse([]byte(base), "toml")
 	if err != nil || c.CheckpointEvery() != 8 || strings.Contains(string(c.Canonical()), "checkpoint_buckets") {
 		t.Errorf("unset checkpoint_buckets: %v, every %d, canonical %s", err, c.CheckpointEvery(), c.Canonical())
+	}
+	// A buffer of c commits every largest num_partitions x c/2 buckets.
+	for buf, want := range map[int]int{2: 8, 3: 8, 4: 16, 8: 32} {
+		c, err = Parse([]byte(fmt.Sprintf("partition_buffer = %d\n", buf)+base), "toml")
+		if err != nil || c.CheckpointEvery() != want {
+			t.Errorf("partition_buffer = %d: %v, every %d, want %d", buf, err, c.CheckpointEvery(), want)
+		}
 	}
 	c, err = Parse([]byte("checkpoint_buckets = 1\n"+base), "toml")
 	if err != nil || c.CheckpointEvery() != 1 {

@@ -9,7 +9,8 @@ import (
 
 // Allowed values of the enumerated keys.
 var (
-	BucketOrders = []string{"random", "affinity", "inside_out", "outside_in"}
+	BucketOrders = []string{"random", "affinity", "inside_out", "outside_in", "buffer"}
+	NegativesAll = []string{"bucket", "buffer"}
 	Operators    = []string{"none", "diagonal", "translation", "linear", "affine", "complex_diagonal"}
 	Comparators  = []string{"dot", "cos", "l2", "squared_l2"}
 	LossFns      = []string{"ranking", "logistic", "softmax"}
@@ -60,6 +61,14 @@ func (c *Config) Validate() error {
 	}
 	if c.CheckpointBuckets < 0 {
 		return keyErr("checkpoint_buckets", "must be >= 0 (0: the default, one commit per row of the bucket grid; 1: after every bucket), got %d", c.CheckpointBuckets)
+	}
+	if c.PartitionBuffer != 0 && c.PartitionBuffer < 2 {
+		return keyErr("partition_buffer", "must be >= 2 (partitions of a type held at once), got %d", c.PartitionBuffer)
+	}
+	if c.Negatives != "" {
+		if err := oneOf("negatives", c.Negatives, NegativesAll); err != nil {
+			return err
+		}
 	}
 	seen := map[string]int{}
 	for i, r := range c.Relations {

@@ -9,7 +9,8 @@ import "github.com/batchprep/batchprep/graph/config"
 func OptionsFromConfig(cfg *config.Config) Options {
 	o := Options{NumEpochs: cfg.NumEpochs, MaxEdgesPerChunk: cfg.MaxEdgesPerChunk,
 		BucketOrder: cfg.BucketOrder, Workers: cfg.NumWorkers(), BatchSize: cfg.BatchSize,
-		EvalFraction: cfg.EvalFraction, DynamicRelations: cfg.DynamicRelations, Seed: cfg.Seed}
+		EvalFraction: cfg.EvalFraction, DynamicRelations: cfg.DynamicRelations, Seed: cfg.Seed,
+		PartitionBuffer: cfg.Buffer()}
 	if cfg.EdgeRoles != nil {
 		o.EdgeSets = cfg.TrainingEdgeSets()
 	}

@@ -9,7 +9,9 @@
 // Every random choice is drawn from internal/mix streams keyed by a purpose
 // tag and the coordinates it may depend on (docs/determinism-graph.md):
 //
-//	bucket order   (seed, tagOrder, epoch, set, chunk)
+//	bucket order   (seed, tagOrder, epoch, set, chunk); the buffer order
+//	               also depends on PartitionBuffer (c), which the state's
+//	               fingerprint then records
 //	holdout        (seed, tagHoldout, set, chunk, lhs, rhs)         no epoch
 //	shuffle        (seed, tagShuffle, epoch, set, chunk, lhs, rhs [, block])
 //	relation pick  (seed, tagRelation, epoch, set, chunk, lhs, rhs, worker)

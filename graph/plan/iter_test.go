@@ -38,56 +38,59 @@ func walk(t *testing.T, p *Plan) []ev {
 // Invariants 3 and 4: every epoch covers each edge exactly once, trained or
 // held out; the holdout is the same in every epoch and never trained.
 func TestCoverageAndHoldout(t *testing.T) {
-	for _, dyn := range []bool{false, true} {
-		for _, chunks := range []int{0, 1, 3} {
-			g := testGraph(3, 2, 2, 40, 3, true, 1)
-			o := testOptions()
-			o.DynamicRelations, o.NumEdgeChunks, o.NumEpochs = dyn, chunks, 3
-			p := mustPlan(t, g, o)
-			type key struct{ set, ord int }
-			held := map[int]map[key]bool{}
-			trained := map[int]map[key]int{}
-			holdCount := map[[4]int]int{}
-			for _, e := range walk(t, p) {
-				r := e.rec
-				if held[r.Epoch] == nil {
-					held[r.Epoch], trained[r.Epoch] = map[key]bool{}, map[key]int{}
-				}
-				for _, x := range e.ords {
-					k := key{r.EdgeSet, int(x)}
-					if r.Kind == BucketRecord {
-						if held[r.Epoch][k] {
-							t.Fatalf("edge %v held out twice", k)
+	for _, order := range []string{"affinity", "buffer"} {
+		for _, dyn := range []bool{false, true} {
+			for _, chunks := range []int{0, 1, 3} {
+				g := testGraph(3, 2, 2, 40, 3, true, 1)
+				o := testOptions()
+				o.DynamicRelations, o.NumEdgeChunks, o.NumEpochs = dyn, chunks, 3
+				o.BucketOrder, o.PartitionBuffer = order, 2
+				p := mustPlan(t, g, o)
+				type key struct{ set, ord int }
+				held := map[int]map[key]bool{}
+				trained := map[int]map[key]int{}
+				holdCount := map[[4]int]int{}
+				for _, e := range walk(t, p) {
+					r := e.rec
+					if held[r.Epoch] == nil {
+						held[r.Epoch], trained[r.Epoch] = map[key]bool{}, map[key]int{}
+					}
+					for _, x := range e.ords {
+						k := key{r.EdgeSet, int(x)}
+						if r.Kind == BucketRecord {
+							if held[r.Epoch][k] {
+								t.Fatalf("edge %v held out twice", k)
+							}
+							held[r.Epoch][k] = true
+						} else {
+							trained[r.Epoch][k]++
 						}
-						held[r.Epoch][k] = true
-					} else {
-						trained[r.Epoch][k]++
+					}
+					if r.Kind == BucketRecord {
+						holdCount[[4]int{r.EdgeSet, r.Chunk, r.Bucket.Lhs, r.Bucket.Rhs}] = r.Edges
+						if got, want := len(e.ords), HoldoutCount(r.Edges, o.EvalFraction); got != want {
+							t.Fatalf("holdout of %d edges: %d, want %d", r.Edges, got, want)
+						}
 					}
 				}
-				if r.Kind == BucketRecord {
-					holdCount[[4]int{r.EdgeSet, r.Chunk, r.Bucket.Lhs, r.Bucket.Rhs}] = r.Edges
-					if got, want := len(e.ords), HoldoutCount(r.Edges, o.EvalFraction); got != want {
-						t.Fatalf("holdout of %d edges: %d, want %d", r.Edges, got, want)
+				total := 0
+				for s := range g.Sets {
+					for _, e := range g.Sets[s] {
+						total += e.Len()
 					}
 				}
-			}
-			total := 0
-			for s := range g.Sets {
-				for _, e := range g.Sets[s] {
-					total += e.Len()
-				}
-			}
-			for ep := 0; ep < o.NumEpochs; ep++ {
-				if len(held[ep])+len(trained[ep]) != total {
-					t.Fatalf("dyn=%v chunks=%d epoch %d: %d held + %d trained, want %d edges", dyn, chunks, ep, len(held[ep]), len(trained[ep]), total)
-				}
-				for k, c := range trained[ep] {
-					if c != 1 || held[ep][k] {
-						t.Fatalf("epoch %d edge %v trained %d times, held out %v", ep, k, c, held[ep][k])
+				for ep := 0; ep < o.NumEpochs; ep++ {
+					if len(held[ep])+len(trained[ep]) != total {
+						t.Fatalf("dyn=%v chunks=%d epoch %d: %d held + %d trained, want %d edges", dyn, chunks, ep, len(held[ep]), len(trained[ep]), total)
 					}
-				}
-				if fmt.Sprint(held[ep]) != fmt.Sprint(held[0]) {
-					t.Fatalf("holdout of epoch %d differs from epoch 0", ep)
+					for k, c := range trained[ep] {
+						if c != 1 || held[ep][k] {
+							t.Fatalf("epoch %d edge %v trained %d times, held out %v", ep, k, c, held[ep][k])
+						}
+					}
+					if fmt.Sprint(held[ep]) != fmt.Sprint(held[0]) {
+						t.Fatalf("holdout of epoch %d differs from epoch 0", ep)
+					}
 				}
 			}
 		}
@@ -257,7 +260,7 @@ func TestBatchShapes(t *testing.T) {
 func TestDeterminism(t *testing.T) {
 	defer func(old int) { blockTarget = old }(blockTarget)
 	blockTarget = 1 << 10
-	g := testGraph(1, 2, 1, 6000, 4, false, 5)
+	g := testGraph(3, 2, 1, 6000, 4, false, 5)
 	o := testOptions()
 	o.NumEpochs, o.BatchSize, o.Workers, o.NumRelations = 1, 1000, 2, 4
 	multi := false
@@ -267,6 +270,7 @@ func TestDeterminism(t *testing.T) {
 	if !multi {
 		t.Fatal("no bucket large enough for the blocked shuffle")
 	}
+	o.BucketOrder, o.PartitionBuffer = "buffer", 3
 	run := func(procs int, seed uint64) uint64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 		o.Seed = seed

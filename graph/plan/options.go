@@ -20,6 +20,9 @@ type Options struct {
 	DynamicRelations bool    // dynamic_relations
 	NumRelations     int     // len(relations); 0 = do not check relation ids
 	Seed             uint64  // seed
+	// PartitionBuffer is c, the partitions of a type held at once
+	// (partition_buffer); the buffer order depends on it. 0 means 2.
+	PartitionBuffer int
 	// EdgeSets are the store's edge sets the plan walks, in order (the
 	// train edge sets of edge_roles); nil walks every edge set. The plan's
 	// edge set s is the store's EdgeSets[s].
@@ -43,6 +46,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("plan: eval_fraction = %v: must be in [0, 1]", o.EvalFraction)
 	case o.NumRelations < 0:
 		return fmt.Errorf("plan: %d relations", o.NumRelations)
+	case o.PartitionBuffer != 0 && o.PartitionBuffer < 2:
+		return fmt.Errorf("plan: partition_buffer = %d: must be >= 2", o.PartitionBuffer)
 	case o.EdgeSets != nil && len(o.EdgeSets) == 0:
 		return fmt.Errorf("plan: no edge set to walk (edge_roles names no train edge set)")
 	}
@@ -51,5 +56,13 @@ func (o *Options) Validate() error {
 			return nil
 		}
 	}
-	return fmt.Errorf("plan: bucket_order = %q: want random, affinity, inside_out or outside_in", o.BucketOrder)
+	return fmt.Errorf("plan: bucket_order = %q: want random, affinity, inside_out, outside_in or buffer", o.BucketOrder)
+}
+
+// Buffer is c, PartitionBuffer or its default 2.
+func (o *Options) Buffer() int {
+	if o.PartitionBuffer >= 2 {
+		return o.PartitionBuffer
+	}
+	return 2
 }

@@ -120,7 +120,7 @@ func (p *Plan) StoreEdgeSet(s int) int { return p.src[s] }
 // Order returns the bucket order of pass (epoch, set, chunk).
 func (p *Plan) Order(epoch, set, chunk int) []graph.Bucket {
 	rng := mix.Rand(p.opts.Seed, tagOrder, uint64(epoch), uint64(set), uint64(chunk))
-	o, err := bucket.Make(p.opts.BucketOrder, p.l, p.rr, rng)
+	o, err := bucket.MakeBuffered(p.opts.BucketOrder, p.l, p.rr, p.opts.Buffer(), rng)
 	if err != nil {
 		panic(err) // Validate checked the name and New the shape
 	}
@@ -133,8 +133,17 @@ func (p *Plan) Fingerprint() Fingerprint {
 		Seed: p.opts.Seed, BucketOrder: p.opts.BucketOrder, NumEdgeChunks: p.chunks,
 		Workers: p.opts.Workers, BatchSize: p.opts.BatchSize, EvalFraction: p.opts.EvalFraction,
 		DynamicRelations: p.opts.DynamicRelations, Partitions: [2]int{p.l, p.rr},
-		EdgeSets: p.sets, Store: p.store,
+		EdgeSets: p.sets, Store: p.store, PartitionBuffer: p.orderBuffer(),
 	}
+}
+
+// orderBuffer is the buffer size the bucket order depends on: c for the
+// buffer order, 0 (none) for the others.
+func (p *Plan) orderBuffer() int {
+	if p.opts.BucketOrder == bucket.Buffer {
+		return p.opts.Buffer()
+	}
+	return 0
 }
 
 // Start returns the state of a plan that has not begun.

@@ -11,10 +11,18 @@ import (
 // uninterrupted run. A bucket interrupted mid-way is announced again with
 // Resumed set and otherwise identical.
 func TestResumeAtEveryBatch(t *testing.T) {
-	for _, dyn := range []bool{false, true} {
-		g := testGraph(2, 3, 2, 14, 3, true, 8)
+	cases := []struct {
+		dyn   bool
+		order string
+		c     int
+		l, r  int
+	}{{false, "affinity", 0, 2, 3}, {true, "affinity", 0, 2, 3}, {false, "buffer", 3, 4, 4}}
+	for _, tc := range cases {
+		dyn := tc.dyn
+		g := testGraph(tc.l, tc.r, 2, 14, 3, true, 8)
 		o := testOptions()
 		o.DynamicRelations, o.NumEdgeChunks, o.Workers, o.BatchSize = dyn, 2, 2, 3
+		o.BucketOrder, o.PartitionBuffer = tc.order, tc.c
 		p := mustPlan(t, g, o)
 		full := collect(t, mustIter(t, p, p.Start()), -1)
 		var batchAt []int // index in full of each batch record
@@ -102,6 +110,21 @@ func TestResumeMismatch(t *testing.T) {
 	}
 	if len(me.Fields) != 3 {
 		t.Errorf("fields %v, want 3", me.Fields)
+	}
+	// The buffer order depends on c: a state of c = 3 does not resume c = 4.
+	ob := o
+	ob.BucketOrder, ob.PartitionBuffer = "buffer", 3
+	sb, err := DecodeState(mustPlan(t, g, ob).Start().Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob.PartitionBuffer = 4
+	if _, err := mustPlan(t, g, ob).Iter(*sb); err == nil || !strings.Contains(err.Error(), "partition_buffer: state 3, plan 4") {
+		t.Fatalf("another partition_buffer accepted: %v", err)
+	}
+	// With another order, c does not change the plan: not recorded.
+	if st.Fingerprint.PartitionBuffer != 0 || strings.Contains(string(st.Encode()), "partition_buffer") {
+		t.Fatalf("partition_buffer recorded for the affinity order: %s", st.Encode())
 	}
 	// Other store content.
 	g2 := testGraph(2, 2, 1, 10, 3, false, 10)

@@ -45,6 +45,9 @@ type Fingerprint struct {
 	Partitions       [2]int  `json:"partitions"`
 	EdgeSets         int     `json:"edge_sets"`
 	Store            string  `json:"store"`
+	// PartitionBuffer is c when the bucket order depends on it (the
+	// buffer order), else 0 and omitted.
+	PartitionBuffer int `json:"partition_buffer,omitempty"`
 }
 
 // State is a plan's resumable state: small, versioned JSON.
@@ -88,6 +91,7 @@ func (f Fingerprint) Diff(g Fingerprint) error {
 	add("partitions", f.Partitions, g.Partitions)
 	add("edge_sets", f.EdgeSets, g.EdgeSets)
 	add("store", f.Store, g.Store)
+	add("partition_buffer", f.PartitionBuffer, g.PartitionBuffer)
 	if d == nil {
 		return nil
 	}
@@ -125,6 +129,7 @@ type rawState struct {
 		Partitions       *[2]int  `json:"partitions"`
 		EdgeSets         *int     `json:"edge_sets"`
 		Store            *string  `json:"store"`
+		PartitionBuffer  *int     `json:"partition_buffer"`
 	} `json:"fingerprint"`
 }
 
@@ -183,6 +188,12 @@ func DecodeState(data []byte) (*State, error) {
 	s.Fingerprint.Seed, s.Fingerprint.BucketOrder = *f.Seed, *f.BucketOrder
 	s.Fingerprint.EvalFraction, s.Fingerprint.DynamicRelations = *f.EvalFraction, *f.DynamicRelations
 	s.Fingerprint.Partitions, s.Fingerprint.Store = *f.Partitions, *f.Store
+	if f.PartitionBuffer != nil {
+		if *f.PartitionBuffer < 2 {
+			return nil, bad("fingerprint.partition_buffer = %d: must be >= 2 when present", *f.PartitionBuffer)
+		}
+		s.Fingerprint.PartitionBuffer = *f.PartitionBuffer
+	}
 	return s, nil
 }
 

@@ -47,7 +47,9 @@ type Prediction struct {
 
 	Dim           int
 	Resident      int    // partitions in memory at once (residentPartitions)
-	PartBytes     uint64 // the bucket's partitions: the two largest per type, embeddings and Adagrad state
+	PartBytes     uint64 // the partition buffer: the c largest partitions per type, embeddings and Adagrad state
+	Buffer        int    // c, partition_buffer
+	BufferFit     bool   // c was chosen as the largest that fits the budget (FitBuffer)
 	Partitioned   bool   // some entity type has more than one partition
 	Prefetch      bool   // one partition in flight (loaded ahead or written behind) fits in the budget
 	PrefetchBytes uint64 // its bytes (0 when Prefetch is off)
@@ -69,8 +71,9 @@ type Prediction struct {
 	CheckpointPeak  uint64 // before a commit: the partitions written since the last one are new files until the old ones go
 }
 
-// residentPartitions is the number of partitions a run holds at once: two
-// per entity type for the bucket (its lhs and rhs partitions), plus, when
+// residentPartitions is the number of partitions a run holds at once: the
+// partition buffer, c = partition_buffer per entity type (at most its
+// partition count; buffer.go), plus, when
 // ahead is set and some type is partitioned, the one in flight: written
 // behind for the last checkpoint, then (once released) loaded ahead for
 // the next bucket, never both (pipeline.go's prefetch).
@@ -78,7 +81,7 @@ func residentPartitions(cfg *config.Config, ahead bool) int {
 	n, partitioned := 0, false
 	for _, typ := range cfg.EntityTypes() {
 		p := max(cfg.Entities[typ].NumPartitions, 1)
-		n += min(2, p)
+		n += min(cfg.Buffer(), p)
 		partitioned = partitioned || p > 1
 	}
 	if ahead && partitioned {
@@ -166,7 +169,8 @@ func storeShape(cfg *config.Config, store Store) (shape, error) {
 func predict(cfg *config.Config, s shape, budget uint64, from string) *Prediction {
 	d := uint64(cfg.Dimension)
 	rowBytes := (d + 1) * 4
-	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges}
+	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges,
+		Buffer: cfg.Buffer()}
 	var largestRows, largestPartitioned, fresh uint64
 	smallestRows := uint64(math.MaxUint64)
 	for _, typ := range cfg.EntityTypes() {
@@ -176,12 +180,13 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 		}
 		slices.Sort(counts)
 		slices.Reverse(counts)
-		// Between two commits, each bucket writes at most two partitions
-		// of a type as new files.
-		for _, n := range counts[:min(2*cfg.CheckpointEvery(), len(counts))] {
+		// Between two commits, each bucket evicts at most two partitions
+		// of a type, written as new files, and a commit writes the c
+		// resident ones.
+		for _, n := range counts[:min(2*cfg.CheckpointEvery()+cfg.Buffer()-2, len(counts))] {
 			fresh += onDisk(24 + n*rowBytes)
 		}
-		for _, n := range counts[:min(2, len(counts))] {
+		for _, n := range counts[:min(cfg.Buffer(), len(counts))] {
 			pr.PartBytes += n * rowBytes
 		}
 		if len(counts) > 0 {
@@ -373,8 +378,11 @@ func (pr *Prediction) String() string {
 		budget = fmt.Sprintf("of %s (%s)", Bytes(pr.Budget), pr.BudgetFrom)
 	}
 	fmt.Fprintf(&b, "memory: %s predicted at the peak, %s\n", Bytes(pr.Peak), budget)
-	fmt.Fprintf(&b, "  partitions  %s: %d resident for the bucket, %d rows of dimension %d at most each\n",
-		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch), pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+	fmt.Fprintf(&b, "  partitions  %s: %d resident (a buffer of %d per entity type), %d rows of dimension %d at most each\n",
+		Bytes(pr.PartBytes), pr.Resident-boolInt(pr.Prefetch), pr.Buffer, pr.LargestPart/uint64((pr.Dim+1)*4), pr.Dim)
+	if pr.BufferFit {
+		fmt.Fprintf(&b, "  partition_buffer = %d: the largest buffer that fits the budget (set partition_buffer to choose)\n", pr.Buffer)
+	}
 	switch {
 	case pr.Prefetch:
 		fmt.Fprintf(&b, "  prefetch    %s: 1 partition in flight, written behind then loaded ahead\n", Bytes(pr.PrefetchBytes))

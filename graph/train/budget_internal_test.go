@@ -30,14 +30,16 @@ func budgetConfig(t *testing.T, p, other int, extra string) *config.Config {
 	return cfg
 }
 
-// The resident partitions: two per type for the bucket (one when the type
-// is not partitioned), and one in flight (written behind, then loaded
+// The resident partitions: c per type (partition_buffer, 2 by default, at
+// most the type's partitions), and one in flight (written behind, then loaded
 // ahead) with prefetch, when some type is partitioned.
 func TestResidentPartitions(t *testing.T) {
-	for _, c := range []struct{ p, other, want, ahead int }{
-		{1, 0, 1, 1}, {4, 0, 2, 3}, {16, 0, 2, 3}, {4, 1, 3, 4}, {1, 1, 2, 2},
+	for _, c := range []struct{ p, other, want, ahead, c int }{
+		{1, 0, 1, 1, 0}, {4, 0, 2, 3, 0}, {16, 0, 2, 3, 0}, {4, 1, 3, 4, 0}, {1, 1, 2, 2, 0},
+		{16, 0, 4, 5, 4}, {3, 0, 3, 4, 4}, {4, 1, 4, 5, 3},
 	} {
 		cfg := budgetConfig(t, c.p, c.other, "")
+		cfg.PartitionBuffer = c.c
 		if got, ahead := residentPartitions(cfg, false), residentPartitions(cfg, true); got != c.want || ahead != c.ahead {
 			t.Errorf("num_partitions %d and %d: %d resident, %d with prefetch; want %d and %d", c.p, c.other, got, ahead, c.want, c.ahead)
 		}
@@ -54,7 +56,7 @@ func TestPredictTerms(t *testing.T) {
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
 	early := uint64(1000+2*20_000*21_000/249_999) + uint64(2000+2*40_000*42_000/249_999)
-	want := Prediction{Dim: 100, Resident: 3, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
+	want := Prediction{Dim: 100, Resident: 3, Buffer: 2, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 4*40_000 + 2*4*(1<<17)), SlotBytes: 2 * 2 * 250_001 * 4, SlotTables: 2, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		// 100 MB partitions: early updates leave the summed gradients the
@@ -93,6 +95,15 @@ func TestPredictTerms(t *testing.T) {
 	if off.Prefetch || off.PrefetchBytes != 0 || off.Resident != 2 || off.Peak >= want.Peak || !off.Fits() {
 		t.Errorf("budget %d: %+v", want.Peak-1, *off)
 	}
+	// A buffer of 3: the three largest partitions resident, one in
+	// flight; a commit writes up to 2 per bucket and the 3 resident.
+	cfg.PartitionBuffer = 3
+	b3 := predict(cfg, s, 0, "")
+	if b3.Resident != 4 || b3.Buffer != 3 || b3.PartBytes != uint64((250_001+250_000+250_000)*404) ||
+		b3.Peak != want.Peak+uint64(250_000*404) {
+		t.Errorf("partition_buffer = 3: %+v", *b3)
+	}
+	cfg.PartitionBuffer = 0
 	// With eval_fraction, worker 0 also holds the eval_ negatives' scratch.
 	ev := budgetConfig(t, 4, 0, "eval_fraction = 0.05\neval_num_uniform_negs = 5000\n")
 	if e := predict(ev, s, 0, ""); e.WorkBytes != want.WorkBytes+chunkBytes(ev, 100, 250_001)-train || e.WorkBytes <= want.WorkBytes {

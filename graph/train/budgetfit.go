@@ -76,7 +76,10 @@ func smallestFit(cfg *config.Config, s shape, budget uint64, from string) (int, 
 			if vary[typ] {
 				e.NumPartitions = p
 				per := (total[typ] + uint64(p) - 1) / uint64(p)
-				h.rows[typ] = []uint64{per, per}
+				h.rows[typ] = make([]uint64, min(p, c.Buffer()))
+				for i := range h.rows[typ] {
+					h.rows[typ][i] = per
+				}
 			} else {
 				h.rows[typ] = s.rows[typ]
 			}
@@ -136,4 +139,32 @@ func CheckDisk(cfg *config.Config, pr *Prediction, free uint64) error {
 	}
 	return fmt.Errorf("%w: %s: checkpoints need about %s more disk space (%s each, up to %s while one is written), and %s is free",
 		ErrBudget, cfg.CheckpointPath, Bytes(need), Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak), Bytes(free))
+}
+
+// FitBuffer chooses partition_buffer for a run with a memory budget and
+// no partition_buffer set: the largest c, up to the largest partition
+// count, whose prediction fits the budget with a partition in flight (the
+// load ahead), else the largest that fits without; 2 when none fits (the
+// run is then refused by CheckBudget). It returns c and its prediction.
+func FitBuffer(cfg *config.Config, store Store, budget uint64, from string) (int, *Prediction, error) {
+	s, err := storeShape(cfg, store)
+	if err != nil {
+		return 0, nil, err
+	}
+	most := max(currentPartitions(cfg), config.DefaultPartitionBuffer)
+	preds := make([]*Prediction, most+1)
+	for c := most; c >= config.DefaultPartitionBuffer; c-- {
+		with := *cfg
+		with.PartitionBuffer = c
+		preds[c] = predict(&with, s, budget, from)
+	}
+	for _, ahead := range []bool{true, false} {
+		for c := most; c >= config.DefaultPartitionBuffer; c-- {
+			pr := preds[c]
+			if pr.Fits() && (!ahead || pr.Prefetch || !pr.Partitioned) {
+				return c, pr, nil
+			}
+		}
+	}
+	return config.DefaultPartitionBuffer, preds[config.DefaultPartitionBuffer], nil
 }

@@ -77,6 +77,10 @@ type distRun struct {
 // bucket of every pass is committed (ErrDone of coord is not an error), or
 // on ctx's cancellation, after giving back the bucket it held.
 func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o DistOptions) (*Manifest, error) {
+	if cfg.BufferNegatives() {
+		// A rank holds its claimed bucket's partitions only (PBG's rule).
+		return nil, fmt.Errorf("train: negatives = %q: distributed ranks hold only their bucket's partitions; use negatives = \"bucket\"", cfg.Negatives)
+	}
 	t, err := newTrainer(cfg, store, Options{Edges: o.Edges})
 	if err != nil {
 		return nil, err

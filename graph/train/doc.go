@@ -16,16 +16,23 @@
 //  1. Batches: every bucket trains exactly the batches plan.PrepareBucket
 //     gives for its coordinates, worker w's share on worker goroutine w;
 //     uniform negatives come from mix streams keyed by (seed, epoch, edge
-//     set, chunk, bucket, worker, batch).
+//     set, chunk, bucket, worker, batch), drawn from the side's partition
+//     (negatives = "bucket") or uniformly over every resident partition of
+//     its entity type (negatives = "buffer"; model.Pool), which then all
+//     change with the bucket.
 //  2. Hogwild: workers update the shared tables and parameters without
 //     locks; with one worker training is a deterministic function of the
 //     config and the data.
-//  3. Memory: only the partitions of the current bucket's relations are
-//     held, plus at most one in flight: written behind, then (once that
+//  3. Memory: the partition buffer (buffer.go) holds at most c =
+//     partition_buffer partitions of each entity type, the current
+//     bucket's among them; a partition leaves it by Belady's rule (the one
+//     used furthest ahead), written back when changed, dropped when not.
+//     At most one more is in flight: written behind, then (once that
 //     one is durable and released) loaded ahead for the next bucket (none
 //     with Options.SequentialIO); the others were written when they left
 //     memory and are loaded again when a bucket needs them (loads and
-//     bytes counted, per epoch as PredictIO predicts them). The overlap
+//     bytes counted, per epoch as PredictIO predicts them). The buffer's
+//     content is a function of the position (a resumed run replays it). The overlap
 //     changes no checkpoint (pipeline.go, W1-W6). The trainer's partitions
 //     are mapped outside the Go heap and released where it drops them
 //     (model.MapTable), before the next is loaded; partition files are

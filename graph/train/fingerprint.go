@@ -28,6 +28,16 @@ func Fingerprint(cfg *config.Config, store string) map[string]any {
 	for _, k := range ignoredKeys {
 		delete(m, k)
 	}
+	// partition_buffer decides what is trained only through the buffer
+	// order and buffer negatives; negatives = "bucket" is the default.
+	if cfg.BucketOrder != "buffer" && !cfg.BufferNegatives() {
+		delete(m, "partition_buffer")
+	} else {
+		m["partition_buffer"] = float64(cfg.Buffer())
+	}
+	if !cfg.BufferNegatives() {
+		delete(m, "negatives")
+	}
 	m["workers"] = float64(cfg.NumWorkers())
 	m["edge_store"] = store
 	return m

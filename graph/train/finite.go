@@ -45,7 +45,7 @@ func (t *Trainer) checkFinite(pos Position, b graph.Bucket, loss float64) error 
 // changed: an entity embedding of its partitions, a relation operator's
 // parameters or a global embedding; "" when all are finite.
 func (t *Trainer) firstNonFinite(b graph.Bucket) string {
-	for _, k := range t.needed(b) {
+	for _, k := range t.changes(b) {
 		tab := t.tables[k]
 		if tab == nil {
 			continue

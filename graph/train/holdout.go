@@ -35,7 +35,7 @@ func (t *Trainer) holdout(pb *plan.Prepared, phase int) Metrics {
 			(t.cfg.DynamicRelations || e.Rel[rows[end]] == e.Rel[rows[start]]) {
 			end++
 		}
-		L, R := t.batchTables(pb, rows[start:end], &b)
+		L, R, _, _ := t.batchTables(pb, rows[start:end], &b)
 		rng := mix.Rand(t.cfg.Seed, tagEval, uint64(pb.Epoch), uint64(pb.EdgeSet), uint64(pb.Chunk),
 			uint64(pb.Bucket.Lhs), uint64(pb.Bucket.Rhs), uint64(phase), uint64(i))
 		ranks = w.Ranks(b, L, R, batchNegs, uniform, rng, ranks)

@@ -26,10 +26,11 @@ func TableFileBytes(rows, dim int) int64 {
 // PredictIO computes, from the config, the store's entity counts and the
 // plan's bucket orders alone, the partition I/O of each epoch of a run
 // that starts with no checkpoint: a bucket loads each partition it trains
-// that the bucket before it did not train and that was written before (a
-// partition never trained is initialized, not read); after each bucket,
-// the partitions changed since they were last written are saved when the
-// next bucket does not train them (they leave memory) and, at a commit
+// that is not in the partition buffer (buffer.go: c = partition_buffer per
+// entity type, Belady eviction) and that was written before (a partition
+// never trained is initialized, not read); after each bucket, the
+// partitions changed since they were last written are saved when they
+// leave the buffer for the next bucket and, at a commit
 // (Config.CheckpointEvery, epoch ends, the run's end), all of them. A
 // run's counters (Trainer.EpochIO) equal it exactly, whatever
 // Options.SequentialIO.
@@ -38,7 +39,9 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, plan: p, types: cfg.EntityTypes(), typeIdx: map[string]int{}, every: cfg.CheckpointEvery()}
+	t := &Trainer{cfg: cfg, plan: p, types: cfg.EntityTypes(), typeIdx: map[string]int{}, every: cfg.CheckpointEvery(),
+		res: newResidency(cfg.Buffer())}
+	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
 	}
@@ -55,36 +58,41 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 		return size[k], nil
 	}
 	l, r := p.Shape()
-	held, written, dirty := map[tableKey]bool{}, map[tableKey]bool{}, map[tableKey]bool{}
+	written, dirty := map[tableKey]bool{}, map[tableKey]bool{}
 	out := make([]EpochIO, cfg.NumEpochs)
 	pos := Position{}
+	var loaded []tableKey
+	if cfg.NumEpochs > 0 {
+		loaded, _ = t.admitAt(pos, t.bucketAt(pos))
+	}
 	for pos.Epoch < cfg.NumEpochs {
 		st := &out[pos.Epoch]
 		st.Epoch = pos.Epoch
-		now := map[tableKey]bool{}
-		for _, k := range t.needed(t.bucketAt(pos)) {
+		for _, k := range loaded {
 			n, err := sizeOf(k)
 			if err != nil {
 				return nil, err
 			}
-			if !held[k] && written[k] {
+			if written[k] {
 				st.Loads++
 				st.LoadBytes += n
 			}
-			now[k] = true
+		}
+		for _, k := range t.changes(t.bucketAt(pos)) {
+			if _, err := sizeOf(k); err != nil {
+				return nil, err
+			}
 			dirty[k] = true
 		}
-		held = now
 		next := t.advance(pos, l*r)
 		commit := t.commitAfter(pos, next)
-		stays := map[tableKey]bool{}
-		if !commit {
-			for _, k := range t.needed(t.bucketAt(next)) {
-				stays[k] = true
-			}
+		stays := func(tableKey) bool { return false }
+		if next.Epoch < cfg.NumEpochs {
+			loaded, _ = t.admitAt(next, t.bucketAt(next))
+			stays = t.res.has
 		}
 		for k := range dirty {
-			if stays[k] {
+			if !commit && stays(k) {
 				continue
 			}
 			st.Saves++

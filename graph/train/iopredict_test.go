@@ -79,8 +79,8 @@ func TestPredictIOScaleFigures(t *testing.T) {
 		parts, entities, edges int
 		saves                  [2][3]int64 // by epoch: every bucket, every P, once per epoch
 	}{
-		{8, 4_800_000, 69_000_000, [2][3]int64{{120, 41, 32}, {120, 43, 35}}},
-		{16, 20_000_000, 100_000_000, [2][3]int64{{496, 149, 130}, {496, 154, 134}}},
+		{8, 4_800_000, 69_000_000, [2][3]int64{{120, 40, 31}, {120, 42, 34}}},
+		{16, 20_000_000, 100_000_000, [2][3]int64{{496, 146, 127}, {496, 152, 131}}},
 	} {
 		each := train.TableFileBytes(g.entities/g.parts, 100)
 		runs := [3][]train.EpochIO{scaleIO(t, g.parts, g.entities, g.edges, 1), scaleIO(t, g.parts, g.entities, g.edges, 0),
@@ -104,6 +104,60 @@ func TestPredictIOScaleFigures(t *testing.T) {
 			if every != int64(2*g.parts*g.parts-g.parts) || 10*byRow >= 4*every || 10*byRow > 13*once {
 				t.Errorf("P = %d, epoch %d: saves %d (every bucket), %d (every P), %d (once per epoch)", g.parts, e+1, every, byRow, once)
 			}
+		}
+	}
+}
+
+// The buffer's I/O at scale: on the 20 M-entity graph (P = 16) with the
+// buffer order, a buffer of 4 reads at most 46 partition files per steady
+// epoch and a buffer of 8 at most 25 (bucket.BufferLoads of its order),
+// against 131 with inside_out and 2 partitions. The memory budget chooses
+// the largest buffer that fits (FitBuffer), with the partition in flight.
+func TestPredictIOBuffer(t *testing.T) {
+	text := `entity_path = "e"
+edge_paths = ["p"]
+checkpoint_path = "c"
+dimension = 100
+num_epochs = 2
+workers = 2
+bucket_order = "buffer"
+partition_buffer = %d
+[entities.all]
+num_partitions = 16
+[[relations]]
+name = "r0"
+lhs = "all"
+rhs = "all"
+operator = "complex_diagonal"
+`
+	st := countStore{16, 20_000_000, 100_000_000}
+	for c, most := range map[int]int64{4: 46, 8: 25} {
+		cfg, err := config.Parse([]byte(fmt.Sprintf(text, c)), "toml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io, err := train.PredictIO(cfg, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if io[1].Loads > most || io[1].Loads < 10 {
+			t.Errorf("c = %d: %d loads in the second epoch, want at most %d", c, io[1].Loads, most)
+		}
+		t.Logf("c = %d: %+v", c, io)
+		pr, err := train.Predict(cfg, st, 0, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PartitionBuffer = 0
+		got, fit, err := train.FitBuffer(cfg, st, pr.Peak, "memory_limit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c || !fit.Fits() || !fit.Prefetch {
+			t.Errorf("a budget of c = %d's peak chooses c = %d (%+v)", c, got, fit)
+		}
+		if got, _, _ := train.FitBuffer(cfg, st, pr.Peak-1, "memory_limit"); got != c-1 {
+			t.Errorf("a byte less than c = %d's peak chooses c = %d", c, got)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/train"
 )
 
@@ -53,6 +54,29 @@ func TestMemoryLimitNotFingerprinted(t *testing.T) {
 	limited.MemoryLimit = "2GiB"
 	if d := train.DiffFingerprints(train.Fingerprint(cfg, "s"), train.Fingerprint(&limited, "s")); len(d) > 0 {
 		t.Errorf("memory_limit changes the fingerprint: %v", d)
+	}
+}
+
+// partition_buffer is in the fingerprint only when it decides what is
+// trained: with the buffer order or buffer negatives.
+func TestPartitionBufferFingerprinted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20), "dimension = 4\n", 1)
+	four := *cfg
+	four.PartitionBuffer = 4
+	if d := train.DiffFingerprints(train.Fingerprint(cfg, "s"), train.Fingerprint(&four, "s")); len(d) > 0 {
+		t.Errorf("partition_buffer changes an inside_out run's fingerprint: %v", d)
+	}
+	for _, edit := range []func(c *config.Config){
+		func(c *config.Config) { c.BucketOrder = "buffer" },
+		func(c *config.Config) { c.Negatives = "buffer" },
+	} {
+		a, b := *cfg, four
+		edit(&a)
+		edit(&b)
+		if d := train.DiffFingerprints(train.Fingerprint(&a, "s"), train.Fingerprint(&b, "s")); len(d) != 1 || !strings.Contains(d[0], "partition_buffer: checkpoint has 2, config has 4") {
+			t.Errorf("buffer order or negatives: %v", d)
+		}
 	}
 }
 

@@ -35,20 +35,18 @@ func (t *Trainer) needed(b graph.Bucket) []tableKey {
 	return out
 }
 
-// swapIn makes the in-memory tables exactly the partitions bucket b needs
-// (invariant 3): the others are dropped (the last checkpoint, or the one
-// being written behind, holds them), the missing ones taken from the
+// swapIn makes the in-memory tables exactly the partition buffer's
+// content, admitted for bucket b (invariant 3, buffer.go): the partitions
+// that left it are dropped (the last checkpoint, or the one being written
+// behind, holds them), the missing ones, b's first, taken from the
 // partition loaded ahead, else loaded from the checkpoint, or initialized
 // when the run has never trained them. The time spent loading, or waiting
 // for the load ahead, is added to the bucket's load wait.
 func (t *Trainer) swapIn(b graph.Bucket) error {
-	need := t.needed(b)
-	keep, dropped := map[tableKey]bool{}, false
-	for _, k := range need {
-		keep[k] = true
-	}
+	need := append(t.needed(b), t.res.keys()...)
+	dropped := false
 	for k := range t.tables {
-		if !keep[k] {
+		if !t.res.has(k) {
 			if t.dirty[k] {
 				return fmt.Errorf("train: partition %s/%d dropped before it was saved", t.types[k.typ], k.part)
 			}

@@ -86,23 +86,19 @@ type pendingCheckpoint struct {
 // manifest.
 var writeBehindHook func()
 
-// prefetch starts loading the first partition next needs that cur does
-// not hold, unless Options.SequentialIO is set. When the last checkpoint
+// prefetch starts loading the first partition next needs that the buffer
+// does not hold, unless Options.SequentialIO is set. When the last checkpoint
 // has a partition written behind, the load starts only once that
 // checkpoint is committed (the writer has then released the partition):
 // the partition in flight, written behind or loaded ahead, is one at a
 // time, and a bucket holds at most its own partitions and that one
 // (docs/training.md, "Memory").
-func (t *Trainer) prefetch(cur, next graph.Bucket) {
+func (t *Trainer) prefetch(next graph.Bucket) {
 	if t.opts.SequentialIO {
 		return
 	}
-	held := map[tableKey]bool{}
-	for _, k := range t.needed(cur) {
-		held[k] = true
-	}
 	for _, k := range t.needed(next) {
-		if held[k] {
+		if t.res.has(k) {
 			continue
 		}
 		a := &aheadLoad{key: k, done: make(chan struct{})}
@@ -159,13 +155,15 @@ func (t *Trainer) dropAhead() {
 // checkpoint, whole. A failed write (a full disk) removes the files this
 // checkpoint wrote, which the old manifest does not name.
 //
-// When commit is not set (between commits, Config.CheckpointEvery), only
-// the changed partitions nextBucket does not train are written, as files
-// of the next checkpoint recorded in the working manifest (W6); the others
-// stay in memory, changed, until a later step writes them.
+// When nextBucket is set, its partitions are admitted to the buffer first
+// (buffer.go): the changed partitions that leave it are written. When
+// commit is not set (between commits, Config.CheckpointEvery), only those
+// are written, as files of the next checkpoint recorded in the working
+// manifest (W6); the others stay in memory, changed, until a later step
+// writes them.
 //
 // When nextBucket is set (and Options.SequentialIO is not), one partition
-// nextBucket does not train is written behind while it trains, with, for a
+// leaving the buffer is written behind while nextBucket trains, with, for a
 // commit, the model file and the manifest (W1-W5): the step ends at a
 // later join. ev is the bucket's event, emitted once its checkpoint is
 // committed.
@@ -180,20 +178,19 @@ func (t *Trainer) checkpoint(next Position, ev Event, nextBucket *graph.Bucket, 
 	t.man.Seq, t.man.Next = seq, next
 	t.man.Done = next.Epoch >= t.cfg.NumEpochs
 	overlap := nextBucket != nil && !t.opts.SequentialIO
-	trains := map[tableKey]bool{}
+	stays := func(tableKey) bool { return false }
 	if nextBucket != nil {
-		for _, k := range t.needed(*nextBucket) {
-			trains[k] = true
-		}
+		t.admitAt(next, *nextBucket)
+		stays = t.res.has
 	}
 	behind := map[tableKey]*model.Table{}
 	for _, k := range t.dirtyKeys() {
-		if !commit && trains[k] {
+		if !commit && stays(k) {
 			continue // stays in memory for the next bucket, changed
 		}
 		tab := t.tables[k]
 		delete(t.dirty, k)
-		if overlap && len(behind) == 0 && !trains[k] {
+		if overlap && len(behind) == 0 && !stays(k) {
 			behind[k] = tab
 			delete(t.tables, k)
 			continue

@@ -85,17 +85,26 @@ func digestLine(m *train.Manifest, counters bool) string {
 }
 
 // Invariants 3 and 4 with the partition I/O behind training (pipeline.go,
-// W1-W6): for every bucket order, with P = 4, and a commit after every
-// bucket, every 3 buckets and every 4 (the default, P), every checkpoint a
+// W1-W6): for every bucket order, with P = 4 and a buffer of 2, and for
+// buffers of 3 and 4 partitions (P = 5 and 6, inside_out and the buffer
+// order, with bucket and buffer negatives), with a commit after every
+// bucket, every 3 buckets and every P (the default), every checkpoint a
 // run commits (embeddings, model, counters, position) is bit for bit the
 // one of a run with no overlap (Options.SequentialIO), the run's disk
 // counters per epoch equal PredictIO's exactly, and the trained values
 // do not depend on how often checkpoints are committed.
 func TestPartitionIOBehindTraining(t *testing.T) {
-	for _, order := range []string{"inside_out", "outside_in", "affinity", "random"} {
-		t.Run(order, func(t *testing.T) {
+	cases := []struct {
+		order    string
+		c, parts int
+		neg      string
+	}{{"inside_out", 2, 4, "bucket"}, {"outside_in", 2, 4, "bucket"}, {"affinity", 2, 4, "bucket"}, {"random", 2, 4, "bucket"},
+		{"buffer", 2, 4, "bucket"}, {"inside_out", 3, 5, "bucket"}, {"buffer", 4, 6, "bucket"}, {"buffer", 4, 6, "buffer"}}
+	for _, tc := range cases {
+		order := tc.order
+		t.Run(fmt.Sprintf("%s/c=%d/negatives=%s", order, tc.c, tc.neg), func(t *testing.T) {
 			dir := t.TempDir()
-			fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, order), 4)
+			fixture(t, dir, ringEdges(150), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\nnegatives = %q\n", tc.c, tc.neg), tc.parts)
 			final := map[string]string{}
 			var saved []int64
 			for _, every := range []int{1, 3, 0} {

@@ -87,13 +87,21 @@ func withCheckpoint(t *testing.T, path, ckpt, extra string) (string, *config.Con
 // (SIGKILL) at random moments and restarted until it finishes; its final
 // checkpoint equals, file digest for file digest, an uninterrupted run's
 // (one worker: deterministic, invariant 2). BATCHPREP_KILL_ROUNDS sets
-// how many kills (default 4).
+// how many kills (default 4). Also with the buffer order, a buffer of 4
+// and buffer negatives at P = 6 (the buffer's content is replayed).
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	t.Run("affinity/P=2", func(t *testing.T) { killAndResume(t, resumeSettings, 2, 200) })
+	buffered := strings.Replace(resumeSettings, `bucket_order = "affinity"`,
+		"bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = \"buffer\"", 1)
+	t.Run("buffer/P=6/c=4", func(t *testing.T) { killAndResume(t, buffered, 6, 1200) })
+}
+
+func killAndResume(t *testing.T, settings string, parts, edges int) {
 	dir := t.TempDir()
-	cfg := fixture(t, dir, ringEdges(200), resumeSettings, 2)
+	cfg := fixture(t, dir, ringEdges(edges), settings, parts)
 	base := filepath.Join(dir, "config.toml")
 	tr, err := train.New(cfg, openStore(t, cfg), train.Options{})
 	if err != nil {
@@ -247,19 +255,32 @@ func TestCorruptCheckpointRefused(t *testing.T) {
 	}
 }
 
-// Invariant 4 with a commit every 4 buckets (the default for P = 4, W6):
+// Invariant 4 with a commit every P x c/2 buckets (the default, W6; P = 4
+// with a buffer of 2, P = 6 with a buffer of 4 and the buffer order):
 // a run whose context is canceled at various batches stops with a
 // committed checkpoint that equals, digest for digest, the uninterrupted
 // run's state after the same bucket (a run that commits after every
 // bucket gives it), and a new run from it ends with the uninterrupted
 // run's embeddings and model. A cancel during a bucket that follows
 // buckets not yet committed lets that bucket finish and commits after it
-// (off the every-4 schedule); one right after a commit stops between
+// (off the every-P schedule); one right after a commit stops between
 // batches, leaving that commit. A cancel in the run's last batch ends the
 // run as if it had not come.
 func TestInterruptBetweenCommits(t *testing.T) {
+	for _, tc := range []struct {
+		order, extra string
+		c, parts     int
+	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}, {"buffer", "negatives = \"buffer\"\n", 4, 6}} {
+		t.Run(fmt.Sprintf("%s/c=%d/%s", tc.order, tc.c, strings.NewReplacer("\n", "", `"`, "", " ", "").Replace(tc.extra)), func(t *testing.T) {
+			interruptBetweenCommits(t, tc.order, tc.extra, tc.c, tc.parts)
+		})
+	}
+}
+
+func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
+	every := parts * max(c/2, 1) // the default commit interval
 	dir := t.TempDir()
-	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, "inside_out"), 4)
+	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, order)+fmt.Sprintf("partition_buffer = %d\n", c)+extra, parts)
 	base := filepath.Join(dir, "config.toml")
 	// The state after every bucket, by buckets trained.
 	_, cfg := withCheckpoint(t, base, filepath.Join(dir, "every"), "checkpoint_buckets = 1")
@@ -277,7 +298,7 @@ func TestInterruptBetweenCommits(t *testing.T) {
 	}
 	final := digestLine(ref.Manifest(), false)
 	offSchedule, onSchedule := 0, 0
-	for _, stopAt := range []int{3, 11, 19, 26, 40, 57} {
+	for _, stopAt := range []int{3, 11, 19, 26, 40, 57, 75, 101} {
 		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
 		st := openStore(t, cfg)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -305,9 +326,9 @@ func TestInterruptBetweenCommits(t *testing.T) {
 				t.Errorf("stop at batch %d: checkpoint of %d buckets differs from the state after bucket %d:\n%s\n%s", stopAt, man.Buckets, man.Buckets, got, after[man.Buckets])
 			}
 			if man.Seq >= man.Buckets {
-				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every 4", stopAt, man.Seq, man.Buckets)
+				t.Errorf("stop at batch %d: %d commits for %d buckets: want one every %d", stopAt, man.Seq, man.Buckets, every)
 			}
-			if man.Buckets%4 == 0 {
+			if man.Buckets%int64(every) == 0 {
 				onSchedule++
 			} else {
 				offSchedule++
@@ -345,6 +366,6 @@ func TestInterruptBetweenCommits(t *testing.T) {
 		t.Errorf("a cancel in the last batch: %v, done %v", err, tr.Manifest().Done)
 	}
 	if offSchedule == 0 || onSchedule == 0 {
-		t.Errorf("%d stops committed off the every-4 schedule, %d on it: want some of both", offSchedule, onSchedule)
+		t.Errorf("%d stops committed off the every-%d schedule, %d on it: want some of both", offSchedule, every, onSchedule)
 	}
 }

@@ -32,6 +32,8 @@ import (
 //	BATCHPREP_SCALE_PARTITIONS  default 1,4,8,16
 //	BATCHPREP_SCALE_NEGS        uniform negatives, default 1000
 //	BATCHPREP_SCALE_LIMIT       --memory-limit, default none
+//	BATCHPREP_SCALE_BUFFERS     partition_buffer values, default 2 (above 2,
+//	                            with bucket_order = "buffer")
 //
 // The graph is graph/gen's power-law graph (writeScaleTSV: rank exponent
 // 0.8, BATCHPREP_SCALE_ZIPF=0 for uniform endpoints; 1 relation, seed 1); the config is the issue's: d = 100, ComplEx, softmax, 50 batch
@@ -50,65 +52,92 @@ func BenchmarkTrainScaleMemory(b *testing.B) {
 	if err := writeScaleTSV(b, tsv, entities, edges); err != nil {
 		b.Fatal(err)
 	}
+	buffers := envCounts(b, "BATCHPREP_SCALE_BUFFERS", []int{2})
+	imported := map[int]string{}
 	for _, p := range parts {
-		b.Run(fmt.Sprintf("P=%d", p), func(b *testing.B) {
-			sub := filepath.Join(dir, fmt.Sprintf("p%d", p))
-			cfgPath := importWithBinary(b, bin, sub, scaleConfig(sub, negs, p), tsv)
-			cfg, err := config.Load(cfgPath)
-			if err != nil {
-				b.Fatal(err)
+		for _, c := range buffers {
+			if p == 1 && c > 2 {
+				continue
 			}
-			limit := os.Getenv("BATCHPREP_SCALE_LIMIT")
-			if limit != "" {
-				cfg.MemoryLimit = limit
+			name := fmt.Sprintf("P=%d", p)
+			if len(buffers) > 1 || c != 2 {
+				name += fmt.Sprintf("/c=%d", c)
 			}
-			st, err := edgestore.Open(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pr, err := train.Predict(cfg, st, cfg.MemoryLimitBytes(), "memory_limit")
-			// The embeddings and Adagrad state of the entities the store
-			// holds (those the edges name), not of the generator's range.
-			var rows int64
-			for part := range p {
-				n, err := st.EntityCount("all", part)
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows += int64(n)
-			}
-			st.Close()
-			if err != nil {
-				b.Fatal(err)
-			}
-			noAhead := pr.Peak
-			if pr.Prefetch {
-				// The same run without the partition in flight (loaded
-				// ahead or written behind), for a trainer that does not
-				// prefetch: it is outside the Go heap, so no runtime share.
-				noAhead -= pr.PrefetchBytes
-			}
-			for range b.N {
-				os.RemoveAll(filepath.Join(sub, "ckpt"))
-				args := []string{"train", "--quiet", "--config", cfgPath}
-				if limit != "" {
-					args = append(args, "--memory-limit", limit)
-				}
-				start := time.Now()
-				hwm, rusage := runPeak(b, bin, args)
-				secs := time.Since(start).Seconds()
-				emb := float64(rows) * 101 * 4
-				target := 2/float64(p)*emb + 512<<20
-				b.ReportMetric(float64(hwm)/(1<<20), "VmHWM-MiB")
-				b.ReportMetric(float64(pr.Peak)/(1<<20), "predicted-MiB")
-				b.ReportMetric(float64(noAhead)/(1<<20), "predicted-noprefetch-MiB")
-				b.ReportMetric(target/(1<<20), "target-MiB")
-				b.ReportMetric(float64(edges)/secs, "edges/s")
-				b.Logf("P=%d: VmHWM %d MiB (rusage %d MiB), predicted %d MiB (%d without prefetch), target %.0f MiB, %.0f s\n%s",
-					p, hwm>>20, rusage>>20, pr.Peak>>20, noAhead>>20, target/(1<<20), secs, pr)
-			}
-		})
+			scaleMemoryRun(b, name, bin, dir, tsv, imported, negs, p, c, edges)
+		}
 	}
+}
+
+// scaleMemoryRun is one BenchmarkTrainScaleMemory setting: P partitions
+// (imported once into imported) and a buffer of c.
+func scaleMemoryRun(b *testing.B, name, bin, dir, tsv string, imported map[int]string, negs, p, c, edges int) {
+	b.Run(name, func(b *testing.B) {
+		sub := filepath.Join(dir, fmt.Sprintf("p%d", p))
+		cfgPath, ok := imported[p]
+		if !ok {
+			cfgPath = importWithBinary(b, bin, sub, scaleConfig(sub, negs, p), tsv)
+			imported[p] = cfgPath
+		}
+		cfg, err := config.Load(cfgPath)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sets := []string{"--set", fmt.Sprintf("partition_buffer=%d", c)}
+		cfg.PartitionBuffer = c
+		if c > 2 {
+			sets = append(sets, "--set", "bucket_order=buffer")
+			cfg.BucketOrder = "buffer"
+		}
+		limit := os.Getenv("BATCHPREP_SCALE_LIMIT")
+		if limit != "" {
+			cfg.MemoryLimit = limit
+		}
+		st, err := edgestore.Open(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pr, err := train.Predict(cfg, st, cfg.MemoryLimitBytes(), "memory_limit")
+		// The embeddings and Adagrad state of the entities the store
+		// holds (those the edges name), not of the generator's range.
+		var rows int64
+		for part := range p {
+			n, err := st.EntityCount("all", part)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rows += int64(n)
+		}
+		st.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		noAhead := pr.Peak
+		if pr.Prefetch {
+			// The same run without the partition in flight (loaded
+			// ahead or written behind), for a trainer that does not
+			// prefetch: it is outside the Go heap, so no runtime share.
+			noAhead -= pr.PrefetchBytes
+		}
+		for range b.N {
+			os.RemoveAll(filepath.Join(sub, "ckpt"))
+			args := append([]string{"train", "--quiet", "--config", cfgPath}, sets...)
+			if limit != "" {
+				args = append(args, "--memory-limit", limit)
+			}
+			start := time.Now()
+			hwm, rusage := runPeak(b, bin, args)
+			secs := time.Since(start).Seconds()
+			emb := float64(rows) * 101 * 4
+			target := 2/float64(p)*emb + 512<<20
+			b.ReportMetric(float64(hwm)/(1<<20), "VmHWM-MiB")
+			b.ReportMetric(float64(pr.Peak)/(1<<20), "predicted-MiB")
+			b.ReportMetric(float64(noAhead)/(1<<20), "predicted-noprefetch-MiB")
+			b.ReportMetric(target/(1<<20), "target-MiB")
+			b.ReportMetric(float64(edges)/secs, "edges/s")
+			b.Logf("P=%d c=%d: VmHWM %d MiB (rusage %d MiB), predicted %d MiB (%d without prefetch), target %.0f MiB, %.0f s\n%s",
+				p, c, hwm>>20, rusage>>20, pr.Peak>>20, noAhead>>20, target/(1<<20), secs, pr)
+		}
+	})
 }
 
 // runPeak runs bin with args and returns its peak RSS: the largest VmHWM

@@ -79,6 +79,8 @@ type Trainer struct {
 	lock    *runLock // the run lock on dir, held from New to the end of Run
 	ahead   *aheadLoad
 	pending *pendingCheckpoint
+	res     *residency // the partition buffer's content (buffer.go)
+	look    *lookahead
 	io      ioWaits
 	epochIO []EpochIO // this run's partition I/O by epoch
 	// every is the buckets between checkpoint commits (Config.CheckpointEvery);
@@ -128,7 +130,8 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 	}
 	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
 		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts,
-		every: cfg.CheckpointEvery()}
+		every: cfg.CheckpointEvery(), res: newResidency(cfg.Buffer())}
+	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
 	}
@@ -224,6 +227,9 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 	weights := weightCheck{epoch: pos.Epoch}
 	defer func() { t.noteWeights(&weights, true) }()
 	l, r := t.plan.Shape()
+	if pos.Epoch < t.cfg.NumEpochs {
+		t.replayResidency(pos)
+	}
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
 		t.io.load, t.io.write = 0, 0
@@ -236,7 +242,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if next.Epoch < t.cfg.NumEpochs {
 			x := t.bucketAt(next)
 			nb = &x
-			t.prefetch(b, x)
+			t.prefetch(x)
 		}
 		// A bucket after buckets not yet committed is trained to its end
 		// even if ctx is canceled: the state before it is no longer whole
@@ -299,7 +305,7 @@ func (t *Trainer) commitAfter(pos, next Position) bool {
 
 // bucketAt is the bucket at pos.
 func (t *Trainer) bucketAt(pos Position) graph.Bucket {
-	return t.plan.Order(pos.Epoch, pos.EdgeSet, pos.Chunk)[pos.Index]
+	return t.look.order(pos)[pos.Index]
 }
 
 // advance returns the position after pos.
@@ -382,6 +388,7 @@ func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos P
 // each, on the shared tables (invariant 2). It returns the summed loss and
 // the number of trained edges.
 func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, int, error) {
+	pools := t.negativePools()
 	losses := make([]float64, pb.Workers())
 	counts := make([]int, pb.Workers())
 	var stopped atomic.Bool
@@ -396,10 +403,15 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 					stopped.Store(true)
 					return
 				}
-				L, R := t.batchTables(pb, bt.Rows, &b)
+				L, R, lt, rt := t.batchTables(pb, bt.Rows, &b)
 				rng := mix.Rand(t.cfg.Seed, tagNegatives, uint64(pb.Epoch), uint64(pb.EdgeSet), uint64(pb.Chunk),
 					uint64(pb.Bucket.Lhs), uint64(pb.Bucket.Rhs), uint64(w), uint64(bt.Index))
-				st := mw.Step(b, L, R, rng)
+				var st model.Stats
+				if pools != nil {
+					st = mw.StepPools(b, L, R, pools[lt], pools[rt], rng)
+				} else {
+					st = mw.Step(b, L, R, rng)
+				}
 				losses[w] += st.Loss
 				counts[w] += st.Count
 				if t.opts.Edges != nil {
@@ -420,15 +432,15 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 		loss += losses[w]
 		n += counts[w]
 	}
-	for _, k := range t.needed(pb.Bucket) {
+	for _, k := range t.changes(pb.Bucket) {
 		t.dirty[k] = true
 	}
 	return loss, n, nil
 }
 
 // batchTables fills b with the columns of rows and returns the tables of
-// its lhs and rhs entities.
-func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) (L, R *model.Table) {
+// its lhs and rhs entities, and their entity types.
+func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) (L, R *model.Table, lt, rt int) {
 	e := pb.Data()
 	b.Lhs, b.Rhs, b.Rel, b.Weight = b.Lhs[:0], b.Rhs[:0], b.Rel[:0], b.Weight[:0]
 	for _, x := range rows {
@@ -446,7 +458,26 @@ func (t *Trainer) batchTables(pb *plan.Prepared, rows []uint32, b *model.Batch) 
 	if !t.cfg.DynamicRelations {
 		rc = t.cfg.Relations[b.Rel[0]]
 	}
-	L = t.tables[tableKey{t.typeIdx[rc.Lhs], partOf(t.cfg, rc.Lhs, pb.Bucket.Lhs)}]
-	R = t.tables[tableKey{t.typeIdx[rc.Rhs], partOf(t.cfg, rc.Rhs, pb.Bucket.Rhs)}]
-	return L, R
+	lt, rt = t.typeIdx[rc.Lhs], t.typeIdx[rc.Rhs]
+	L = t.tables[tableKey{lt, partOf(t.cfg, rc.Lhs, pb.Bucket.Lhs)}]
+	R = t.tables[tableKey{rt, partOf(t.cfg, rc.Rhs, pb.Bucket.Rhs)}]
+	return L, R, lt, rt
+}
+
+// negativePools returns, with negatives = "buffer", each entity type's
+// pool of uniform negatives: its resident partitions in partition order
+// (the buffer's content, buffer.go); nil with negatives = "bucket".
+func (t *Trainer) negativePools() map[int]*model.Pool {
+	if !t.cfg.BufferNegatives() {
+		return nil
+	}
+	pools := map[int]*model.Pool{}
+	for _, k := range t.res.keys() {
+		var tabs []*model.Table
+		if p := pools[k.typ]; p != nil {
+			tabs = p.Tabs
+		}
+		pools[k.typ] = model.NewPool(append(tabs, t.tables[k]))
+	}
+	return pools
 }

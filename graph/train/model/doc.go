@@ -30,7 +30,8 @@
 //     32-bit load or store, so `go test -race` sees no race; updates may
 //     still be lost, as in Hogwild. Without the tag they are plain memory
 //     accesses.
-//  7. Randomness (uniform negatives) comes only from the *rand.Rand the
+//  7. Randomness (uniform negatives; with StepPools, from every table of a
+//     side's Pool) comes only from the *rand.Rand the
 //     caller passes, derived from the batch's coordinates.
 //  8. The memory hints for large tables (SetMemoryHints: transparent huge
 //     pages on Linux, rows prefetched ahead on amd64) are platform-dependent

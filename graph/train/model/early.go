@@ -104,16 +104,16 @@ func (c *rowCensus) once(row uint32) bool {
 // turn: per chunk, those of the rhs side (from R's rows) when rhs, then
 // those of the lhs side (from L's rows) when lhs.
 func (w *Worker) drawNegatives(n, cs, ke int, rhs, lhs bool, L, R *Table, rng *rand.Rand) {
-	w.drawn = w.drawn[:0]
+	w.drawn, w.farDraws = w.drawn[:0], w.farDraws[:0]
 	for c0 := 0; c0 < n; c0 += cs {
 		if rhs {
 			for range ke {
-				w.drawn = append(w.drawn, uint32(rng.IntN(R.Rows)))
+				w.drawn = append(w.drawn, w.draw(R, w.pools[1], rng))
 			}
 		}
 		if lhs {
 			for range ke {
-				w.drawn = append(w.drawn, uint32(rng.IntN(L.Rows)))
+				w.drawn = append(w.drawn, w.draw(L, w.pools[0], rng))
 			}
 		}
 	}
@@ -158,7 +158,9 @@ func (w *Worker) census(b Batch, cs, ke int, rhs, lhs, early bool, grR *rowGrads
 		if rhs {
 			if right.on {
 				for _, r := range w.drawn[at : at+ke] {
-					right.note(r, false)
+					if r&farBit == 0 {
+						right.note(r, false)
+					}
 				}
 			}
 			at += ke
@@ -166,7 +168,9 @@ func (w *Worker) census(b Batch, cs, ke int, rhs, lhs, early bool, grR *rowGrads
 		if lhs {
 			if left.on {
 				for _, r := range w.drawn[at : at+ke] {
-					left.note(r, false)
+					if r&farBit == 0 {
+						left.note(r, false)
+					}
 				}
 			}
 			at += ke

@@ -25,15 +25,18 @@ type Worker struct {
 	gl, gr     rowGrads
 	usedRels   []int
 	scratch    []float32
-	ahead      int      // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
-	late       bool     // every row takes its step after the batch (no early updates: early.go)
-	drawn      []uint32 // the batch's uniform negatives, drawn up front
-	earlyRows  int      // rows updated early, for tests
+	ahead      int       // rows prefetched ahead in gather, scatter and apply (0: none; see memhints.go)
+	late       bool      // every row takes its step after the batch (no early updates: early.go)
+	drawn      []uint32  // the batch's uniform negatives, drawn up front
+	pools      [2]*Pool  // lhs and rhs pools of buffer negatives (StepPools), nil: the side's own table
+	farDraws   []farDraw // drawn negatives of other tables than the side's own (pool.go)
+	earlyRows  int       // rows updated early, for tests
 
 	// Per chunk.
 	u, v, cand, t, f, df, dt, dcand, dx []float32
 	pos, neg, dpos, dneg, wts           []float32
 	extra                               []uint32
+	far                                 []farDraw
 }
 
 // NewWorker returns a worker for m.
@@ -266,15 +269,20 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 		}
 	case ch.drawn != nil:
 		ke = ch.uniform
-		w.extra = append(w.extra[:0], ch.drawn...)
+		w.splitDrawn(ch.drawn)
 	default:
 		ke = ch.uniform
 		w.extra = Uniform(w.extra, ke, ch.candTab.Rows, rng)
+	}
+	if ch.drawn == nil {
+		w.far = w.far[:0]
 	}
 	mall := k + ke
 	w.cand = grow(w.cand, mall*d)
 	copy(w.cand, ch.pos[:k*d])
 	w.gather(ch.candTab, ch.candG.typ, w.extra, w.cand[k*d:])
+	nOwn := k + len(w.extra) // candidates: positives, own negatives, then far ones
+	w.gatherFar(ch.candG.typ, w.cand[nOwn*d:mall*d])
 	negStart := 0
 	if allNegs || ch.batchNegs == 0 || ch.noNegs {
 		negStart = k
@@ -378,10 +386,11 @@ func (w *Worker) direction(ch *chunk, corruptRhs, allNegs bool, rng *rand.Rand) 
 	w.scatter(ch.fixedG, ch.fixedIDs, dfixed)
 	w.scatter(ch.candG, ch.posIDs, dcand[:k*d])
 	if ch.candG.census.on {
-		w.scatterEarly(ch.candG, w.extra, dcand[k*d:])
+		w.scatterEarly(ch.candG, w.extra, dcand[k*d:nOwn*d])
 	} else {
-		w.scatter(ch.candG, w.extra, dcand[k*d:])
+		w.scatter(ch.candG, w.extra, dcand[k*d:nOwn*d])
 	}
+	w.updateFar(ch.candG.typ, dcand[nOwn*d:mall*d])
 	return loss
 }
 

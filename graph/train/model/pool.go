@@ -1,0 +1,121 @@
+package model
+
+import (
+	"math/rand/v2"
+	"sort"
+)
+
+// Pool is where one side's uniform negatives come from with buffer
+// negatives (graph/train's negatives = "buffer"): the resident partitions
+// of the side's entity type, the batch's own among them. A draw is
+// uniform over all their rows, so each partition is drawn in proportion
+// to its size. A Pool is read-only once made and shared by workers.
+type Pool struct {
+	Tabs []*Table
+	cum  []int // cum[i]: rows of Tabs[:i+1]
+}
+
+// NewPool returns the pool of tabs, in that order.
+func NewPool(tabs []*Table) *Pool {
+	p := &Pool{Tabs: tabs}
+	n := 0
+	for _, t := range tabs {
+		n += t.Rows
+		p.cum = append(p.cum, n)
+	}
+	return p
+}
+
+// Rows is the pool's row count, all tables together.
+func (p *Pool) Rows() int {
+	if len(p.cum) == 0 {
+		return 0
+	}
+	return p.cum[len(p.cum)-1]
+}
+
+// locate maps x in [0, Rows) to its table and row.
+func (p *Pool) locate(x int) (*Table, uint32) {
+	i := sort.SearchInts(p.cum, x+1)
+	start := 0
+	if i > 0 {
+		start = p.cum[i-1]
+	}
+	return p.Tabs[i], uint32(x - start)
+}
+
+// farBit marks a drawn negative of another table than the batch's own
+// side: the rest of the value indexes Worker.farDraws.
+const farBit = 1 << 31
+
+// farDraw is a uniform negative drawn from another resident partition.
+type farDraw struct {
+	tab *Table
+	row uint32
+}
+
+// StepPools is Step with buffer negatives: the uniform negatives of the
+// lhs side are drawn from lhs (which holds L), those of the rhs side from
+// rhs (which holds R); a nil pool draws from the side's own table, as
+// Step. One draw per negative either way: with pools of one table the
+// step is Step's, bit for bit. A negative from another table than the
+// side's own takes its Adagrad step as soon as its gradient is known (as
+// an early update does), not summed with other draws of its row.
+func (w *Worker) StepPools(b Batch, L, R *Table, lhs, rhs *Pool, rng *rand.Rand) Stats {
+	w.pools = [2]*Pool{lhs, rhs}
+	defer func() { w.pools = [2]*Pool{} }()
+	return w.Step(b, L, R, rng)
+}
+
+// draw draws one uniform negative of a side whose own table is own, from
+// pool when set: a row of own, or farBit | the index of a far draw.
+func (w *Worker) draw(own *Table, pool *Pool, rng *rand.Rand) uint32 {
+	if pool == nil {
+		return uint32(rng.IntN(own.Rows))
+	}
+	tab, row := pool.locate(rng.IntN(pool.Rows()))
+	if tab == own {
+		return row
+	}
+	w.farDraws = append(w.farDraws, farDraw{tab, row})
+	return farBit | uint32(len(w.farDraws)-1)
+}
+
+// splitDrawn puts a chunk's drawn negatives of one side into w.extra (rows
+// of the side's own table) and w.far (the others), in draw order each.
+func (w *Worker) splitDrawn(drawn []uint32) {
+	w.extra, w.far = w.extra[:0], w.far[:0]
+	for _, x := range drawn {
+		if x&farBit != 0 {
+			w.far = append(w.far, w.farDraws[x&^farBit])
+		} else {
+			w.extra = append(w.extra, x)
+		}
+	}
+}
+
+// gatherFar writes the far negatives' embeddings (plus the type's global
+// embedding) to dst.
+func (w *Worker) gatherFar(typ int, dst []float32) {
+	d := w.d
+	for i, f := range w.far {
+		row := dst[i*d : (i+1)*d]
+		f.tab.Read(int(f.row), row)
+		if w.glob != nil {
+			addTo(row, w.glob[typ])
+		}
+	}
+}
+
+// updateFar gives each far negative its Adagrad step with its gradient
+// rows g (and adds them to the type's global embedding's gradient).
+func (w *Worker) updateFar(typ int, g []float32) {
+	d := w.d
+	for i, f := range w.far {
+		gi := g[i*d : (i+1)*d]
+		f.tab.Update(int(f.row), gi, w.m.S.Lr, w.scratch)
+		if w.dglob != nil {
+			addTo(w.dglob[typ], gi)
+		}
+	}
+}
