@@ -57,8 +57,9 @@ func TestCorruptIndexCacheNotUsed(t *testing.T) {
 		}
 		check(d.name)
 	}
-	// Every byte of the header and the key, the last bytes (the CRC), and
-	// every 29th byte between: a run over every byte took a minute.
+	// Every byte of the header and the key, the last bytes (the tables'
+	// padding), and every 29th byte between (the summary, its CRC, the
+	// tables): a run over every byte took a minute.
 	flipped, step := 0, 29
 	if raceEnabled {
 		step = 97
