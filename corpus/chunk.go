@@ -108,3 +108,14 @@ type ArrangingSource interface {
 type Recycler interface {
 	Recycle(ch *Chunk)
 }
+
+// Prefetcher is implemented by Sources whose chunks can start coming in
+// from storage before they are loaded (for a file, the kernel reading the
+// chunk's byte range ahead into the page cache). A reader calls Prefetch
+// for every chunk it queues for loading: a window entered queues a hundred
+// chunks, which a few goroutines then load one at a time, and the device
+// serves them many at once instead of one read per goroutine. It never
+// changes what a load returns.
+type Prefetcher interface {
+	Prefetch(c int)
+}

@@ -149,6 +149,9 @@ func (s *Session) ParseChunkArranged(c int, order []int32, into *corpus.Chunk) (
 // Recycle hands a chunk back to the Reader (see Reader.Recycle).
 func (s *Session) Recycle(ch *corpus.Chunk) { s.r.Recycle(ch) }
 
+// Prefetch implements corpus.Prefetcher.
+func (s *Session) Prefetch(c int) { s.r.Prefetch(c) }
+
 // Summary is Reader.Summary with the session's counts.
 func (s *Session) Summary() Summary { return s.r.summary(&s.acct, true) }
 

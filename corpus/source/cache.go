@@ -501,15 +501,24 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 			}
 		}
 	}
+	var queued []int // chunks new to the cache, for corpus.Prefetcher
 	for _, c := range cs {
 		if cc.slots[c] == nil {
 			*q = append(*q, cc.insert(c))
 			added++
+			queued = append(queued, c)
 		}
 	}
 	if added == 0 {
 		cc.mu.Unlock()
 		return
+	}
+	if pf, ok := cc.src.(corpus.Prefetcher); ok && len(queued) > 1 {
+		defer func() {
+			for _, c := range queued {
+				pf.Prefetch(c)
+			}
+		}()
 	}
 	// Running workers are all busy loading (an idle one ends), so every
 	// queued entry may start one, up to one per processor.
