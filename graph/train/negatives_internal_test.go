@@ -1,16 +1,8 @@
 package train
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/batchprep/batchprep/graph/config"
-	"github.com/batchprep/batchprep/graph/edgestore"
-	"github.com/batchprep/batchprep/graph/importer"
 )
 
 // Buffer negatives: at every bucket of a pass, the pools the workers draw
@@ -20,7 +12,7 @@ import (
 // draws from its own partition, PBG's rule).
 func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 	for _, neg := range []string{"buffer", "bucket"} {
-		tr := bufferTrainer(t, fmt.Sprintf("bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = %q\n", neg), 6)
+		tr := ringTrainer(t, 120, 6, fmt.Sprintf("bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = %q\n", neg))
 		l, r := tr.plan.Shape()
 		full := 0
 		for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
@@ -62,50 +54,4 @@ func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 			t.Fatalf("%d buckets with a full buffer of 4", full)
 		}
 	}
-}
-
-// bufferTrainer imports a ring of 120 entities in parts partitions and
-// returns a trainer of it with the extra config lines (before the tables).
-func bufferTrainer(t *testing.T, extra string, parts int) *Trainer {
-	dir := t.TempDir()
-	var edges strings.Builder
-	for i := range 120 {
-		fmt.Fprintf(&edges, "e%d\tr\te%d\n", i, (i+7)%120)
-	}
-	tsv := filepath.Join(dir, "edges.tsv")
-	if err := os.WriteFile(tsv, []byte(edges.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`entity_path = %q
-edge_paths = [%q]
-checkpoint_path = %q
-dimension = 8
-workers = 1
-%s
-[entities.node]
-num_partitions = %d
-[[relations]]
-name = "r"
-lhs = "node"
-rhs = "node"
-`, filepath.Join(dir, "ent"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"), extra, parts)), "toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := importer.DefaultOptions()
-	opts.RelCol = 1
-	if _, err := importer.Import(context.Background(), cfg, opts, []string{tsv}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := edgestore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	tr, err := New(cfg, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tr.releaseAll(); tr.Close() })
-	return tr
 }

@@ -21,45 +21,7 @@ import (
 // after a worker updated it: the bucket's partitions are all the trainer
 // holds (docs/training.md, "Memory").
 func TestSwapInFreesDroppedPartitions(t *testing.T) {
-	dir := t.TempDir()
-	var edges strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&edges, "e%d\tr\te%d\n", i, (i+7)%200)
-	}
-	tsv := filepath.Join(dir, "edges.tsv")
-	if err := os.WriteFile(tsv, []byte(edges.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte(fmt.Sprintf(`entity_path = %q
-edge_paths = [%q]
-checkpoint_path = %q
-dimension = 8
-workers = 1
-[entities.node]
-num_partitions = 2
-[[relations]]
-name = "r"
-lhs = "node"
-rhs = "node"
-`, filepath.Join(dir, "ent"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"))), "toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := importer.DefaultOptions()
-	opts.RelCol = 1
-	if _, err := importer.Import(context.Background(), cfg, opts, []string{tsv}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := edgestore.Open(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	tr, err := New(cfg, st, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	tr := ringTrainer(t, 200, 2, "")
 	if err := tr.swapIn(graph.Bucket{Lhs: 0, Rhs: 0}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,4 +36,50 @@ rhs = "node"
 	if gone.Value() != nil {
 		t.Error("partition 0 is still in memory after bucket (1,1) was swapped in")
 	}
+}
+
+// ringTrainer imports a ring of n entities in parts partitions and returns
+// a trainer of it with the extra config lines (before the tables).
+func ringTrainer(t *testing.T, n, parts int, extra string) *Trainer {
+	dir := t.TempDir()
+	var edges strings.Builder
+	for i := range n {
+		fmt.Fprintf(&edges, "e%d\tr\te%d\n", i, (i+7)%n)
+	}
+	tsv := filepath.Join(dir, "edges.tsv")
+	if err := os.WriteFile(tsv, []byte(edges.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(fmt.Sprintf(`entity_path = %q
+edge_paths = [%q]
+checkpoint_path = %q
+dimension = 8
+workers = 1
+%s
+[entities.node]
+num_partitions = %d
+[[relations]]
+name = "r"
+lhs = "node"
+rhs = "node"
+`, filepath.Join(dir, "ent"), filepath.Join(dir, "edges"), filepath.Join(dir, "ckpt"), extra, parts)), "toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := importer.DefaultOptions()
+	opts.RelCol = 1
+	if _, err := importer.Import(context.Background(), cfg, opts, []string{tsv}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := edgestore.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	tr, err := New(cfg, st, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.releaseAll(); tr.Close() })
+	return tr
 }
