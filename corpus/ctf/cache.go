@@ -9,11 +9,11 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/atomicfile"
 	"github.com/batchprep/batchprep/internal/mapped"
 )
@@ -67,12 +67,19 @@ func configHash(cfg *Config) uint64 {
 	return h.Sum64()
 }
 
-func keyOf(f *os.File, cfg *Config) (cacheKey, error) {
+func keyOf(f corpus.Blob, cfg *Config) (cacheKey, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return cacheKey{}, err
 	}
 	k := cacheKey{size: st.Size(), mtime: st.ModTime().UnixNano(), conf: configHash(cfg)}
+	if v, ok := f.(corpus.Versioned); ok {
+		// An object's version (its ETag) stands where a file's
+		// modification time does.
+		h := fnv.New64a()
+		h.Write([]byte(v.Version()))
+		k.mtime = int64(h.Sum64())
+	}
 	buf := make([]byte, min(cacheEdge, k.size))
 	if _, err := f.ReadAt(buf, 0); err != nil && err != io.EOF {
 		return k, err
@@ -92,7 +99,7 @@ func keyOf(f *os.File, cfg *Config) (cacheKey, error) {
 // loadCache returns the cached index when the cache file exists, decodes and
 // matches the data and config. A missing cache gives an error for which
 // os.IsNotExist is true. The index's tables are views of the mapped file.
-func loadCache(f *os.File, path string, cfg *Config) (*index, error) {
+func loadCache(f corpus.Blob, path string, cfg *Config) (*index, error) {
 	m, err := mapped.Open(cachePath(path, cfg), keepResident)
 	if err != nil {
 		return nil, err
@@ -124,7 +131,7 @@ func loadCache(f *os.File, path string, cfg *Config) (*index, error) {
 }
 
 // decodeFor decodes the mapped index file m for the data file f and cfg.
-func decodeFor(m *mapped.File, f *os.File, cfg *Config) (*index, error) {
+func decodeFor(m *mapped.File, f corpus.Blob, cfg *Config) (*index, error) {
 	k, err := keyOf(f, cfg)
 	if err != nil {
 		return nil, err
@@ -145,7 +152,7 @@ func decodeFor(m *mapped.File, f *os.File, cfg *Config) (*index, error) {
 var checkAtOpen int64 = 32 << 20
 
 // writeCache writes a heap index atomically (temp file, fsync, rename).
-func writeCache(f *os.File, path string, cfg *Config, x *index) error {
+func writeCache(f corpus.Blob, path string, cfg *Config, x *index) error {
 	k, err := keyOf(f, cfg)
 	if err != nil {
 		return err

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/ordered"
 )
 
@@ -90,7 +90,7 @@ const seqBlock = 4096
 // large enough for two pieces, else serially; ps stops the pass. With
 // spillDir set, the per-sequence tables go to spill files there (see
 // columns.go), which the caller seals.
-func buildIndexFile(ps *pass, f *os.File, cfg *Config, file, spillDir string) (*index, error) {
+func buildIndexFile(ps *pass, f corpus.Blob, cfg *Config, file, spillDir string) (*index, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("ctf: %w", err)
@@ -110,15 +110,20 @@ func buildIndexFile(ps *pass, f *os.File, cfg *Config, file, spillDir string) (*
 			}
 		}
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("ctf: %w", err)
-	}
 	ix := newIndexer(cfg, file)
 	ix.pass = ps
 	if err := ix.x.spillTo(spillDir); err != nil {
 		return nil, err
 	}
-	if err := ix.run(f); err != nil {
+	var whole io.Reader = io.NewSectionReader(f, 0, info.Size())
+	if s, ok := f.(io.ReadSeeker); ok && !info.Mode().IsRegular() {
+		// A device or pipe: read as it comes, from its start.
+		if _, err := s.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("ctf: %w", err)
+		}
+		whole = s
+	}
+	if err := ix.run(whole); err != nil {
 		ix.x.dropSpill()
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/batchprep/batchprep/corpus"
 )
 
 // OpenOptions are choices of OpenContext that do not change what is read.
@@ -13,7 +15,7 @@ type OpenOptions struct {
 	// cache), so the file read is the one the caller opened and checked,
 	// whatever the path names meanwhile. On success the Reader owns File
 	// (Reader.Close closes it); on error the caller still does.
-	File *os.File
+	File corpus.Blob
 	// Progress, when set, is called as the index pass reads the file, with
 	// the bytes read since its last call (about 1 MiB at a time; from
 	// several goroutines at once when the pass is parallel).

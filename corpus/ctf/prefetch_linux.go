@@ -2,21 +2,11 @@
 
 package ctf
 
-import (
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// Prefetch implements corpus.Prefetcher: the kernel starts reading chunk
-// c's bytes into the page cache (posix_fadvise WILLNEED), unless
-// BATCHPREP_NO_WILLNEED is set.
-func (r *Reader) Prefetch(c int) {
-	if noWillNeed {
-		return
+// adviseWillNeed tells the kernel that [off, off+n) of f will be read soon.
+func adviseWillNeed(f any, off, n int64) {
+	if fd, ok := f.(interface{ Fd() uintptr }); ok {
+		unix.Fadvise(int(fd.Fd()), off, n, unix.FADV_WILLNEED)
 	}
-	off, n := r.x.span(c)
-	unix.Fadvise(int(r.f.Fd()), off, n, unix.FADV_WILLNEED)
 }
-
-var noWillNeed = os.Getenv("BATCHPREP_NO_WILLNEED") != ""

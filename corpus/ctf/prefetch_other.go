@@ -2,5 +2,5 @@
 
 package ctf
 
-// Prefetch implements corpus.Prefetcher: nothing to do here.
-func (r *Reader) Prefetch(c int) {}
+// adviseWillNeed has no portable equivalent: reads are not hinted.
+func adviseWillNeed(f any, off, n int64) {}

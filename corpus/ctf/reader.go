@@ -18,7 +18,7 @@ import (
 type Reader struct {
 	path   string
 	cfg    Config
-	f      *os.File
+	f      corpus.Blob
 	x      *index
 	layout *corpus.Layout
 
@@ -60,7 +60,7 @@ func Open(path string, cfg Config) (*Reader, error) {
 
 // openFile opens the Reader of f, a validated cfg and the pass's controls;
 // it never closes f.
-func openFile(ps *pass, f *os.File, path string, cfg Config) (*Reader, error) {
+func openFile(ps *pass, f corpus.Blob, path string, cfg Config) (*Reader, error) {
 	cfg.Streams = append([]corpus.Stream(nil), cfg.Streams...)
 	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
 		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}

@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -69,7 +68,7 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 // first bytes or path's name, the index pass stops once ctx is done, and
 // progress (CTF only; may be nil) hears of the bytes it reads. On success
 // the Reader owns f; on error the caller does.
-func OpenFile(ctx context.Context, f *os.File, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
+func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
 	var magic [4]byte
 	n, _ := f.ReadAt(magic[:], 0)
 	if string(magic[:n]) == parquet.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {

@@ -20,7 +20,7 @@ import (
 // corpus.Source and source.Fingerprinter.
 type Reader struct {
 	path    string
-	f       *os.File
+	f       corpus.Blob
 	pf      *pq.File
 	cfg     Config
 	layout  *corpus.Layout
@@ -79,14 +79,14 @@ func Open(path string, cfg Config) (*Reader, error) {
 // read (path names it in messages), and the index pass checks ctx between
 // batches of rows, stopping with an error that unwraps to ctx.Err(). On
 // success the Reader owns f (Close closes it); on error the caller does.
-func OpenFile(ctx context.Context, f *os.File, path string, cfg Config) (*Reader, error) {
+func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	return open(ctx, f, path, cfg)
 }
 
-func open(ctx context.Context, f *os.File, path string, cfg Config) (r *Reader, err error) {
+func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil { // the library's checks of a damaged file
 			r, err = nil, damaged(path, -1, -1)

@@ -1,0 +1,29 @@
+package corpus
+
+import (
+	"io"
+	"io/fs"
+)
+
+// Blob is the stored bytes of a corpus as its readers see them: a local
+// *os.File, or an object in object storage behind the same methods. A
+// reader reads a Blob only with ReadAt, so reads may run concurrently.
+// Stat's size is the blob's size and its mode is regular for an object.
+type Blob interface {
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+// Versioned is a Blob that names the version of its content (an object's
+// ETag): two opens with the same version read the same bytes. Index
+// caches key on it where a local file has its modification time.
+type Versioned interface {
+	Version() string
+}
+
+// Hinter is a Blob that can start fetching [off, off+n) before it is read
+// (an object's prefetch). A local file is hinted through the kernel.
+type Hinter interface {
+	Hint(off, n int64)
+}
