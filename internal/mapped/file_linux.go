@@ -99,12 +99,7 @@ func Open(path string, keepResident int64) (*File, error) {
 // widened to whole pages: a neighbour's page is faulted in again if read),
 // and with evict the page cache too.
 func (m *File) Release(off, n int, evict bool) {
-	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
-		return
-	}
-	lo := off &^ (PageSize - 1)
-	hi := min(len(m.data), (off+n+PageSize-1)&^(PageSize-1))
-	if lo < hi {
+	if lo, hi := m.pages(off, n); lo < hi {
 		// Out of the resident set, and with evict out of the page cache
 		// too (when no one else maps them): pages left cached come back
 		// with the next fault nearby (fault-around maps the cached pages
@@ -116,14 +111,18 @@ func (m *File) Release(off, n int, evict bool) {
 	}
 }
 
+// pages widens data[off:off+n] to whole pages; lo >= hi when there is
+// nothing to advise (an unpaged mapping, or an empty range).
+func (m *File) pages(off, n int) (lo, hi int) {
+	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
+		return 0, 0
+	}
+	return off &^ (PageSize - 1), min(len(m.data), (off+n+PageSize-1)&^(PageSize-1))
+}
+
 // Need starts reading data[off:off+n] into memory, in the background.
 func (m *File) Need(off, n int) {
-	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
-		return
-	}
-	lo := off &^ (PageSize - 1)
-	hi := min(len(m.data), (off+n+PageSize-1)&^(PageSize-1))
-	if lo < hi {
+	if lo, hi := m.pages(off, n); lo < hi {
 		unix.Madvise(m.data[lo:hi], unix.MADV_WILLNEED)
 	}
 }
