@@ -205,6 +205,9 @@ func (m *Mixture) Epoch() int {
 // Config returns the mixture's setting, with defaults filled in.
 func (m *Mixture) Config() source.Config { return m.cfg }
 
+// Streams returns the streams every corpus declares.
+func (m *Mixture) Streams() []corpus.Stream { return m.streams }
+
 // Corpora returns the number of corpora.
 func (m *Mixture) Corpora() int { return len(m.lanes) }
 
