@@ -21,12 +21,17 @@ import (
 // same --stream and chunking flags.
 func runReadMix(env *Env, f *readFlags) error {
 	specs := make([]mixture.Spec, len(f.mix))
+	ws := make([]mixture.Weight, len(f.mix))
 	for i, a := range f.mix {
 		sp, err := mixture.ParseSpec(a)
 		if err != nil {
 			return usagef("%v", err)
 		}
 		specs[i] = sp
+		ws[i] = sp.Weight
+	}
+	if _, err := mixture.Integers(ws); err != nil {
+		return usagef("--mix: %v (corpus k is the k-th --mix, from 0)", err)
 	}
 	ctfCfg, srcCfg, startPos, err := f.configs()
 	if err != nil {
