@@ -50,7 +50,8 @@ Examples:
   batchprep read corpus.ctf --stream S0:943:sparse --stream S2:129:sparse --mb 256
   batchprep read corpus.ctf --stream x:2 --max-minibatches 100 --state-out st.json --format summary
   batchprep read corpus.ctf --stream x:2 --state-in st.json
-  batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7`
+  batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7
+  batchprep read --mix A.ctf=0.7 --mix B.parquet=0.3 --stream x:2 --mb 1024`
 
 // The defaults a user who sets nothing gets (docs/source.md, "Defaults").
 // SPEC A6 names 32 MiB chunks; with 1 MiB chunks a 128-chunk window is a
@@ -91,6 +92,7 @@ type readFlags struct {
 	format         string
 	quiet          bool
 	memoryLimit    string
+	mix            stringList
 	set            map[string]bool
 }
 
@@ -122,6 +124,7 @@ func runRead(env *Env, args []string) error {
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
+	fs.Var(&f.mix, "mix", "a corpus of a weighted mixture, `CORPUS=WEIGHT` (0.7, or samples:N per epoch); repeatable, instead of the CORPUS argument (docs/mixtures.md)")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit for the Go runtime: auto (window + 64MiB, less 8MiB for the process), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -129,6 +132,12 @@ func runRead(env *Env, args []string) error {
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	if len(f.mix) > 0 {
+		if len(pos) > 0 {
+			return usagef("--mix gives the corpora: no CORPUS argument with it (got %q)", pos[0])
+		}
+		return runReadMix(env, &f)
+	}
 	if len(pos) != 1 {
 		return usagef("want exactly one CORPUS.ctf argument, got %d", len(pos))
 	}
@@ -293,7 +302,7 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r file.Reader, diag *r
 		t.add(mb)
 		switch f.format {
 		case "jsonl":
-			pend = appendReadJSON(pend, mb)
+			pend = appendReadJSON(pend, mb, nil, nil)
 		case "text":
 			pend = appendReadText(pend, mb)
 		}

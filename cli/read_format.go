@@ -45,8 +45,10 @@ func (t *readTotals) write(w io.Writer, streams []corpus.Stream) {
 	fmt.Fprintf(w, "skipped sequences: %d\nseconds: %.3f\nsamples/s: %.0f\n", t.skipped, el, rate)
 }
 
-// appendReadJSON writes SPEC A6's JSON line, built by hand for speed.
-func appendReadJSON(b []byte, mb *source.Minibatch) []byte {
+// appendReadJSON writes SPEC A6's JSON line, built by hand for speed. For a
+// mixture, corpus (one --mix index per sequence) is written beside
+// "sequences", and skippedCorpus beside "skipped"; both are nil otherwise.
+func appendReadJSON(b []byte, mb *source.Minibatch, corpus, skippedCorpus []int) []byte {
 	b = append(b, `{"step":`...)
 	b = strconv.AppendUint(b, mb.Step, 10)
 	b = append(b, `,"epoch":`...)
@@ -67,6 +69,9 @@ func appendReadJSON(b []byte, mb *source.Minibatch) []byte {
 			b = append(b, ',')
 		}
 		b = strconv.AppendInt(b, int64(s), 10)
+	}
+	if corpus != nil {
+		b = appendInts(append(b, `],"corpus":[`...), corpus)
 	}
 	b = append(b, `],"ids":[`...)
 	for i, id := range mb.IDs {
@@ -94,8 +99,22 @@ func appendReadJSON(b []byte, mb *source.Minibatch) []byte {
 			b = strconv.AppendInt(b, int64(s.Sequence), 10)
 		}
 		b = append(b, ']')
+		if skippedCorpus != nil {
+			b = append(appendInts(append(b, `,"skipped_corpus":[`...), skippedCorpus), ']')
+		}
 	}
 	return append(b, "}\n"...)
+}
+
+// appendInts appends v's numbers separated by commas.
+func appendInts(b []byte, v []int) []byte {
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return b
 }
 
 // appendJSONString appends s as a JSON string (invalid UTF-8 becomes U+FFFD,

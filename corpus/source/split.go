@@ -42,3 +42,10 @@ func splitBoundary(prefix []uint64, w, r int) int {
 func splitRange(prefix []uint64, w, r int) (lo, hi int) {
 	return splitBoundary(prefix, w, r), splitBoundary(prefix, w, r+1)
 }
+
+// SplitRange returns rank r's group [lo, hi) of w among the sequences of a
+// global minibatch whose sample-count prefix sums are prefix (prefix[0] = 0,
+// strictly increasing): the rule of invariant 6, for callers that assemble
+// global minibatches of their own (corpus/mixture) and must split them as a
+// Source does.
+func SplitRange(prefix []uint64, w, r int) (lo, hi int) { return splitRange(prefix, w, r) }

@@ -64,6 +64,14 @@ func (e *FingerprintError) Error() string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
+// DiffFingerprints lists the fields whose values differ between a state's
+// fingerprint and the current one, sorted by field name: what a
+// FingerprintError reports. Setups built on Sources (corpus/mixture) use it
+// to refuse a state the same way.
+func DiffFingerprints(state, current map[string]string) []FieldDiff {
+	return diffFingerprints(state, current)
+}
+
 func diffFingerprints(state, current map[string]string) []FieldDiff {
 	keys := map[string]bool{}
 	for k := range state {

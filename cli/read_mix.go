@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"time"
+
+	"github.com/batchprep/batchprep/corpus/file"
+	"github.com/batchprep/batchprep/corpus/mixture"
+	"github.com/batchprep/batchprep/corpus/source"
+)
+
+// runReadMix is read with --mix: several corpora read as one weighted
+// mixture (corpus/mixture, docs/mixtures.md). Every other flag keeps its
+// meaning, applied to the mixture's timeline; each corpus is opened with the
+// same --stream and chunking flags.
+func runReadMix(env *Env, f *readFlags) error {
+	specs := make([]mixture.Spec, len(f.mix))
+	ws := make([]mixture.Weight, len(f.mix))
+	for i, a := range f.mix {
+		sp, err := mixture.ParseSpec(a)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		specs[i] = sp
+		ws[i] = sp.Weight
+	}
+	if _, err := mixture.Integers(ws); err != nil {
+		return usagef("--mix: %v (corpus k is the k-th --mix, from 0)", err)
+	}
+	ctfCfg, srcCfg, startPos, err := f.configs()
+	if err != nil {
+		return err
+	}
+	diag := &readDiagnostics{w: env.Stderr}
+	ctfCfg.Warn = diag.warn
+	var readers []file.Reader
+	defer func() {
+		for _, r := range readers {
+			r.Close()
+		}
+	}()
+	corpora := make([]mixture.Corpus, len(specs))
+	for i, sp := range specs {
+		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
+			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
+		}
+		r, err := file.Open(sp.Path, ctfCfg)
+		if err != nil {
+			return fmt.Errorf("--mix %d (%s): %w", i, sp.Path, err)
+		}
+		readers = append(readers, r)
+		if err := checkChunkMemory(sp.Path, r.Layout(), r.Streams(), physicalMemory()); err != nil {
+			return err
+		}
+		corpora[i] = mixture.Corpus{Source: r, Weight: sp.Weight, Name: sp.Path}
+	}
+	mx, err := mixture.New(corpora, srcCfg)
+	if err != nil {
+		return err
+	}
+	defer mx.Close()
+	switch {
+	case f.stateIn != "":
+		if err := checkStateKind(f.stateIn, "read"); err != nil {
+			return err
+		}
+		st, err := source.ReadStateFile(f.stateIn)
+		if err != nil {
+			return err
+		}
+		if err := mx.Restore(st); err != nil {
+			return fmt.Errorf("%s: %w", f.stateIn, err)
+		}
+	case f.set["start"]:
+		if err := mx.Seek(startPos); err != nil {
+			return err
+		}
+	}
+	restore, err := applyMixMemoryLimit(f, readers, mx, ctfCfg.ChunkBytes)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	diag.flush()
+	startState := mx.State()
+	delivered, totals, runErr := mixLoop(env, f, mx, specs, diag)
+	mx.Close()
+	diag.flush()
+	for i, r := range readers {
+		if s := summaryNoTotals(r); s.BadSequences > 0 {
+			fmt.Fprintf(env.Stderr, "batchprep read: --mix %d (%s): bad sequences found: %d (%s)\n", i, specs[i].Path, s.BadSequences, kindCounts(s.Skipped))
+		}
+	}
+	if runErr == nil && totals.minibatches == 0 {
+		fmt.Fprintf(env.Stderr, "batchprep read: %s\n", nothingRead(f, startState))
+	}
+	if f.stateOut != "" {
+		if err := source.WriteStateFile(f.stateOut, delivered); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	return runErr
+}
+
+// mixLoop is readLoop for a mixture: the same stopping rules and output,
+// with each sequence's corpus in the JSON lines and the samples per corpus
+// in the summary.
+func mixLoop(env *Env, f *readFlags, mx *mixture.Mixture, specs []mixture.Spec, diag *readDiagnostics) (source.State, readTotals, error) {
+	delivered := mx.State()
+	pend := make([]byte, 0, outputChunk+4096)
+	flush := func() error {
+		if len(pend) > 0 {
+			if _, err := env.Stdout.Write(pend); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+			pend = pend[:0]
+		}
+		delivered = mx.State()
+		return nil
+	}
+	prog := newProgress(env, "read", "samples", 0, f.quiet)
+	t := readTotals{start: time.Now(), streams: make([]int64, len(mx.Streams()))}
+	perCorpus := make([]uint64, len(specs))
+	var stopErr error
+	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
+		if mx.Epoch() >= f.epochs {
+			break
+		}
+		if err := env.Ctx.Err(); err != nil {
+			stopErr = context.Cause(env.Ctx)
+			break
+		}
+		mb, err := mx.Next()
+		diag.flush()
+		if err != nil {
+			stopErr = err
+			break
+		}
+		t.add(&mb.Minibatch)
+		for k, s := range mb.CorpusSamples {
+			perCorpus[k] += s
+		}
+		switch f.format {
+		case "jsonl":
+			pend = appendReadJSON(pend, &mb.Minibatch, mb.Corpus, mb.SkippedCorpus)
+		case "text":
+			pend = appendReadText(pend, &mb.Minibatch)
+		}
+		if len(pend) >= outputChunk {
+			if err := flush(); err != nil {
+				return delivered, t, err
+			}
+		}
+		prog.Add(int64(mb.End - mb.Start))
+	}
+	prog.Done()
+	if f.format == "summary" {
+		var b bytes.Buffer
+		t.write(&b, mx.Streams())
+		for k, s := range perCorpus {
+			fmt.Fprintf(&b, "samples corpus %d: %d (%s)\n", k, s, specs[k].Path)
+		}
+		pend = append(pend, b.Bytes()...)
+	}
+	if err := flush(); err != nil {
+		return delivered, t, err
+	}
+	return delivered, t, stopErr
+}
+
+// applyMixMemoryLimit is applyMemoryLimit for a mixture: with "auto", the
+// bound is every corpus's window (its resident chunks times its chunk size)
+// plus the headroom of one read.
+func applyMixMemoryLimit(f *readFlags, readers []file.Reader, mx *mixture.Mixture, chunkBytes int64) (func(), error) {
+	limit, auto, err := parseMemoryLimit(f.memoryLimit)
+	if err != nil {
+		return nil, usagef("--memory-limit %q: %v", f.memoryLimit, err)
+	}
+	if auto {
+		if os.Getenv("GOMEMLIMIT") != "" {
+			return func() {}, nil
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		var window int64
+		for k, n := range mx.ResidentChunks() {
+			per := chunkBytes
+			if info, err := os.Stat(readers[k].Path()); err == nil {
+				per = max(per, info.Size()/int64(max(readers[k].Layout().NumChunks(), 1)))
+			}
+			window += int64(n) * per
+		}
+		limit = source.MemoryLimit(int64(ms.HeapInuse), window)
+	}
+	if limit == 0 {
+		return func() {}, nil
+	}
+	old := debug.SetMemoryLimit(limit)
+	if !auto {
+		return func() { debug.SetMemoryLimit(old) }, nil
+	}
+	stop := followLive(limit)
+	return func() { stop(); debug.SetMemoryLimit(old) }, nil
+}
