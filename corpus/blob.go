@@ -27,3 +27,10 @@ type Versioned interface {
 type Hinter interface {
 	Hint(off, n int64)
 }
+
+// Streamer is a Blob that reads a long range faster as one stream than by
+// ReadAt calls (an object: one GET instead of a request per block). An
+// index pass reads each of its pieces through it.
+type Streamer interface {
+	NewReader(off int64) io.ReadCloser
+}

@@ -116,6 +116,11 @@ func buildIndexFile(ps *pass, f corpus.Blob, cfg *Config, file, spillDir string)
 		return nil, err
 	}
 	var whole io.Reader = io.NewSectionReader(f, 0, info.Size())
+	if s, ok := f.(corpus.Streamer); ok {
+		rc := s.NewReader(0)
+		defer rc.Close()
+		whole = rc
+	}
 	if s, ok := f.(io.ReadSeeker); ok && !info.Mode().IsRegular() {
 		// A device or pipe: read as it comes, from its start.
 		if _, err := s.Seek(0, io.SeekStart); err != nil {
@@ -205,8 +210,13 @@ func indexPieceAt(ps *pass, f io.ReaderAt, bounds []int64, i int, lineMode bool,
 		ix.seqOff, ix.curEnd = bounds[i], bounds[i]
 	}
 	n := bounds[i+1] - bounds[i]
-	sec := io.NewSectionReader(f, bounds[i], n)
-	if err := ix.runFrom(sec, bounds[i], first, int(min(n+1, indexBufSize))); err != nil || ix.x.lineMode != lineMode {
+	var piece io.Reader = io.NewSectionReader(f, bounds[i], n)
+	if s, ok := f.(corpus.Streamer); ok {
+		rc := s.NewReader(bounds[i])
+		defer rc.Close()
+		piece = io.LimitReader(rc, n)
+	}
+	if err := ix.runFrom(piece, bounds[i], first, int(min(n+1, indexBufSize))); err != nil || ix.x.lineMode != lineMode {
 		return nil
 	}
 	r.lastID = bytes.Clone(ix.curID)

@@ -2,11 +2,14 @@ package ctf
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -235,4 +238,62 @@ func FuzzParallelIndex(f *testing.F) {
 		}
 		parallelMatches(t, "fuzz", data, cfg, 2+int(n%8), true)
 	})
+}
+
+// streamedFile is a file whose index pass must read through NewReader (as
+// an object's does, one request per piece); it counts the streams and the
+// bytes read by ReadAt.
+type streamedFile struct {
+	*os.File
+	streams, readAt atomic.Int64
+}
+
+func (s *streamedFile) NewReader(off int64) io.ReadCloser {
+	s.streams.Add(1)
+	return io.NopCloser(io.NewSectionReader(s.File, off, 1<<62))
+}
+
+func (s *streamedFile) ReadAt(p []byte, off int64) (int, error) {
+	s.readAt.Add(int64(len(p)))
+	return s.File.ReadAt(p, off)
+}
+
+// TestIndexPiecesStreamed: a blob that streams (corpus.Streamer) is indexed
+// with one stream per piece, serially and in parallel, and gives the index
+// a plain file gives; ReadAt reads only the starts of the pieces.
+func TestIndexPiecesStreamed(t *testing.T) {
+	path := tinyCorpus(t, 30000)
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), sparse("b", 5)}, ChunkSequences: 1000}
+	want, err := Open(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	info, _ := os.Stat(path)
+	for _, pieces := range []int64{1, 4} {
+		defer func(v, m int64) { indexPiece, maxPiece = v, m }(indexPiece, maxPiece)
+		indexPiece, maxPiece = info.Size()/pieces, info.Size()/pieces+1
+		if pieces == 1 {
+			indexPiece = info.Size() + 1 // serial
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sf := &streamedFile{File: f}
+		got, err := OpenContext(context.Background(), path, cfg, OpenOptions{File: sf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := sf.streams.Load(); n != pieces {
+			t.Errorf("%d pieces: %d streams", pieces, n)
+		}
+		if n := sf.readAt.Load(); n > 4*pieces*indexBufSize {
+			t.Errorf("%d pieces: %d bytes read by ReadAt besides the streams", pieces, n)
+		}
+		if !reflect.DeepEqual(got.Layout().Samples, want.Layout().Samples) || !reflect.DeepEqual(got.Layout().ChunkStart, want.Layout().ChunkStart) {
+			t.Errorf("%d pieces: the streamed index differs from the file's", pieces)
+		}
+		got.Close()
+	}
 }
