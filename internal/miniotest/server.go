@@ -81,7 +81,6 @@ func EnvFor(tb testing.TB, endpoint, accessKey, secretKey string) map[string]str
 	absent := filepath.Join(tb.TempDir(), "absent")
 	return map[string]string{
 		"AWS_ENDPOINT_URL":            endpoint,
-		"AWS_ENDPOINT_URL_S3":         "",
 		"AWS_ACCESS_KEY_ID":           accessKey,
 		"AWS_SECRET_ACCESS_KEY":       secretKey,
 		"AWS_SESSION_TOKEN":           "",
