@@ -33,14 +33,37 @@ type cache struct {
 	scanned   bool
 	total     int64 // bytes at the last scan, plus this cache's writes since
 	sinceScan int64 // bytes this cache wrote since its last scan
+	writing   int64 // bytes of writes under way (reserved, maybe not on disk)
 }
 
+// caches holds one cache per directory and bound, shared by the Objects of
+// this process, so that their writes are counted together.
+var caches struct {
+	mu sync.Mutex
+	m  map[string]*cache
+}
+
+// openCache returns the process's cache for dir with the given bound.
 func openCache(dir string, limit int64) (*cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("objstore: cache-dir: %w", err)
 	}
-	return &cache{dir: dir, limit: limit}, nil
+	id := fmt.Sprintf("%s\x00%d", dir, limit)
+	caches.mu.Lock()
+	defer caches.mu.Unlock()
+	if c := caches.m[id]; c != nil {
+		return c, nil
+	}
+	if caches.m == nil {
+		caches.m = map[string]*cache{}
+	}
+	c := newCache(dir, limit)
+	caches.m[id] = c
+	return c, nil
 }
+
+// newCache returns a cache of its own for dir (as another process has).
+func newCache(dir string, limit int64) *cache { return &cache{dir: dir, limit: limit} }
 
 func (c *cache) path(key [32]byte) string {
 	h := hex.EncodeToString(key[:])
@@ -81,33 +104,42 @@ func (c *cache) put(key [32]byte, data []byte) error {
 	if size > c.limit {
 		return nil
 	}
+	// Room is reserved under the lock, so that concurrent writers of this
+	// process never pass the bound together.
 	c.mu.Lock()
-	need := !c.scanned || c.total+size > c.limit || c.sinceScan > c.limit/8
-	c.mu.Unlock()
-	if need {
+	if !c.scanned || c.total+size > c.limit || c.sinceScan > c.limit/8 {
 		if err := c.evict(size); err != nil {
+			c.mu.Unlock()
 			return err
 		}
 	}
-	p := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	err := atomicfile.WriteFrom(p, 0o644, func(w io.Writer) error {
-		if _, err := w.Write(data); err != nil {
-			return err
-		}
-		_, err := w.Write(appendTrailer(nil, key, data))
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
 	c.total += size
 	c.sinceScan += size
+	c.writing += size
 	c.mu.Unlock()
-	return nil
+	p := c.path(key)
+	err := os.MkdirAll(filepath.Dir(p), 0o755)
+	if err == nil {
+		err = atomicfile.WriteFrom(p, 0o644, func(w io.Writer) error {
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			_, err := w.Write(appendTrailer(nil, key, data))
+			return err
+		})
+	}
+	if errors.Is(err, fs.ErrNotExist) && c.has(key) {
+		// Another writer of the same block removed our temporary file as
+		// stale (atomicfile does) and renamed its own: the same bytes.
+		err = nil
+	}
+	c.mu.Lock()
+	c.writing -= size
+	if err != nil {
+		c.total -= size
+	}
+	c.mu.Unlock()
+	return err
 }
 
 type cacheEntry struct {
@@ -120,7 +152,7 @@ type cacheEntry struct {
 // across processes) and removes the least recently used files until room
 // more bytes fit under the limit, leaving an eighth of the limit free so
 // that scans are rare. Files that vanish meanwhile (another process
-// evicted them) are skipped.
+// evicted them) are skipped. The caller holds c.mu.
 func (c *cache) evict(room int64) error {
 	unlock, err := lockDir(c.dir)
 	if err != nil {
@@ -128,6 +160,9 @@ func (c *cache) evict(room int64) error {
 	}
 	defer unlock()
 	entries, total := c.scan()
+	// Writes under way may not be on disk yet: count them (twice, if their
+	// temporary files were seen, which errs on the safe side).
+	total += c.writing
 	if total+room > c.limit {
 		slices.SortFunc(entries, func(a, b cacheEntry) int { return a.mtime.Compare(b.mtime) })
 		target := max(c.limit-c.limit/8-room, 0)
@@ -140,9 +175,7 @@ func (c *cache) evict(room int64) error {
 			}
 		}
 	}
-	c.mu.Lock()
 	c.scanned, c.total, c.sinceScan = true, total, 0
-	c.mu.Unlock()
 	return nil
 }
 
