@@ -1,0 +1,58 @@
+package miniotest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+func get(t *testing.T, s *Server, bucket, key string) ([]byte, error) {
+	t.Helper()
+	out, err := s.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	if err != nil {
+		return nil, err
+	}
+	defer out.Body.Close()
+	return io.ReadAll(out.Body)
+}
+
+// TestStartPutGet: invariant 3. A started server stores and returns an
+// object, and keeps it across Restart.
+func TestStartPutGet(t *testing.T) {
+	s := Start(t)
+	s.MakeBucket("bkt")
+	want := []byte("hello, object")
+	if etag := s.Put("bkt", "k", want); etag == "" {
+		t.Fatal("Put returned no ETag")
+	}
+	got, err := get(t, s, "bkt", "k")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("get: %q, %v; want %q", got, err, want)
+	}
+	s.Restart()
+	got, err = get(t, s, "bkt", "k")
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("get after restart: %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestEnvIsLocal: invariant 4.
+func TestEnvIsLocal(t *testing.T) {
+	s := Start(t)
+	env := s.Env()
+	if env["AWS_ENDPOINT_URL"] != "http://"+s.Addr || env["AWS_EC2_METADATA_DISABLED"] != "true" {
+		t.Fatalf("env %v", env)
+	}
+	resp, err := http.Get(s.Endpoint() + "/minio/health/live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("liveness: %s", resp.Status)
+	}
+}

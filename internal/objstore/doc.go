@@ -1,0 +1,59 @@
+// Package objstore reads objects in S3 or an S3-compatible store, named by
+// URLs of the form s3://BUCKET/KEY, with ranged GETs, retries, a bound on
+// requests in flight and a local cache shared by the processes of a host.
+//
+// Open sends a HEAD request and keeps the object's size and ETag; every
+// later GET asks for that ETag (If-Match), so all bytes an Object returns
+// come from one version of the object. The client is the AWS SDK for Go v2
+// with its standard configuration chain (environment, AWS_PROFILE and the
+// shared config and credentials files, AWS_REGION, AWS_ENDPOINT_URL or
+// AWS_ENDPOINT_URL_S3; path-style addressing when an endpoint is set).
+//
+// The cache stores an object as blocks of 1 MiB (the last one shorter), one
+// file per block, named by a hash of (URL, ETag, size, offset, length), so
+// another version of the object never meets the old version's blocks. A
+// read fetches the blocks it needs that are not cached in one GET.
+//
+// Invariants (tests cite them by number):
+//
+//  1. ParseURL accepts s3://BUCKET/KEY with a bucket name valid in S3 and
+//     a non-empty key not ending in "/"; the parts rebuild the input.
+//     Anything else is an error that quotes the input and says what is
+//     wrong.
+//  2. ReadAt follows io.ReaderAt and returns the object's bytes at the
+//     version seen by Open, whether they come from the network, a fetch
+//     under way or the cache.
+//  3. Every GET carries If-Match with the ETag seen by Open. A 412 (the
+//     object was replaced) is not retried: it is an *Error that unwraps to
+//     ErrReplaced and names the URL and that it changed during the run.
+//  4. Transient failures (connection reset or refused, a body cut short,
+//     HTTP 429, 500, 502, 503 including SlowDown, 504) are retried with
+//     exponential backoff and jitter while FetchTimeout has not passed
+//     since the request's first attempt; a short body is fetched again
+//     from where it stopped. The bytes are those of an undisturbed read.
+//     When the time is up the error unwraps to ErrTimeout and names the
+//     URL.
+//  5. 403 and 404 (AccessDenied, NoSuchKey, NoSuchBucket...) are errors
+//     that name the bucket, the key and where the credentials came from
+//     ("environment (AWS_ACCESS_KEY_ID)", "shared credentials file F,
+//     profile P", "none (anonymous)"), and unwrap to ErrDenied or
+//     ErrNotFound. No error text contains a secret.
+//  6. A ReadAt costs at most one GET; a ReadAt of cached blocks costs none,
+//     and neither does one of blocks an earlier Prefetch or ReadAt of the
+//     same Object fetched (it waits for that fetch).
+//  7. An Object has at most FetchConcurrency ranged GETs in flight (ReadAt
+//     and Prefetch together; a NewReader stream is apart).
+//  8. Cache files are written atomically (temporary file, fsync, rename)
+//     and carry a trailer (key, length, CRC-32C) checked on every read; a
+//     bad file is removed and its block fetched again.
+//  9. The files in CacheDir total at most CacheBytes, as far as one process
+//     sees: before a write that would pass the bound, the least recently
+//     used files (by modification time, which a cache hit renews) are
+//     removed. Processes sharing the directory scan it under a file lock,
+//     and each rescans after writing an eighth of the bound, so the excess
+//     from other processes' writes is bounded by that. Files removed by
+//     another process are fetched again, never read half-written.
+//  10. NewReader streams the object from an offset in one GET, resumed
+//     after transient failures (invariant 4), with If-Match; it does not
+//     touch the cache.
+package objstore

@@ -1,0 +1,125 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batchprep/batchprep/internal/miniotest"
+)
+
+// TestReplacedMidRun: invariant 3. Once the object is replaced, a read of
+// bytes not yet cached fails with ErrReplaced naming the URL, without
+// retries; bytes already cached still come from the old version.
+func TestReplacedMidRun(t *testing.T) {
+	s, data := serve(t, 50_000)
+	o := open(t, testOptions(t))
+	readRange(t, o, data, 0, testBlock)
+	s.Put(testBucket, testKey, randomBytes(len(data), 99))
+	_, err := o.ReadAt(make([]byte, testBlock), 20_000)
+	t.Logf("error: %v", err)
+	if !errors.Is(err, ErrReplaced) {
+		t.Fatalf("read after replace: %v; want ErrReplaced", err)
+	}
+	for _, want := range []string{testURL, "changed during the run", o.ETag()} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if st := o.Stats(); st.Retries != 0 || st.Gets != 2 {
+		t.Fatalf("stats %+v; want 2 GETs and no retry", st)
+	}
+	readRange(t, o, data, 0, testBlock) // cached: the old version, consistently
+	r := o.NewReader(0)
+	defer r.Close()
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrReplaced) {
+		t.Fatalf("stream after replace: %v; want ErrReplaced", err)
+	}
+}
+
+// TestTransientFaults: invariant 4. Each kind of fault, three times in a
+// row, is retried and the bytes are those of an undisturbed read; a body
+// cut short is resumed, not fetched again from its start.
+func TestTransientFaults(t *testing.T) {
+	_, p, data := serveProxied(t, 100_000)
+	for _, f := range []miniotest.Fault{miniotest.Reset, miniotest.SlowDown, miniotest.InternalError, miniotest.TooManyRequests, miniotest.ShortBody} {
+		t.Run(f.String(), func(t *testing.T) {
+			o := open(t, testOptions(t))
+			before := p.Injected()
+			p.FailNext(f, 3)
+			const n = 10 * testBlock
+			readRange(t, o, data, 5000, n)
+			st := o.Stats()
+			if p.Injected()-before != 3 || st.Retries < 2 {
+				t.Fatalf("faults injected %d, stats %+v; want 3 faults retried", p.Injected()-before, st)
+			}
+			want := int64(n + testBlock) // the span of blocks the read touches
+			if st.BytesFetched != want {
+				t.Fatalf("fetched %d bytes; want exactly %d (short bodies resumed)", st.BytesFetched, want)
+			}
+			r := o.NewReader(0)
+			p.FailNext(f, 2)
+			got, err := io.ReadAll(r)
+			r.Close()
+			if err != nil || string(got) != string(data) {
+				t.Fatalf("stream through faults: %d bytes, %v", len(got), err)
+			}
+		})
+	}
+}
+
+// TestServerRestart: invariant 4. A read while the server is down waits
+// for it; a stream cut by a restart resumes; the bytes are right.
+func TestServerRestart(t *testing.T) {
+	s, data := serve(t, 200_000)
+	o := open(t, testOptions(t))
+	r := o.NewReader(0)
+	defer r.Close()
+	head := make([]byte, 1000)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	done := make(chan error, 1)
+	p := make([]byte, 3*testBlock)
+	go func() {
+		_, err := o.ReadAt(p, 77_777)
+		done <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	s.Restart()
+	if err := <-done; err != nil || string(p) != string(data[77_777:77_777+len(p)]) {
+		t.Fatalf("read across restart: %v", err)
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil || string(head)+string(rest) != string(data) {
+		t.Fatalf("stream across restart: %d bytes, %v", len(head)+len(rest), err)
+	}
+	if o.Stats().Retries == 0 {
+		t.Fatal("no retry counted")
+	}
+}
+
+// TestFetchTimeout: invariant 4. When the server stays down, the read
+// gives up after FetchTimeout with an error naming the object.
+func TestFetchTimeout(t *testing.T) {
+	s, _ := serve(t, 10_000)
+	opt := testOptions(t)
+	opt.FetchTimeout = time.Second
+	o := open(t, opt)
+	s.Stop()
+	start := time.Now()
+	_, err := o.ReadAt(make([]byte, 100), 0)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("gave up after %v; fetch-timeout is 1s", d)
+	}
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), testURL) || !strings.Contains(err.Error(), "fetch-timeout 1s") {
+		t.Fatalf("error %v; want ErrTimeout naming %s", err, testURL)
+	}
+	if _, err := Open(context.Background(), testURL, opt); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("open with the server down: %v; want ErrTimeout", err)
+	}
+}

@@ -1,0 +1,368 @@
+package objstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// prefetchSpan is the most one prefetch GET asks for: a longer Prefetch is
+// split into GETs of this size, which run concurrently.
+const prefetchSpan = 16 << 20
+
+// maxPendingWrites bounds the cache files being written in the background
+// per Object (each holds its block in memory until written).
+const maxPendingWrites = 16
+
+// Object is an object in S3, read at the version (ETag) seen by Open. Its
+// methods are safe for concurrent use.
+type Object struct {
+	url, bucket, key string
+	etag             string
+	size             int64
+	opt              Options
+	c                *client
+	cache            *cache
+	jit              *jitter
+
+	ctx    context.Context // ended by Close
+	cancel context.CancelFunc
+	sem    chan struct{} // one slot per ranged GET in flight (invariant 7)
+	writes chan struct{} // one slot per background cache write
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[int64]*pending // by block index: fetched, or being written to the cache
+
+	stats counters
+}
+
+// pending is a block on its way: being fetched (done open), or fetched and
+// being written to the cache (done closed, data set).
+type pending struct {
+	done chan struct{}
+	data []byte
+	err  error
+}
+
+// Stats counts an Object's work.
+type Stats struct {
+	Gets           int64 // GET requests sent, retries included
+	BytesFetched   int64 // body bytes received
+	BytesFromCache int64 // block bytes read from cache files
+	Retries        int64 // attempts repeated after a transient error
+	CacheBad       int64 // cache files found damaged (removed and fetched again)
+}
+
+type counters struct {
+	gets, fetched, fromCache, retries, bad atomic.Int64
+}
+
+// Open looks the object up (a HEAD request) and returns it; reads then
+// serve that version only (invariants 2 and 3). ctx bounds the HEAD; the
+// Object lives until Close.
+func Open(ctx context.Context, url string, opt Options) (*Object, error) {
+	bucket, key, err := ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if opt, err = opt.withDefaults(); err != nil {
+		return nil, err
+	}
+	c, err := newClient(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := openCache(opt.CacheDir, opt.CacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	o := &Object{
+		url: url, bucket: bucket, key: key, opt: opt, c: c, cache: ch, jit: newJitter(),
+		sem:      make(chan struct{}, opt.FetchConcurrency),
+		writes:   make(chan struct{}, maxPendingWrites),
+		inflight: map[int64]*pending{},
+	}
+	o.ctx, o.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if err := o.head(ctx); err != nil {
+		o.cancel()
+		return nil, err
+	}
+	return o, nil
+}
+
+// head reads the object's size and ETag. A missing object is told apart
+// from a missing bucket.
+func (o *Object) head(ctx context.Context) error {
+	var out *s3.HeadObjectOutput
+	err := o.retry(ctx, "open", func(ctx context.Context) error {
+		var err error
+		out, err = o.c.s3.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &o.bucket, Key: &o.key})
+		return err
+	})
+	var e *Error
+	if errors.As(err, &e) && e.Kind == ErrNotFound {
+		_, berr := o.c.s3.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &o.bucket})
+		if classify(berr) == notFound {
+			e.Msg = fmt.Sprintf("no such bucket %q (credentials: %s)", o.bucket, o.c.source)
+		} else if berr == nil {
+			e.Msg = fmt.Sprintf("no such key %q in bucket %q (credentials: %s)", o.key, o.bucket, o.c.source)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	o.size, o.etag = aws.ToInt64(out.ContentLength), aws.ToString(out.ETag)
+	if o.etag == "" {
+		return &Error{URL: o.url, Op: "open", Msg: "the server sent no ETag, so reads cannot be pinned to one version"}
+	}
+	return nil
+}
+
+// URL is the object's s3:// URL.
+func (o *Object) URL() string { return o.url }
+
+// Size is the object's length in bytes, as seen at open.
+func (o *Object) Size() int64 { return o.size }
+
+// ETag is the object's ETag (with its quotes) as seen at open.
+func (o *Object) ETag() string { return o.etag }
+
+// Stats returns the counts so far.
+func (o *Object) Stats() Stats {
+	return Stats{
+		Gets: o.stats.gets.Load(), BytesFetched: o.stats.fetched.Load(), BytesFromCache: o.stats.fromCache.Load(),
+		Retries: o.stats.retries.Load(), CacheBad: o.stats.bad.Load(),
+	}
+}
+
+// Close stops prefetches, waits for cache writes under way and releases
+// the Object. Reads after Close fail.
+func (o *Object) Close() error {
+	o.cancel()
+	o.wg.Wait()
+	return nil
+}
+
+// ReadAt reads len(p) bytes at off, as io.ReaderAt says: fewer only at the
+// end of the object, with io.EOF. Blocks not in the cache (nor on their way
+// from an earlier Prefetch or read) are fetched with one GET (invariant 6).
+func (o *Object) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &Error{URL: o.url, Op: "read", Msg: fmt.Sprintf("negative offset %d", off)}
+	}
+	if o.ctx.Err() != nil {
+		return 0, &Error{URL: o.url, Op: "read", Msg: "the object is closed"}
+	}
+	if off >= o.size || len(p) == 0 {
+		if len(p) == 0 {
+			return 0, nil
+		}
+		return 0, io.EOF
+	}
+	end := min(off+int64(len(p)), o.size)
+	bs := o.opt.blockSize
+	first, last := off/bs, (end-1)/bs
+	blocks, err := o.blocks(first, last)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, b := range blocks {
+		start := (first + int64(i)) * bs
+		lo := max(off-start, 0)
+		hi := min(end-start, int64(len(b)))
+		n += copy(p[n:], b[lo:hi])
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Prefetch asks for bytes [off, off+n) to be brought into the cache in the
+// background, with the Object's bound on GETs in flight (invariant 7). It
+// returns at once; errors surface when the bytes are read.
+func (o *Object) Prefetch(off, n int64) {
+	off, end := max(off, 0), min(off+n, o.size)
+	if off >= end || o.ctx.Err() != nil {
+		return
+	}
+	bs := o.opt.blockSize
+	step := max(prefetchSpan/bs, 1)
+	for lo := off / bs; lo <= (end-1)/bs; lo += step {
+		hi := min(lo+step-1, (end-1)/bs)
+		owned := o.claim(lo, hi, true)
+		if len(owned) == 0 {
+			continue
+		}
+		o.wg.Go(func() { o.fetchBlocks(o.ctx, owned) })
+	}
+}
+
+// blocks returns blocks first..last, each from the cache, from a fetch
+// under way, or fetched now with one GET.
+func (o *Object) blocks(first, last int64) ([][]byte, error) {
+	out := make([][]byte, last-first+1)
+	for i := range out {
+		out[i] = o.cached(first + int64(i))
+	}
+	var missing []int64
+	for i, b := range out {
+		if b == nil {
+			missing = append(missing, first+int64(i))
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	owned := o.claimList(missing)
+	if len(owned) > 0 {
+		o.fetchBlocks(o.ctx, owned)
+	}
+	for _, idx := range missing {
+		pd := owned[idx]
+		if pd == nil {
+			o.mu.Lock()
+			pd = o.inflight[idx]
+			o.mu.Unlock()
+		}
+		if pd == nil { // another fetch of it ended meanwhile: look again
+			b, err := o.blocks(idx, idx)
+			if err != nil {
+				return nil, err
+			}
+			out[idx-first] = b[0]
+			continue
+		}
+		select {
+		case <-pd.done:
+		case <-o.ctx.Done():
+			return nil, &Error{URL: o.url, Op: "read", Msg: "the object was closed"}
+		}
+		if pd.err != nil {
+			return nil, pd.err
+		}
+		out[idx-first] = pd.data
+	}
+	return out, nil
+}
+
+// cached returns block idx if it is in the cache or already fetched.
+func (o *Object) cached(idx int64) []byte {
+	o.mu.Lock()
+	pd := o.inflight[idx]
+	o.mu.Unlock()
+	if pd != nil {
+		select {
+		case <-pd.done:
+			if pd.err == nil {
+				return pd.data
+			}
+		default:
+		}
+		return nil
+	}
+	data, bad := o.cache.get(o.blockKey(idx), o.blockLen(idx))
+	if bad {
+		o.stats.bad.Add(1)
+	}
+	if data != nil {
+		o.stats.fromCache.Add(int64(len(data)))
+	}
+	return data
+}
+
+// claim registers the blocks lo..hi that are neither on their way nor (when
+// checkCache) in the cache as fetched by the caller, and returns them.
+func (o *Object) claim(lo, hi int64, checkCache bool) map[int64]*pending {
+	var idx []int64
+	for i := lo; i <= hi; i++ {
+		if checkCache && o.cache.has(o.blockKey(i)) {
+			continue
+		}
+		idx = append(idx, i)
+	}
+	return o.claimList(idx)
+}
+
+func (o *Object) claimList(idx []int64) map[int64]*pending {
+	owned := map[int64]*pending{}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, i := range idx {
+		if o.inflight[i] == nil {
+			pd := &pending{done: make(chan struct{})}
+			o.inflight[i] = pd
+			owned[i] = pd
+		}
+	}
+	return owned
+}
+
+// fetchBlocks GETs the span from the lowest to the highest owned block in
+// one request, hands each owned block to its waiters and writes it to the
+// cache in the background.
+func (o *Object) fetchBlocks(ctx context.Context, owned map[int64]*pending) {
+	lo, hi := int64(-1), int64(-1)
+	for i := range owned {
+		if lo < 0 || i < lo {
+			lo = i
+		}
+		hi = max(hi, i)
+	}
+	bs := o.opt.blockSize
+	var data []byte
+	var err error
+	select {
+	case o.sem <- struct{}{}:
+		data, err = o.fetch(ctx, lo*bs, hi*bs+o.blockLen(hi)-lo*bs)
+		<-o.sem
+	case <-ctx.Done():
+		err = &Error{URL: o.url, Op: "prefetch", Msg: "the object was closed"}
+	}
+	for i, pd := range owned {
+		if err != nil {
+			pd.err = err
+		} else {
+			pd.data = data[(i-lo)*bs : (i-lo)*bs+o.blockLen(i)]
+		}
+		close(pd.done)
+	}
+	if err != nil {
+		o.mu.Lock()
+		for i := range owned {
+			delete(o.inflight, i)
+		}
+		o.mu.Unlock()
+		return
+	}
+	for i, pd := range owned {
+		o.writes <- struct{}{}
+		o.wg.Go(func() {
+			o.cache.put(o.blockKey(i), pd.data)
+			<-o.writes
+			o.mu.Lock()
+			delete(o.inflight, i)
+			o.mu.Unlock()
+		})
+	}
+}
+
+// blockLen is the length of block idx (the last one may be short).
+func (o *Object) blockLen(idx int64) int64 {
+	return min(o.opt.blockSize, o.size-idx*o.opt.blockSize)
+}
+
+// blockKey names block idx of this version of the object in the cache.
+func (o *Object) blockKey(idx int64) [32]byte {
+	off := idx * o.opt.blockSize
+	return sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%d\x00%d", o.url, o.etag, o.size, off, o.blockLen(idx)))
+}

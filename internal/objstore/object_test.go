@@ -1,0 +1,132 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestOpen: the HEAD gives size and ETag.
+func TestOpen(t *testing.T) {
+	s, data := serve(t, 10000)
+	o := open(t, testOptions(t))
+	if o.Size() != int64(len(data)) || o.URL() != testURL {
+		t.Fatalf("size %d url %s", o.Size(), o.URL())
+	}
+	if etag := s.Put(testBucket, "other", data); o.ETag() != etag {
+		t.Fatalf("ETag %s; the same bytes put again have %s", o.ETag(), etag)
+	}
+}
+
+// TestReadAtRandomRanges: invariant 2, as a property over random ranges
+// (some past the end, some inside one block, some across many), read
+// concurrently by several goroutines.
+func TestReadAtRandomRanges(t *testing.T) {
+	_, data := serve(t, 200_000)
+	o := open(t, testOptions(t))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 2))
+			for range 50 {
+				off := r.Int64N(int64(len(data)) + 10)
+				n := 1 + r.Int64N(3*testBlock)
+				p := make([]byte, n)
+				k, err := o.ReadAt(p, off)
+				want := data[min(off, int64(len(data))):min(off+n, int64(len(data)))]
+				if string(p[:k]) != string(want) {
+					t.Errorf("ReadAt(%d bytes at %d): wrong bytes", n, off)
+					return
+				}
+				if (k < int(n)) != (err == io.EOF) || (err != nil && err != io.EOF) {
+					t.Errorf("ReadAt(%d bytes at %d) = %d, %v", n, off, k, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if _, err := o.ReadAt(make([]byte, 1), -1); err == nil {
+		t.Fatal("negative offset accepted")
+	}
+}
+
+// TestOneGetPerRead: invariant 6. A read of several uncached blocks is one
+// GET; reading it again, from another Object on the same cache, is none.
+func TestOneGetPerRead(t *testing.T) {
+	_, data := serve(t, 100_000)
+	opt := testOptions(t)
+	o := open(t, opt)
+	readRange(t, o, data, 1000, 5*testBlock)
+	readRange(t, o, data, 30_000, 3*testBlock+7)
+	if g := o.Stats().Gets; g != 2 {
+		t.Fatalf("two reads made %d GETs", g)
+	}
+	o.Close()
+	o2 := open(t, opt)
+	readRange(t, o2, data, 1000, 5*testBlock)
+	readRange(t, o2, data, 30_000, 3*testBlock+7)
+	if st := o2.Stats(); st.Gets != 0 || st.BytesFromCache == 0 {
+		t.Fatalf("cached reads: %+v; want no GET", st)
+	}
+}
+
+// TestPrefetchThenRead: invariants 6 and 7. Reads after a Prefetch of
+// their range cost no GET beyond the prefetch's; the proxy never sees more
+// GETs in flight than FetchConcurrency.
+func TestPrefetchThenRead(t *testing.T) {
+	_, p, data := serveProxied(t, 400_000)
+	opt := testOptions(t)
+	opt.FetchConcurrency = 3
+	o := open(t, opt)
+	p.SetDelay(30e6) // 30 ms per request, so prefetches overlap
+	const chunk = 2 * testBlock
+	var chunks int64
+	for off := int64(0); off < int64(len(data)); off += chunk {
+		o.Prefetch(off, chunk)
+		chunks++
+	}
+	for off := int64(0); off < int64(len(data)); off += chunk {
+		readRange(t, o, data, off, chunk)
+	}
+	if g := o.Stats().Gets; g != chunks {
+		t.Fatalf("%d chunks prefetched and read with %d GETs; want one each", chunks, g)
+	}
+	if m := p.MaxInFlight(); m > 3 || m < 2 {
+		t.Fatalf("max GETs in flight %d; want 2..3 (the bound is 3)", m)
+	}
+}
+
+// TestStream: invariant 10.
+func TestStream(t *testing.T) {
+	_, data := serve(t, 300_000)
+	o := open(t, testOptions(t))
+	r := o.NewReader(1234)
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || string(got) != string(data[1234:]) {
+		t.Fatalf("stream: %d bytes, %v", len(got), err)
+	}
+	if g := o.Stats().Gets; g != 1 {
+		t.Fatalf("stream made %d GETs; want 1", g)
+	}
+}
+
+// TestClosed: reads after Close fail, naming the object.
+func TestClosed(t *testing.T) {
+	serve(t, 1000)
+	o, err := Open(context.Background(), testURL, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Close()
+	_, err = o.ReadAt(make([]byte, 10), 0)
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(err.Error(), testURL) {
+		t.Fatalf("read after close: %v", err)
+	}
+}

@@ -1,0 +1,121 @@
+package objstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// NewReader returns a reader of the object from off to its end in one
+// streaming GET (with If-Match, invariant 3), for a single pass such as
+// indexing (invariant 10). A transient failure mid-stream is resumed with a
+// new GET from the byte where it stopped, retried as fetch retries, the
+// FetchTimeout counted from the first failure since the last byte
+// received. It neither reads nor fills the cache and does not take one of
+// the FetchConcurrency slots. Close it when done.
+func (o *Object) NewReader(off int64) io.ReadCloser {
+	return &stream{o: o, pos: max(off, 0)}
+}
+
+type stream struct {
+	o    *Object
+	pos  int64
+	body io.ReadCloser
+	err  error
+}
+
+func (s *stream) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if s.pos >= s.o.size {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	op := fmt.Sprintf("stream from byte %d", s.pos)
+	var n int
+	err := s.o.retry(s.o.ctx, op, func(ctx context.Context) error {
+		if s.body == nil {
+			if err := s.open(); err != nil {
+				return err
+			}
+		}
+		k, err := s.body.Read(p)
+		n = k
+		s.pos += int64(k)
+		s.o.stats.fetched.Add(int64(k))
+		if k > 0 {
+			return nil // errors after data: the next Read retries
+		}
+		if err == io.EOF && s.pos < s.o.size {
+			err = io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			s.body.Close()
+			s.body = nil
+		}
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		s.err = err
+		return n, err
+	}
+	if n == 0 && s.pos >= s.o.size {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// open starts the GET from s.pos. The body outlives the attempt's
+// deadline: a stream may take longer than FetchTimeout to read, so only
+// the wait for the response is bounded here.
+func (s *stream) open() error {
+	s.o.stats.gets.Add(1)
+	ctx, cancel := context.WithCancel(s.o.ctx)
+	timer := time.AfterFunc(s.o.opt.FetchTimeout, cancel)
+	out, err := s.o.c.s3.GetObject(ctx, &s3.GetObjectInput{
+		Bucket:  &s.o.bucket,
+		Key:     &s.o.key,
+		Range:   aws.String(fmt.Sprintf("bytes=%d-", s.pos)),
+		IfMatch: &s.o.etag,
+	})
+	timer.Stop()
+	if err != nil {
+		cancel()
+		return err
+	}
+	s.body = &cancelBody{out.Body, cancel}
+	return nil
+}
+
+// Close ends the stream's GET.
+func (s *stream) Close() error {
+	if s.body != nil {
+		s.body.Close()
+		s.body = nil
+	}
+	if s.err == nil {
+		s.err = &Error{URL: s.o.url, Op: "stream", Msg: "read after close"}
+	}
+	return nil
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
