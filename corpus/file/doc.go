@@ -13,4 +13,9 @@
 //     when the ids are digits (other ids are replaced by row numbers).
 //  3. Both conversions write to a temporary file beside the output, fsync
 //     it and rename it into place: a failed conversion leaves no output.
+//  4. A corpus named s3://BUCKET/KEY is read from object storage
+//     (internal/objstore) with the same readers, so it gives the layout,
+//     fingerprint and minibatches of the same bytes in a local file: a
+//     state saved reading one resumes reading the other. Its format is told
+//     by the name's extension or the object's first bytes.
 package file

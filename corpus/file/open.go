@@ -2,6 +2,8 @@ package file
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,6 +51,9 @@ func Detect(path string) Format {
 // Open checks every row of a Parquet file, a bad row fails it whatever
 // MaxErrors says.
 func Open(path string, cfg ctf.Config) (Reader, error) {
+	if IsObject(path) {
+		return OpenWith(context.Background(), path, cfg, Options{})
+	}
 	if Detect(path) == CTF {
 		r, err := ctf.Open(path, cfg)
 		if err != nil {
@@ -61,6 +66,27 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 		return nil, err
 	}
 	return parquetReader{r}, nil
+}
+
+// OpenWith is Open of a local file or of an object (s3://BUCKET/KEY,
+// invariant 4), with ctx stopping the index pass (and bounding the
+// object's first request) and opt's settings.
+func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Reader, error) {
+	if IsObject(path) {
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+		return openObject(ctx, path, cfg, opt)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Detect(path), err)
+	}
+	r, err := OpenFile(ctx, f, path, cfg, opt.Progress)
+	if err != nil {
+		f.Close()
+	}
+	return r, err
 }
 
 // OpenFile is Open of a file the caller opened and checked already: f is
