@@ -17,6 +17,7 @@ import (
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 const readDescription = `
@@ -71,6 +72,7 @@ type readFlags struct {
 	streams        stringList
 	definesMBSize  string
 	cacheIndex     bool
+	objects        *objstore.Options
 	label          string
 	mb             string
 	epochSize      string
@@ -124,6 +126,7 @@ func runRead(env *Env, args []string) error {
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
+	f.objects = objectFlags(fs)
 	fs.Var(&f.mix, "mix", "a corpus of a weighted mixture, `CORPUS=WEIGHT` (0.7, or samples:N per epoch); repeatable, instead of the CORPUS argument (docs/mixtures.md)")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit for the Go runtime: auto (window + 64MiB, less 8MiB for the process), off, or a size such as 512MiB")
 	pos, err := parseArgs(fs, args)
@@ -150,7 +153,7 @@ func runRead(env *Env, args []string) error {
 	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
-	r, err := file.Open(pos[0], ctfCfg)
+	r, err := file.OpenWith(env.Ctx, pos[0], ctfCfg, file.Options{Objects: *f.objects})
 	if err != nil {
 		return err
 	}

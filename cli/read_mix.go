@@ -50,7 +50,7 @@ func runReadMix(env *Env, f *readFlags) error {
 		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
 			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
 		}
-		r, err := file.Open(sp.Path, ctfCfg)
+		r, err := file.OpenWith(env.Ctx, sp.Path, ctfCfg, file.Options{Objects: *f.objects})
 		if err != nil {
 			return fmt.Errorf("--mix %d (%s): %w", i, sp.Path, err)
 		}

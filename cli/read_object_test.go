@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batchprep/batchprep/internal/miniotest"
+)
+
+// TestReadObject: `read s3://...` prints what `read FILE` prints, for a
+// single corpus, a state resumed, and a mixture of a local CTF file and a
+// Parquet object; a missing object is exit 1 naming the bucket and key.
+func TestReadObject(t *testing.T) {
+	ctfPath, pqPath := mixFiles(t)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "tiny.ctf", ctfPath)
+	s.PutFile("corpora", "second.parquet", pqPath)
+	miniotest.SetEnv(t, s.Env())
+	cache := t.TempDir()
+	flags := []string{"--stream", "x:2", "--stream", "y:1", "--mb", "3", "--seed", "5", "--window-chunks", "2", "--chunk-sequences", "2"}
+	same := func(name string, local, object []string) {
+		t.Helper()
+		cl, ol, el := run(t, append(local, flags...)...)
+		co, oo, eo := run(t, append(append(object, "--cache-dir", cache), flags...)...)
+		if cl != 0 || co != 0 {
+			t.Fatalf("%s: exit %d (%s) and %d (%s)", name, cl, el, co, eo)
+		}
+		if oo != ol || ol == "" {
+			t.Errorf("%s: the object's output differs from the file's\nfile:\n%s\nobject:\n%s", name, ol, oo)
+		}
+	}
+	same("ctf", []string{"read", ctfPath}, []string{"read", "s3://corpora/tiny.ctf"})
+	same("parquet", []string{"read", pqPath}, []string{"read", "s3://corpora/second.parquet"})
+	same("mixture", []string{"read", "--mix", ctfPath + "=0.6", "--mix", pqPath + "=0.4"},
+		[]string{"read", "--mix", ctfPath + "=0.6", "--mix", "s3://corpora/second.parquet=0.4"})
+
+	// A state saved reading the file resumes reading the object.
+	st := filepath.Join(t.TempDir(), "st.json")
+	if code, _, errOut := run(t, append([]string{"read", ctfPath, "--max-minibatches", "2", "--state-out", st}, flags...)...); code != 0 {
+		t.Fatal(errOut)
+	}
+	same("resume", []string{"read", ctfPath, "--state-in", st}, []string{"read", "s3://corpora/tiny.ctf", "--state-in", st})
+
+	code, _, errOut := run(t, "read", "s3://corpora/absent.ctf", "--stream", "x:2", "--cache-dir", cache)
+	if code != 1 || !strings.Contains(errOut, "corpora") || !strings.Contains(errOut, "absent.ctf") {
+		t.Errorf("a missing object: exit %d, %s", code, errOut)
+	}
+	if strings.Contains(errOut, s.SecretKey) {
+		t.Errorf("the error shows the secret key: %s", errOut)
+	}
+}
