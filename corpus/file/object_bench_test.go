@@ -1,0 +1,189 @@
+package file
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/corpus/source"
+	"github.com/batchprep/batchprep/internal/miniotest"
+	"github.com/batchprep/batchprep/internal/objstore"
+)
+
+// objectBench is ATIS x BATCHPREP_BENCH_ATIS_COPIES as CTF and Parquet,
+// each a local file and an object in MinIO on loopback, behind a proxy
+// that counts GETs and can delay them.
+type objectBench struct {
+	proxy *miniotest.Proxy
+	files map[string][2]string // format: local path, URL
+}
+
+func newObjectBench(b *testing.B) *objectBench {
+	ctfPath, pqPath := benchFiles(b)
+	s := miniotest.Start(b)
+	s.MakeBucket("bench")
+	s.PutFile("bench", "atis.ctf", ctfPath)
+	s.PutFile("bench", "atis.parquet", pqPath)
+	p := s.ProxyFor(b)
+	for k, v := range p.Env(b, s) {
+		b.Setenv(k, v)
+	}
+	return &objectBench{proxy: p, files: map[string][2]string{
+		"ctf": {ctfPath, "s3://bench/atis.ctf"}, "parquet": {pqPath, "s3://bench/atis.parquet"}}}
+}
+
+// sweep opens path with read's defaults (1 MiB chunks, a 128-chunk window,
+// 64 chunks prefetched) and reads one sweep of minibatches of 1024 samples
+// as rank of workers; it returns the samples read.
+func objectSweep(b *testing.B, path string, opt Options, workers, rank int) uint64 {
+	return objectRead(b, path, opt, "window", workers, rank)
+}
+
+// objectRead is objectSweep in the order of randomizer kind.
+func objectRead(b *testing.B, path string, opt Options, kind string, workers, rank int) uint64 {
+	r, err := OpenWith(b.Context(), path, ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}, opt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	src, err := source.New(r, source.Config{Randomize: randomize.Config{Kind: kind}, Prefetch: true,
+		PrefetchChunks: 64, Workers: workers, Rank: rank})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	var n uint64
+	for src.Epoch() < 1 {
+		mb, err := src.NextK(1024)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += mb.End - mb.Start
+	}
+	return n
+}
+
+// dirBytes is the size of the files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// BenchmarkReadObject reads one sweep of ATIS (index pass included) with
+// read's defaults from a local file ("file", the baseline) and from MinIO:
+// with an empty cache ("cold": a fresh cache directory per iteration),
+// with everything cached ("warm") and with 20 ms added to every request
+// ("cold-20ms"). It reports GETs per sweep beside the chunks.
+func BenchmarkReadObject(b *testing.B) {
+	ob := newObjectBench(b)
+	for _, format := range []string{"ctf", "parquet"} {
+		local, url := ob.files[format][0], ob.files[format][1]
+		warmDir := b.TempDir()
+		objectSweep(b, url, Options{Objects: objstore.Options{CacheDir: warmDir}}, 1, 0)
+		for _, c := range []struct {
+			name  string
+			path  string
+			delay time.Duration
+			cold  bool
+		}{{"file", local, 0, false}, {"cold", url, 0, true}, {"warm", url, 0, false}, {"cold-20ms", url, 20 * time.Millisecond, true}} {
+			b.Run(format+"/"+c.name, func(b *testing.B) {
+				ob.proxy.SetDelay(c.delay)
+				defer ob.proxy.SetDelay(0)
+				ob.proxy.ResetCounts()
+				var samples uint64
+				for b.Loop() {
+					dir := warmDir
+					if c.cold {
+						b.StopTimer()
+						dir = b.TempDir()
+						b.StartTimer()
+					}
+					samples += objectSweep(b, c.path, Options{Objects: objstore.Options{CacheDir: dir}}, 1, 0)
+				}
+				b.ReportMetric(float64(samples)/b.Elapsed().Seconds(), "samples/s")
+				b.ReportMetric(float64(ob.proxy.Gets())/float64(b.N), "GETs/sweep")
+			})
+		}
+	}
+}
+
+// BenchmarkObjectRanks reads one sweep of the CTF object as each of 4
+// data-parallel ranks, each with a cache of its own (the index cached),
+// in window and in file order, and reports the bytes each rank fetched
+// over the object's size.
+func BenchmarkObjectRanks(b *testing.B) {
+	ob := newObjectBench(b)
+	local, url := ob.files["ctf"][0], ob.files["ctf"][1]
+	info, err := os.Stat(local)
+	if err != nil {
+		b.Fatal(err)
+	}
+	indexDir := b.TempDir()
+	objectSweep(b, url, Options{Objects: objstore.Options{CacheDir: indexDir}}, 1, 0)
+	for _, kind := range []string{"window", "none"} {
+		b.Run(kind, func(b *testing.B) {
+			for b.Loop() {
+				for rank := range 4 {
+					dir := b.TempDir()
+					os.CopyFS(filepath.Join(dir, "index"), os.DirFS(filepath.Join(indexDir, "index")))
+					before := dirBytes(dir)
+					objectRead(b, url, Options{Objects: objstore.Options{CacheDir: dir}}, kind, 4, rank)
+					b.ReportMetric(float64(dirBytes(dir)-before)/float64(info.Size()), "share-rank"+string(rune('0'+rank)))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkObjectSeek times the first minibatch of the CTF object at
+// position 0 ("start") and at sweep 10^9 ("sweep1e9"), each with the index
+// cached and no block cached, and reports the GETs it took.
+func BenchmarkObjectSeek(b *testing.B) {
+	ob := newObjectBench(b)
+	url := ob.files["ctf"][1]
+	indexDir := b.TempDir()
+	objectSweep(b, url, Options{Objects: objstore.Options{CacheDir: indexDir}}, 1, 0)
+	for _, c := range []struct {
+		name  string
+		sweep uint64
+	}{{"start", 0}, {"sweep1e9", 1e9}} {
+		b.Run(c.name, func(b *testing.B) {
+			ob.proxy.ResetCounts()
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				os.CopyFS(filepath.Join(dir, "index"), os.DirFS(filepath.Join(indexDir, "index")))
+				b.StartTimer()
+				r, err := OpenWith(b.Context(), url, ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}, Options{Objects: objstore.Options{CacheDir: dir}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				src, err := source.New(r, source.Config{Randomize: randomize.Config{Kind: "window"}, Prefetch: true, PrefetchChunks: 64})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := src.Seek(c.sweep * src.SweepSize()); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := src.NextK(1024); err != nil {
+					b.Fatal(err)
+				}
+				src.Close()
+				r.Close()
+			}
+			b.ReportMetric(float64(ob.proxy.Gets())/float64(b.N), "GETs")
+		})
+	}
+}
