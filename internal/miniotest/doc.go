@@ -7,7 +7,7 @@
 // Binary finds or builds the server (once per machine, under the user's
 // cache directory); Start launches it; Proxy puts a fault-injecting HTTP
 // proxy in front of it (delays, connection resets, 500, 503 SlowDown, 429,
-// bodies cut short) that also counts requests and the GETs in flight.
+// bodies cut short or stalled) that also counts requests and the GETs in flight.
 //
 // Invariants (tests cite them by number):
 //

@@ -32,6 +32,9 @@ const (
 	// response body (the headers promise all of it), then drops the
 	// connection.
 	ShortBody
+	// StallBody sends the first half of the response body and then
+	// nothing, until the client gives up (or a minute passes).
+	StallBody
 )
 
 func (f Fault) String() string {
@@ -46,6 +49,8 @@ func (f Fault) String() string {
 		return "429"
 	case ShortBody:
 		return "short body"
+	case StallBody:
+		return "stalled body"
 	}
 	return "fault(" + strconv.Itoa(int(f)) + ")"
 }
@@ -181,13 +186,14 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case TooManyRequests:
 		s3Error(w, http.StatusTooManyRequests, "TooManyRequests", "Too many requests.")
 	default:
-		p.forward(w, r, fault == ShortBody)
+		p.forward(w, r, fault)
 	}
 }
 
-// forward sends r to the target and copies the response back; cut sends
-// only half of the body and then aborts the connection.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, cut bool) {
+// forward sends r to the target and copies the response back; a ShortBody
+// or StallBody fault sends only half of the body, then aborts the
+// connection or waits for the client to leave.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault) {
 	out := r.Clone(r.Context())
 	out.URL.Scheme = "http"
 	out.URL.Host = p.target
@@ -203,7 +209,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, cut bool) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	if !cut {
+	if fault != ShortBody && fault != StallBody {
 		io.Copy(w, resp.Body)
 		return
 	}
@@ -211,6 +217,12 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, cut bool) {
 	io.CopyN(w, resp.Body, half)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
+	}
+	if fault == StallBody {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+		}
 	}
 	panic(http.ErrAbortHandler) // net/http drops the connection
 }

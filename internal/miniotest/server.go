@@ -95,7 +95,7 @@ func EnvFor(tb testing.TB, endpoint, accessKey, secretKey string) map[string]str
 
 // SetEnv sets env for the rest of the test (t.Setenv, so not with
 // t.Parallel).
-func SetEnv(t *testing.T, env map[string]string) {
+func SetEnv(t testing.TB, env map[string]string) {
 	t.Helper()
 	for k, v := range env {
 		t.Setenv(k, v)

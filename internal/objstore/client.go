@@ -33,6 +33,7 @@ type client struct {
 func newClient(ctx context.Context, opt Options) (*client, error) {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
 		tr.MaxIdleConnsPerHost = max(2*opt.FetchConcurrency, 16)
+		tr.DisableCompression = true
 	})
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithHTTPClient(httpClient),

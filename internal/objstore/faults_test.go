@@ -123,3 +123,28 @@ func TestFetchTimeout(t *testing.T) {
 		t.Fatalf("open with the server down: %v; want ErrTimeout", err)
 	}
 }
+
+// TestStalledBody: invariant 4. A body that stops coming is given up after
+// FetchTimeout, by a ranged read and by a stream, naming the object.
+func TestStalledBody(t *testing.T) {
+	_, p, data := serveProxied(t, 100_000)
+	opt := testOptions(t)
+	opt.FetchTimeout = time.Second
+	o := open(t, opt)
+	p.FailNext(miniotest.StallBody, 1)
+	start := time.Now()
+	_, err := o.ReadAt(make([]byte, 5*testBlock), 0)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), testURL) || time.Since(start) > 5*time.Second {
+		t.Fatalf("stalled ranged read: %v after %v", err, time.Since(start))
+	}
+	readRange(t, o, data, 0, 5*testBlock) // the next read is fine
+	r := o.NewReader(0)
+	defer r.Close()
+	p.FailNext(miniotest.StallBody, 1)
+	start = time.Now()
+	_, err = io.ReadAll(r)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), testURL) || time.Since(start) > 5*time.Second {
+		t.Fatalf("stalled stream: %v after %v", err, time.Since(start))
+	}
+	t.Logf("error: %v", err)
+}

@@ -39,6 +39,7 @@ type Object struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
+	closed   bool
 	inflight map[int64]*pending // by block index: fetched, or being written to the cache
 
 	stats counters
@@ -146,9 +147,24 @@ func (o *Object) Stats() Stats {
 // Close stops prefetches, waits for cache writes under way and releases
 // the Object. Reads after Close fail.
 func (o *Object) Close() error {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
 	o.cancel()
 	o.wg.Wait()
 	return nil
+}
+
+// enter counts a call in o.wg (so that Close waits for it and for the
+// goroutines it starts), or reports that the Object is closed.
+func (o *Object) enter() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return false
+	}
+	o.wg.Add(1)
+	return true
 }
 
 // ReadAt reads len(p) bytes at off, as io.ReaderAt says: fewer only at the
@@ -158,9 +174,10 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 {
 		return 0, &Error{URL: o.url, Op: "read", Msg: fmt.Sprintf("negative offset %d", off)}
 	}
-	if o.ctx.Err() != nil {
+	if !o.enter() {
 		return 0, &Error{URL: o.url, Op: "read", Msg: "the object is closed"}
 	}
+	defer o.wg.Done()
 	if off >= o.size || len(p) == 0 {
 		if len(p) == 0 {
 			return 0, nil
@@ -192,9 +209,10 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 // returns at once; errors surface when the bytes are read.
 func (o *Object) Prefetch(off, n int64) {
 	off, end := max(off, 0), min(off+n, o.size)
-	if off >= end || o.ctx.Err() != nil {
+	if off >= end || !o.enter() {
 		return
 	}
+	defer o.wg.Done()
 	bs := o.opt.blockSize
 	step := max(prefetchSpan/bs, 1)
 	for lo := off / bs; lo <= (end-1)/bs; lo += step {

@@ -130,3 +130,36 @@ func TestClosed(t *testing.T) {
 		t.Fatalf("read after close: %v", err)
 	}
 }
+
+// TestCloseDuringReads: Close while reads and prefetches run waits for
+// them; each read either succeeds with the right bytes or says the object
+// is closed.
+func TestCloseDuringReads(t *testing.T) {
+	_, data := serve(t, 200_000)
+	o, err := Open(context.Background(), testURL, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 40 {
+				off := int64((g*40+i)*1000) % int64(len(data)-testBlock)
+				o.Prefetch(off+testBlock, testBlock)
+				p := make([]byte, testBlock)
+				if _, err := o.ReadAt(p, off); err != nil {
+					if !strings.Contains(err.Error(), "closed") {
+						t.Errorf("read at %d: %v", off, err)
+					}
+					return
+				}
+				if string(p) != string(data[off:off+testBlock]) {
+					t.Errorf("read at %d: wrong bytes", off)
+					return
+				}
+			}
+		})
+	}
+	o.Close()
+	wg.Wait()
+}

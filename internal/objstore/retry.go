@@ -95,6 +95,9 @@ func (o *Object) fail(op string, c class, err error) error {
 		e.Msg = fmt.Sprintf("access denied to bucket %q, key %q (credentials: %s)", o.bucket, o.key, o.c.source)
 	case canceled:
 		e.Msg = "canceled"
+		if o.ctx != nil && o.ctx.Err() != nil {
+			e.Msg = "the object was closed"
+		}
 	default:
 		e.Msg = "failed"
 	}

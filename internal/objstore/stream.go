@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,7 +16,7 @@ import (
 // indexing (invariant 10). A transient failure mid-stream is resumed with a
 // new GET from the byte where it stopped, retried as fetch retries, the
 // FetchTimeout counted from the first failure since the last byte
-// received. It neither reads nor fills the cache and does not take one of
+// received; a body that stalls for FetchTimeout counts as a failure. It neither reads nor fills the cache and does not take one of
 // the FetchConcurrency slots. Close it when done.
 func (o *Object) NewReader(off int64) io.ReadCloser {
 	return &stream{o: o, pos: max(off, 0)}
@@ -46,7 +47,15 @@ func (s *stream) Read(p []byte) (int, error) {
 				return err
 			}
 		}
-		k, err := s.body.Read(p)
+		// A body that stalls for FetchTimeout is a failure like a reset.
+		var stalled atomic.Bool
+		body := s.body
+		timer := time.AfterFunc(s.o.opt.FetchTimeout, func() { stalled.Store(true); body.Close() })
+		k, err := body.Read(p)
+		timer.Stop()
+		if stalled.Load() && err != nil {
+			err = fmt.Errorf("objstore: no byte came for %v: %w", s.o.opt.FetchTimeout, io.ErrUnexpectedEOF)
+		}
 		n = k
 		s.pos += int64(k)
 		s.o.stats.fetched.Add(int64(k))
