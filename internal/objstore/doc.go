@@ -55,5 +55,5 @@
 //     another process are fetched again, never read half-written.
 //  10. NewReader streams the object from an offset in one GET, resumed
 //     after transient failures (invariant 4), with If-Match; it does not
-//     touch the cache.
+//     read the cache, and it writes to it every block it passes whole.
 package objstore

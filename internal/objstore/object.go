@@ -374,6 +374,38 @@ func (o *Object) fetchBlocks(ctx context.Context, owned map[int64]*pending) {
 	}
 }
 
+// storeBlock writes block idx (data, which it takes) to the cache in the
+// background, unless a fetch or write of it is under way; it waits for a
+// write slot, so a stream goes no faster than the cache is written.
+func (o *Object) storeBlock(idx int64, data []byte) {
+	select {
+	case o.writes <- struct{}{}:
+	case <-o.ctx.Done():
+		return
+	}
+	o.mu.Lock()
+	if o.inflight[idx] != nil || o.closed {
+		o.mu.Unlock()
+		<-o.writes
+		return
+	}
+	pd := &pending{done: make(chan struct{}), data: data}
+	close(pd.done)
+	o.inflight[idx] = pd
+	o.wg.Add(1) // under mu: Close, which sets closed under mu, waits for it
+	o.mu.Unlock()
+	go func() {
+		defer o.wg.Done()
+		if !o.cache.has(o.blockKey(idx)) {
+			o.cache.put(o.blockKey(idx), data)
+		}
+		<-o.writes
+		o.mu.Lock()
+		delete(o.inflight, idx)
+		o.mu.Unlock()
+	}()
+}
+
 // blockLen is the length of block idx (the last one may be short).
 func (o *Object) blockLen(idx int64) int64 {
 	return min(o.opt.blockSize, o.size-idx*o.opt.blockSize)

@@ -104,7 +104,8 @@ func TestPrefetchThenRead(t *testing.T) {
 // TestStream: invariant 10.
 func TestStream(t *testing.T) {
 	_, data := serve(t, 300_000)
-	o := open(t, testOptions(t))
+	opt := testOptions(t)
+	o := open(t, opt)
 	r := o.NewReader(1234)
 	got, err := io.ReadAll(r)
 	r.Close()
@@ -113,6 +114,18 @@ func TestStream(t *testing.T) {
 	}
 	if g := o.Stats().Gets; g != 1 {
 		t.Fatalf("stream made %d GETs; want 1", g)
+	}
+	// The stream left every block it passed whole in the cache: another
+	// Object reads them without a request, and fetches only the first.
+	o.Close()
+	o2 := open(t, opt)
+	readRange(t, o2, data, testBlock, int64(len(data))-testBlock)
+	if g := o2.Stats().Gets; g != 0 {
+		t.Fatalf("reading what a stream passed made %d GETs; want 0", g)
+	}
+	readRange(t, o2, data, 0, testBlock)
+	if g := o2.Stats().Gets; g != 1 {
+		t.Fatalf("reading the block the stream entered mid-way made %d GETs; want 1", g)
 	}
 }
 

@@ -16,8 +16,11 @@ import (
 // indexing (invariant 10). A transient failure mid-stream is resumed with a
 // new GET from the byte where it stopped, retried as fetch retries, the
 // FetchTimeout counted from the first failure since the last byte
-// received; a body that stalls for FetchTimeout counts as a failure. It neither reads nor fills the cache and does not take one of
-// the FetchConcurrency slots. Close it when done.
+// received; a body that stalls for FetchTimeout counts as a failure. It
+// does not read the cache and does not take one of the FetchConcurrency
+// slots, but it fills the cache with the whole blocks it passes, so that
+// the reads after an index pass find them (a block the stream entered past
+// its start is left out). Close it when done.
 func (o *Object) NewReader(off int64) io.ReadCloser {
 	return &stream{o: o, pos: max(off, 0)}
 }
@@ -27,6 +30,36 @@ type stream struct {
 	pos  int64
 	body io.ReadCloser
 	err  error
+	// block gathers the bytes of the block the stream is in, from its
+	// start; nil while the stream is in a block it did not enter at its
+	// start (the first one, when off is not at a block start).
+	block []byte
+}
+
+// keep adds the bytes b, read at s.pos-len(b), to the block being
+// gathered, and hands every completed block to the cache.
+func (s *stream) keep(b []byte) {
+	bs := s.o.opt.blockSize
+	at := s.pos - int64(len(b))
+	for len(b) > 0 {
+		idx := at / bs
+		in := at - idx*bs
+		k := min(int64(len(b)), s.o.blockLen(idx)-in)
+		if in == 0 {
+			s.block = s.block[:0]
+			if s.block == nil {
+				s.block = make([]byte, 0, bs)
+			}
+		}
+		if s.block != nil && int64(len(s.block)) == in {
+			s.block = append(s.block, b[:k]...)
+			if int64(len(s.block)) == s.o.blockLen(idx) {
+				s.o.storeBlock(idx, s.block)
+				s.block = nil
+			}
+		}
+		b, at = b[k:], at+k
+	}
 }
 
 func (s *stream) Read(p []byte) (int, error) {
@@ -59,6 +92,7 @@ func (s *stream) Read(p []byte) (int, error) {
 		n = k
 		s.pos += int64(k)
 		s.o.stats.fetched.Add(int64(k))
+		s.keep(p[:k])
 		if k > 0 {
 			return nil // errors after data: the next Read retries
 		}
