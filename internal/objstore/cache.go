@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 // staleTemp is the age past which an eviction scan removes temporary files
@@ -120,13 +118,7 @@ func (c *cache) put(key [32]byte, data []byte) error {
 	p := c.path(key)
 	err := os.MkdirAll(filepath.Dir(p), 0o755)
 	if err == nil {
-		err = atomicfile.WriteFrom(p, 0o644, func(w io.Writer) error {
-			if _, err := w.Write(data); err != nil {
-				return err
-			}
-			_, err := w.Write(appendTrailer(nil, key, data))
-			return err
-		})
+		err = writeBlockFile(p, data, appendTrailer(nil, key, data))
 	}
 	if errors.Is(err, fs.ErrNotExist) && c.has(key) {
 		// Another writer of the same block removed our temporary file as
@@ -140,6 +132,38 @@ func (c *cache) put(key [32]byte, data []byte) error {
 	}
 	c.mu.Unlock()
 	return err
+}
+
+// writeBlockFile writes data and its trailer to a temporary file beside p
+// and renames it to p, so that a reader sees the whole file or none. It
+// does not fsync: a cache file torn by a crash fails its trailer's check
+// when read, and its block is fetched again, so durability would buy
+// nothing and cost a disk flush per block. Temporary files of killed
+// writes are removed by scan once stale.
+func writeBlockFile(p string, data, trailer []byte) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if _, err = f.Write(trailer); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), p)
 }
 
 type cacheEntry struct {

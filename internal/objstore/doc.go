@@ -43,9 +43,10 @@
 //     same Object fetched (it waits for that fetch).
 //  7. An Object has at most FetchConcurrency ranged GETs in flight (ReadAt
 //     and Prefetch together; a NewReader stream is apart).
-//  8. Cache files are written atomically (temporary file, fsync, rename)
-//     and carry a trailer (key, length, CRC-32C) checked on every read; a
-//     bad file is removed and its block fetched again.
+//  8. Cache files are written atomically (temporary file, rename; no
+//     fsync: a file a crash tore fails its check) and carry a trailer
+//     (key, length, CRC-32C) checked on every read; a bad file is removed
+//     and its block fetched again.
 //  9. The files in CacheDir total at most CacheBytes, as far as one process
 //     sees: before a write that would pass the bound, the least recently
 //     used files (by modification time, which a cache hit renews) are
