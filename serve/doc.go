@@ -1,7 +1,7 @@
-// Package serve is the gRPC service behind `batchprep serve`: it streams a
-// corpus's minibatches, or a weighted mixture's (SPEC A) and a graph plan's records (SPEC B) to
-// trainers in other languages, as the Batches service of proto/batchprep.proto
-// (docs/serve.md). Arrays travel as raw little-endian bytes, so a Python
+// Package serve is the gRPC service behind `batchprep serve`: it streams
+// the minibatches of a corpus or of a weighted mixture of corpora (SPEC A)
+// and a graph plan's records (SPEC B) to trainers in other languages, as
+// the Batches service of proto/batchprep.proto (docs/serve.md). Arrays travel as raw little-endian bytes, so a Python
 // client wraps them with numpy.frombuffer without parsing.
 //
 // Invariants (tests cite them by number):
