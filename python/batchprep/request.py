@@ -58,11 +58,16 @@ def _weight(path: str, w: Any) -> str:
         raise TypeError("files: %r: weight %r: want a positive number or 'samples:N'" % (path, w))
     if isinstance(w, numbers.Integral):
         v = decimal.Decimal(int(w))
+    elif isinstance(w, decimal.Decimal):
+        v = w
     else:
-        if isinstance(w, float) and not math.isfinite(w):
+        f = float(w)  # a float, numpy float, Fraction, ...
+        if not math.isfinite(f):
             raise ValueError("files: %r: weight %r: must be a finite number > 0" % (path, w))
         # repr gives the shortest decimal that reads back as the float (0.7, not 0.6999...).
-        v = decimal.Decimal(repr(w) if isinstance(w, float) else w)
+        v = decimal.Decimal(repr(f))
+    if not v.is_finite():
+        raise ValueError("files: %r: weight %r: must be a finite number > 0" % (path, w))
     if not v > 0:
         raise ValueError("files: %r: weight %r: must be > 0" % (path, w))
     text = format(v, "f")

@@ -153,6 +153,7 @@ class MixtureTest(unittest.TestCase):
         self.assertEqual(corpus_files(["a.ctf"]), (["a.ctf"], []))
         self.assertEqual(corpus_files({"a": 0.7, "b": 3}), (["a", "b"], ["0.7", "3"]))
         self.assertEqual(corpus_files([("a", 1e-7), ("a", "samples:5")]), (["a", "a"], ["0.0000001", "samples:5"]))
+        self.assertEqual(corpus_files({"a": np.float64(0.7), "b": np.int64(3)}), (["a", "b"], ["0.7", "3"]))
         for files, error in (({"a": 0}, ValueError), ({"a": -1.5}, ValueError), ({"a": float("nan")}, ValueError),
                              ({"a": True}, TypeError), ({"a": None}, TypeError), ([("a", 1), "b"], TypeError), ({}, ValueError)):
             with self.subTest(files=files), self.assertRaisesRegex(error, "files"):
