@@ -44,9 +44,15 @@ Exit codes: 0 ok (bad sequences within --max-errors are reported, not
 fatal), 1 more bad sequences than --max-errors, a file that is not CTF, or
 a runtime error, 2 usage.
 
+With --mix FILE=WEIGHT (repeatable, as read --mix) each corpus is
+reported as above, then the mixture (docs/mixtures.md): its anchor, the
+corpus whose sweeps are the mixture's, and per corpus its share and how
+many samples of the mixture's timeline one of its sweeps spans.
+
 Examples:
   batchprep inspect corpus.ctf
   batchprep inspect corpus.ctf --format json
+  batchprep inspect --mix a.ctf=0.7 --mix b.parquet=0.3
   batchprep inspect corpus.ctf --stream S0:943:sparse --stream S1:26:sparse --max-errors 10`
 
 // maxListedDiagnostics bounds the diagnostics listed in the report; all are
@@ -109,7 +115,8 @@ type inspectDiag struct {
 
 func runInspect(env *Env, args []string) error {
 	fs := newFlagSet(env, "inspect", "FILE", inspectDescription)
-	var streams stringList
+	var streams, mix stringList
+	fs.Var(&mix, "mix", "a corpus of a mixture, `FILE=WEIGHT` as read --mix takes it (repeatable, instead of FILE): each is reported, then the mixture's anchor and each corpus's sweep on its timeline")
 	fs.Var(&streams, "stream", "stream `NAME:DIM[:sparse]` (repeatable; default: inferred from the file)")
 	mb := fs.String("defines-mb-size", "", "the `NAME` of the stream whose lines count as samples (default: every line is a sample)")
 	label := fs.String("label", "", "the `NAME` of the stream whose lines epoch sizes count (default: the minibatch-size count)")
@@ -125,7 +132,10 @@ func runInspect(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
+	switch {
+	case len(mix) > 0 && len(pos) > 0:
+		return usagef("--mix replaces FILE: give the corpora as --mix FILE=WEIGHT only")
+	case len(mix) == 0 && len(pos) != 1:
 		return usagef("want exactly one FILE, got %d arguments", len(pos))
 	}
 	if *format != "text" && *format != "json" {
@@ -143,21 +153,10 @@ func runInspect(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
-	var rep *inspectReport
-	var fatal error
-	if file.Detect(pos[0]) == file.Parquet {
-		if *lineMode || *cacheIndex {
-			return usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", pos[0])
-		}
-		rep, fatal, err = inspectParquet(pos[0], cfg)
-	} else if len(cfg.Streams) == 0 {
-		rep, fatal, err = inspectInferred(pos[0], cfg, inspectGuessBytes)
-	} else {
-		if err := cfg.Validate(); err != nil {
-			return usagef("%v", err)
-		}
-		rep, fatal = inspectWith(pos[0], cfg, false)
+	if len(mix) > 0 {
+		return runInspectMix(env, mix, cfg, *format)
 	}
+	rep, fatal, err := inspectOne(pos[0], cfg)
 	if err != nil {
 		return err
 	}
@@ -174,6 +173,26 @@ func runInspect(env *Env, args []string) error {
 		return fatal
 	}
 	return nil
+}
+
+// inspectOne reports on one corpus file, CTF or Parquet, its streams given
+// in cfg or inferred; fatal is the error that stopped reading (in the
+// report), err an error before any reading.
+func inspectOne(path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
+	if file.Detect(path) == file.Parquet {
+		if cfg.LineMode || cfg.CacheIndex {
+			return nil, nil, usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", path)
+		}
+		return inspectParquet(path, cfg)
+	}
+	if len(cfg.Streams) == 0 {
+		return inspectInferred(path, cfg, inspectGuessBytes)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, usagef("%v", err)
+	}
+	rep, fatal = inspectWith(path, cfg, false)
+	return rep, fatal, nil
 }
 
 // inspectGuessBytes is how much of a file inspect first infers the streams

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 )
 
@@ -79,7 +78,7 @@ func (s *Server) columnGroups(stream pb.Batches_SequenceGroupsServer, req *pb.Se
 		}
 		return nil
 	}
-	err = s.sequences(ctx, req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
+	err = s.sequences(ctx, req, call, func(mb minibatch, state []byte, warnings []string, last bool) error {
 		n := cols.add(mb, state, warnings)
 		if int64(n) > s.opts.MaxMinibatchBytes {
 			return s.tooBig(mb.Step, n)
@@ -122,6 +121,7 @@ type columns struct {
 	streams                    []*pb.StreamData // the next message's stream descriptions
 	sentStreams                bool
 	tail, newTail              []byte // the state tail sent last; the next message's
+	corpora                    int32  // a mixture's corpora, for the next message (the first)
 	elided                     []uint8
 	count, idCount             int
 }
@@ -142,13 +142,14 @@ func splitState(state []byte) (head, tail []byte) {
 // add appends mb, the state after it and the reader's diagnostics since
 // the previous minibatch; it returns the bytes added, the minibatch's
 // encoded size.
-func (c *columns) add(mb *source.Minibatch, state []byte, warnings []string) int {
-	c.elided = elision(mb, c.elide, c.elided)
+func (c *columns) add(mb minibatch, state []byte, warnings []string) int {
+	c.elided = elision(mb.Minibatch, c.elide, c.elided)
 	if !c.sentStreams {
 		for i := range mb.Streams {
 			b := &mb.Streams[i]
 			c.streams = append(c.streams, &pb.StreamData{Name: b.Name, Dim: int32(b.Dim), Sparse: b.Sparse})
 		}
+		c.corpora = int32(mb.corpora)
 		c.sentStreams = true
 	}
 	n := arraysBytes(mb, c.elided)
@@ -212,6 +213,9 @@ func (c *columns) add(mb *source.Minibatch, state []byte, warnings []string) int
 		for _, s := range mb.Skipped {
 			note.Skipped = append(note.Skipped, int64(s.Sequence))
 		}
+		if mb.corpora > 0 {
+			note.SkippedCorpus = int32List(mb.skippedCorpus)
+		}
 		c.notes = append(c.notes, note)
 	}
 	c.count++
@@ -232,20 +236,23 @@ func grow(b []byte, n int) []byte {
 // Its bytes are the builder's: send it before the next add or reset.
 func (c *columns) message() *pb.SequenceGroup {
 	return &pb.SequenceGroup{Table: c.table, Arrays: c.arrays, Ids: c.ids, States: c.states,
-		StateTail: c.newTail, Streams: c.streams, Notes: c.notes}
+		StateTail: c.newTail, Streams: c.streams, Notes: c.notes, Corpora: c.corpora}
 }
 
 // reset empties the group once its message is sent.
 func (c *columns) reset() {
 	c.table, c.arrays, c.ids, c.states = c.table[:0], c.arrays[:0], c.ids[:0], c.states[:0]
-	c.notes, c.streams, c.newTail = nil, nil, nil
+	c.notes, c.streams, c.newTail, c.corpora = nil, nil, nil, 0
 	c.count, c.idCount = 0, 0
 }
 
 // writeArrays writes mb's arrays into a in SequenceMinibatch.arrays's
 // layout, leaving out what elided says (see elision).
-func writeArrays(a arena, mb *source.Minibatch, elided []uint8) {
+func writeArrays(a arena, mb minibatch, elided []uint8) {
 	a.ints(mb.Sequences)
+	if mb.corpora > 0 {
+		a.intsAs32(mb.corpus)
+	}
 	for i := range mb.Streams {
 		b := &mb.Streams[i]
 		lengths := a.take(4 * len(mb.Sequences))

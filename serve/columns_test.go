@@ -45,6 +45,7 @@ func fromColumns(t *testing.T, groups []*pb.SequenceGroup) []*pb.SequenceMinibat
 	t.Helper()
 	var streams []*pb.StreamData
 	var out []*pb.SequenceMinibatch
+	var corpora int32
 	for k, g := range groups {
 		if len(g.Minibatches) > 0 {
 			t.Fatalf("message %d: a columns message has minibatches", k)
@@ -53,7 +54,9 @@ func fromColumns(t *testing.T, groups []*pb.SequenceGroup) []*pb.SequenceMinibat
 			t.Fatalf("message %d: %d stream descriptions (only the first message has them)", k, len(g.Streams))
 		}
 		if k == 0 {
-			streams = g.Streams
+			streams, corpora = g.Streams, g.Corpora
+		} else if g.Corpora != 0 {
+			t.Fatalf("message %d: corpora %d (only the first message has it)", k, g.Corpora)
 		}
 		width := 9 + 3*len(streams)
 		if len(g.Table)%(8*width) != 0 {
@@ -84,6 +87,9 @@ func fromColumns(t *testing.T, groups []*pb.SequenceGroup) []*pb.SequenceMinibat
 			m := &pb.SequenceMinibatch{Step: row[0], Epoch: int32(row[1]), Sweep: row[2], Start: row[3], End: row[4],
 				EndOfSweep: row[5]&1 != 0, EndOfEpoch: row[5]&2 != 0, SequenceCount: proto.Int32(int32(n))}
 			size := 8 * n
+			if corpora > 0 {
+				size += 4 * n // the corpus of each sequence
+			}
 			for i, s := range streams {
 				samples, entries, elided := row[9+3*i], row[10+3*i], row[11+3*i]
 				d := &pb.StreamData{Name: s.Name, Dim: s.Dim, Sparse: s.Sparse, Samples: int64(samples),
@@ -129,7 +135,7 @@ func fromColumns(t *testing.T, groups []*pb.SequenceGroup) []*pb.SequenceMinibat
 				m.StateTail = g.StateTail
 			}
 			if note := notes[m.Step]; note != nil {
-				m.Warnings, m.Skipped = note.Warnings, note.Skipped
+				m.Warnings, m.Skipped, m.SkippedCorpus = note.Warnings, note.Skipped, note.SkippedCorpus
 				delete(notes, m.Step)
 			}
 			out = append(out, m)
@@ -154,8 +160,10 @@ func TestColumns(t *testing.T) {
 	bad := writeCorpusBad(t, 40, func(i int) bool { return i%10 == 3 })
 	setups = append(setups,
 		setup{"warnings", &pb.SequenceRequest{Files: []string{bad}, Streams: []string{"x:2", "y:7:sparse"}, Mb: "9",
-			MaxErrors: 10, ChunkSequences: 20}})
-	notes := 0
+			MaxErrors: 10, ChunkSequences: 20}},
+		setup{"mixture warnings", &pb.SequenceRequest{Files: []string{onehot, bad}, Weights: []string{"0.5", "0.5"},
+			Streams: []string{"x:2"}, Mb: "9", MaxErrors: 10, ChunkSequences: 20}})
+	notes, skippedCorpus := 0, 0
 	for _, s := range setups {
 		for _, elide := range []bool{false, true} {
 			for _, groupBytes := range []int32{0, 1, 200} {
@@ -172,6 +180,9 @@ func TestColumns(t *testing.T) {
 							tails++
 						}
 						notes += len(g.Notes)
+						for _, n := range g.Notes {
+							skippedCorpus += len(n.SkippedCorpus)
+						}
 					}
 					got := fromColumns(t, groups)
 					if len(got) != len(want) || tails != 1 {
@@ -186,8 +197,8 @@ func TestColumns(t *testing.T) {
 			}
 		}
 	}
-	if notes == 0 {
-		t.Fatal("no minibatch had warnings or skipped ordinals: notes are not exercised")
+	if notes == 0 || skippedCorpus == 0 {
+		t.Fatal("no minibatch had warnings or skipped ordinals (of a mixture): notes are not exercised")
 	}
 	_, err := collectErr(context.Background(), conn, &pb.SequenceRequest{Files: []string{onehot}, Streams: []string{"x:2"}, Columns: true})
 	if status.Code(err) != codes.InvalidArgument {

@@ -1,7 +1,7 @@
-// Package serve is the gRPC service behind `batchprep serve`: it streams a
-// CTF corpus's minibatches (SPEC A) and a graph plan's records (SPEC B) to
-// trainers in other languages, as the Batches service of proto/batchprep.proto
-// (docs/serve.md). Arrays travel as raw little-endian bytes, so a Python
+// Package serve is the gRPC service behind `batchprep serve`: it streams
+// the minibatches of a corpus or of a weighted mixture of corpora (SPEC A)
+// and a graph plan's records (SPEC B) to trainers in other languages, as
+// the Batches service of proto/batchprep.proto (docs/serve.md). Arrays travel as raw little-endian bytes, so a Python
 // client wraps them with numpy.frombuffer without parsing.
 //
 // Invariants (tests cite them by number):
@@ -12,6 +12,10 @@
 //     data of every stream: dense float32 rows, sparse CSR (int32 row offsets
 //     and column indices, float32 values), int32 per-sequence lengths. The
 //     request's choices are converted by readopts, as read's flags are.
+//     A request with weights is `batchprep read --mix` (corpus/mixture):
+//     each minibatch also says each sequence's corpus, as read's "corpus"
+//     and "skipped_corpus", in every layout (plain, packed, columns and
+//     shared memory); a request without weights is encoded as before.
 //  2. Resume. Every message carries the state after it; a request with that
 //     state streams exactly what followed it in the uninterrupted stream.
 //  3. Isolation. Each call has its own source or plan iterator; concurrent
@@ -51,7 +55,8 @@
 //     refused with one code and one text whether or not the file exists;
 //     FIFOs, devices, sockets and directories are refused before they are
 //     opened. The corpus file indexed and read is the one opened and
-//     checked, never the path opened again. A graph config's store directories (and their entries) must
+//     checked, never the path opened again. Each file of a mixture is
+//     checked so, and a refusal names it files[i]. A graph config's store directories (and their entries) must
 //     lie under them too. Errors sent to a client name the field, the file
 //     as the client wrote it and the line and column, never text of a file;
 //     Options.Logf gets the whole error.
@@ -65,7 +70,8 @@
 //     would pass it ends the call with ResourceExhausted before they are
 //     allocated. A call whose randomization window (the chunks its source
 //     may hold at once, times the chunk size) passes MaxWindowBytes is
-//     refused before a minibatch is made. Each message states the limit.
+//     refused before a minibatch is made; a mixture's corpora each have a
+//     window, and their sum counts. Each message states the limit.
 //  12. Calls. At most MaxConcurrentCalls Batches calls run at once; as many
 //     more wait for a slot (holding no file and no memory of their own
 //     meanwhile) and run as slots free up; a call past those is refused

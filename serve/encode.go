@@ -76,6 +76,15 @@ func (a *arena) ints(v []int) []byte {
 	return b
 }
 
+// intsAs32 writes v's numbers as int32s (corpus indices, each < MaxCorpora).
+func (a *arena) intsAs32(v []int) []byte {
+	b := a.take(4 * len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
 func (a *arena) uint64s(v []uint64) []byte {
 	b := a.take(8 * len(v))
 	if littleEndian {
@@ -110,8 +119,11 @@ func elision(mb *source.Minibatch, elide bool, out []uint8) []uint8 {
 }
 
 // arraysBytes is the size of mb's arrays as encodeMinibatch writes them.
-func arraysBytes(mb *source.Minibatch, elided []uint8) int {
+func arraysBytes(mb minibatch, elided []uint8) int {
 	n := 8 * len(mb.Sequences)
+	if mb.corpora > 0 {
+		n += 4 * len(mb.Sequences) // its corpus
+	}
 	for i := range mb.Streams {
 		b := &mb.Streams[i]
 		n += 4 * len(mb.Sequences)
@@ -167,9 +179,11 @@ func (b *buffers) recycle() {
 // the next call. On little-endian machines the arrays are copied as they
 // are. With req.Packed the buffer goes out whole as arrays (its
 // layout is SequenceMinibatch.arrays'), the ids joined and the state's
-// tail only when it differs from the last one this call sent.
-func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.SequenceRequest) *pb.SequenceMinibatch {
-	bufs.elided = elision(mb, req.ElideUnitSparse, bufs.elided)
+// tail only when it differs from the last one this call sent. A mixture's
+// minibatch carries each sequence's corpus (int32) right after its
+// sequences, in arrays or in its own field.
+func encodeMinibatch(mb minibatch, state []byte, bufs *buffers, req *pb.SequenceRequest) *pb.SequenceMinibatch {
+	bufs.elided = elision(mb.Minibatch, req.ElideUnitSparse, bufs.elided)
 	whole := bufs.get(arraysBytes(mb, bufs.elided))
 	a := arena(whole)
 	m := &pb.SequenceMinibatch{
@@ -180,6 +194,10 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.
 	}
 	for _, s := range mb.Skipped {
 		m.Skipped = append(m.Skipped, int64(s.Sequence))
+	}
+	if mb.corpora > 0 {
+		m.Corpus = a.intsAs32(mb.corpus)
+		m.SkippedCorpus = int32List(mb.skippedCorpus)
 	}
 	m.Streams = make([]*pb.StreamData, len(mb.Streams))
 	data := make([]pb.StreamData, len(mb.Streams))
@@ -209,7 +227,7 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.
 		m.Ids = append([]string(nil), mb.IDs...)
 		return m
 	}
-	m.Arrays, m.Sequences = whole, nil
+	m.Arrays, m.Sequences, m.Corpus = whole, nil, nil
 	m.SequenceCount = proto.Int32(int32(len(mb.Sequences)))
 	for i := range data {
 		d, b := &data[i], &mb.Streams[i]
@@ -229,6 +247,19 @@ func encodeMinibatch(mb *source.Minibatch, state []byte, bufs *buffers, req *pb.
 		}
 	}
 	return m
+}
+
+// int32List converts corpus indices for a repeated int32 field (nil when
+// there are none).
+func int32List(v []int) []int32 {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
 }
 
 // joinIDs returns ids joined by '\n', in a buffer from bufs.

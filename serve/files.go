@@ -14,22 +14,24 @@ import (
 	"github.com/batchprep/batchprep/corpus/parquet"
 )
 
-// acquire opens (or shares) the indexed reader of the call's corpus file
-// (invariants 3, 4, 10). The file is checked to be a regular file under the
-// data directories, and the file so opened is the one indexed (the path is
-// not opened again). A call cancelled while the file is being indexed
-// returns at once, and the pass stops unless another call waits for it.
-func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (file.Reader, func(), error) {
-	f, real, err := s.root.openRegular("files", setup.file)
+// acquire opens (or shares) the indexed reader of the corpus file path,
+// which the request names in field (invariants 3, 4, 10). The file is
+// checked to be a regular file under the data directories, and the file so
+// opened is the one indexed (the path is not opened again). A call
+// cancelled while the file is being indexed returns at once, and the pass
+// stops unless another call waits for it. Each file of a mixture is
+// acquired this way, with the same checks as a single corpus.
+func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config) (file.Reader, func(), error) {
+	f, real, err := s.root.openRegular(field, path)
 	if err != nil {
 		return nil, nil, err
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, refused("files", setup.file)
+		return nil, nil, refused(field, path)
 	}
-	r, release, err := s.readers.acquire(ctx, f, real, info, setup.built.CTF)
+	r, release, err := s.readers.acquire(ctx, f, real, info, cfg)
 	switch {
 	case err == nil:
 		return r, release, nil
@@ -38,7 +40,7 @@ func (s *Server) acquire(ctx context.Context, setup *sequenceSetup) (file.Reader
 	case errors.Is(err, errStopping):
 		return nil, nil, status.Error(codes.Unavailable, "the server is stopping")
 	}
-	return nil, nil, s.dataError(codes.InvalidArgument, "files", setup.file, err)
+	return nil, nil, s.dataError(codes.InvalidArgument, field, path, err)
 }
 
 // dataError turns an error met reading a client's file into the status

@@ -69,22 +69,21 @@ type chunkSizes interface {
 	ChunkBytes(c int) int64
 }
 
-// checkWindow refuses a call whose randomization window passes
-// MaxWindowBytes, before any chunk is parsed (invariant 11). The window
-// holds at most residentChunks chunks (as the source sized its cache), so
-// the most text it can hold is that many of the corpus's largest chunks, as
-// the index measured them: chunks cut by chunk_sequences are as small as
-// their sequences, not the chunk_bytes a chunk cut by size may reach. A
-// reader that does not know its chunks' sizes counts chunk_bytes each.
-func (s *Server) checkWindow(setup *sequenceSetup, src corpus.Source, residentChunks int) error {
-	size := func(int) int64 { return ctf.DefaultChunkBytes }
-	if measured, ok := src.(chunkSizes); ok {
-		size = measured.ChunkBytes
-	} else if b := setup.built.CTF.ChunkBytes; b > 0 {
-		size = func(int) int64 { return b }
+// checkWindow refuses a call whose randomization windows pass
+// MaxWindowBytes, before any chunk is parsed (invariant 11). A corpus's
+// window holds at most residentChunks chunks (as its source sized its
+// cache), so the most text it can hold is that many of the corpus's largest
+// chunks, as the index measured them: chunks cut by chunk_sequences are as
+// small as their sequences, not the chunk_bytes a chunk cut by size may
+// reach. A reader that does not know its chunks' sizes counts chunk_bytes
+// each. A mixture's corpora each have a window: their sum counts.
+func (s *Server) checkWindow(setup *sequenceSetup, srcs []corpus.Source, residentChunks []int) error {
+	var need, chunks int64
+	for i, src := range srcs {
+		n := min(residentChunks[i], src.Layout().NumChunks())
+		need += windowBytes(setup, src, n)
+		chunks += int64(n)
 	}
-	n := min(residentChunks, src.Layout().NumChunks())
-	need := largestSum(src.Layout().NumChunks(), n, size)
 	if need <= s.opts.MaxWindowBytes {
 		return nil
 	}
@@ -92,8 +91,23 @@ func (s *Server) checkWindow(setup *sequenceSetup, src corpus.Source, residentCh
 	if setup.built.Source.Randomize.WindowSamples > 0 {
 		field = "window_samples"
 	}
+	if len(srcs) > 1 {
+		return status.Errorf(codes.InvalidArgument, "%s: the randomization windows of the mixture's %d corpora hold up to %d chunks, up to %d bytes of text (each corpus's largest chunks), more than this server's limit of %d bytes (serve --max-window-bytes); ask for a smaller window, smaller chunks (chunk_bytes or chunk_sequences) or fewer corpora",
+			field, len(srcs), chunks, need, s.opts.MaxWindowBytes)
+	}
 	return status.Errorf(codes.InvalidArgument, "%s: the randomization window holds up to %d chunks of this corpus, up to %d bytes of text (its %d largest chunks), more than this server's limit of %d bytes (serve --max-window-bytes); ask for a smaller window or smaller chunks (chunk_bytes or chunk_sequences)",
-		field, n, need, n, s.opts.MaxWindowBytes)
+		field, chunks, need, chunks, s.opts.MaxWindowBytes)
+}
+
+// windowBytes is the most text n chunks of src can hold: its n largest.
+func windowBytes(setup *sequenceSetup, src corpus.Source, n int) int64 {
+	size := func(int) int64 { return ctf.DefaultChunkBytes }
+	if measured, ok := src.(chunkSizes); ok {
+		size = measured.ChunkBytes
+	} else if b := setup.built.CTF.ChunkBytes; b > 0 {
+		size = func(int) int64 { return b }
+	}
+	return largestSum(src.Layout().NumChunks(), n, size)
 }
 
 // largestSum returns the sum of the n largest of size(0), ..., size(count-1),

@@ -16,8 +16,10 @@ import (
 
 // unpack turns packed messages (in call order) back into the form without
 // packed, following SequenceMinibatch.arrays' documented layout, as a
-// client does; it fails on a buffer longer or shorter than the counts say.
-func unpack(t *testing.T, msgs []*pb.SequenceMinibatch) []*pb.SequenceMinibatch {
+// client does (mixed: the call's request has weights, so each minibatch's
+// corpus follows its sequences); it fails on a buffer longer or shorter
+// than the counts say.
+func unpack(t *testing.T, msgs []*pb.SequenceMinibatch, mixed bool) []*pb.SequenceMinibatch {
 	t.Helper()
 	var tail []byte
 	out := make([]*pb.SequenceMinibatch, len(msgs))
@@ -39,6 +41,9 @@ func unpack(t *testing.T, msgs []*pb.SequenceMinibatch) []*pb.SequenceMinibatch 
 			return b
 		}
 		m.Sequences = take(8 * n)
+		if mixed {
+			m.Corpus = take(4 * n)
+		}
 		for _, s := range m.Streams {
 			s.Lengths = take(4 * n)
 			if s.Sparse {
@@ -102,7 +107,7 @@ func TestPacked(t *testing.T) {
 					if len(got) != len(want) || tails != 1 {
 						t.Fatalf("%s: %d messages (%d with a state tail), want %d (1)", call, len(got), tails, len(want))
 					}
-					for i, m := range unpack(t, got) {
+					for i, m := range unpack(t, got, len(s.req.Weights) > 0) {
 						if !proto.Equal(m, want[i]) {
 							t.Fatalf("%s: minibatch %d unpacked:\n%v\nwithout packed:\n%v", call, i, m, want[i])
 						}
@@ -120,7 +125,7 @@ type setup struct {
 }
 
 // packingSetups returns the calls that TestPacked and TestColumns check
-// every encoding on: each case of contractCases, and a corpus whose sparse
+// every encoding on: each case of contractCases and mixtureCases, and a corpus whose sparse
 // streams are one-hot (so that elide_unit_sparse has something to elide).
 func packingSetups(t *testing.T) []setup {
 	t.Helper()
@@ -136,6 +141,9 @@ func packingSetups(t *testing.T) []setup {
 	}
 	var setups []setup
 	for _, c := range contractCases(writeCorpus(t, 47)) {
+		setups = append(setups, setup{c.name, c.req})
+	}
+	for _, c := range mixtureCases(t) {
 		setups = append(setups, setup{c.name, c.req})
 	}
 	return append(setups, setup{"one-hot", &pb.SequenceRequest{Files: []string{onehot},

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/batchprep/batchprep/corpus/source"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 )
 
@@ -26,7 +25,7 @@ func (s *Server) Sequences(req *pb.SequenceRequest, stream pb.Batches_SequencesS
 	}
 	bytes := s.metrics.bytes.WithLabelValues(call)
 	var bufs buffers
-	return s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, _ bool) error {
+	return s.sequences(stream.Context(), req, call, func(mb minibatch, state []byte, warnings []string, _ bool) error {
 		m := encodeMinibatch(mb, state, &bufs, req)
 		m.Warnings = warnings
 		size := proto.Size(m)
@@ -82,7 +81,7 @@ func (s *Server) SequenceGroups(req *pb.SequenceRequest, stream pb.Batches_Seque
 		}
 		return nil
 	}
-	err = s.sequences(stream.Context(), req, call, func(mb *source.Minibatch, state []byte, warnings []string, last bool) error {
+	err = s.sequences(stream.Context(), req, call, func(mb minibatch, state []byte, warnings []string, last bool) error {
 		m := encodeMinibatch(mb, state, &bufs, req)
 		m.Warnings = warnings
 		n := proto.Size(m)
@@ -119,11 +118,12 @@ func groupBytes(v int32) (int, error) {
 	return int(v), nil
 }
 
-// sequences runs one call's source and hands each minibatch to emit, with
-// the state after it, the reader's diagnostics since the previous one and
-// whether it is the last. mb and state are valid until emit returns.
+// sequences runs one call's source (or mixture) and hands each minibatch to
+// emit, with the state after it, the reader's diagnostics since the
+// previous one and whether it is the last. mb and state are valid until
+// emit returns.
 func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call string,
-	emit func(mb *source.Minibatch, state []byte, warnings []string, last bool) error) error {
+	emit func(mb minibatch, state []byte, warnings []string, last bool) error) error {
 	setup, err := checkSequenceRequest(req)
 	if err != nil {
 		return err
@@ -131,38 +131,23 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	if err := s.checkLimits(setup); err != nil {
 		return err
 	}
-	r, release, err := s.acquire(ctx, setup)
-	if err != nil {
-		return err
-	}
-	defer release()
-	// The call reads the shared index with its own error budget, as
-	// `batchprep read` would: other calls on the file neither spend it nor
-	// hide a chunk's warnings from it.
 	var diag diagnostics
-	sess, err := r.Session(setup.built.CTF.MaxErrors, diag.warn)
+	tl, closeAll, err := s.openTimeline(ctx, setup, &diag)
 	if err != nil {
-		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
-	}
-	src, err := source.New(sess, setup.built.Source)
-	if err != nil {
-		return s.dataError(codes.InvalidArgument, "files", setup.file, err)
-	}
-	defer src.Close()
-	if err := s.checkWindow(setup, sess, src.ResidentChunks()); err != nil {
 		return err
 	}
+	defer closeAll()
 	switch {
 	case setup.state != nil:
-		if err := src.Restore(*setup.state); err != nil {
+		if err := tl.Restore(*setup.state); err != nil {
 			return status.Errorf(codes.FailedPrecondition, "state: %v", err)
 		}
 	case setup.built.HasStart:
-		if err := src.Seek(setup.built.Start); err != nil {
+		if err := tl.Seek(setup.built.Start); err != nil {
 			return status.Errorf(codes.InvalidArgument, "start: %v", err)
 		}
 	}
-	states, err := newStateEncoder(src)
+	states, err := newStateEncoder(tl)
 	if err != nil {
 		return status.Errorf(codes.Internal, "encoding the state: %v", err)
 	}
@@ -171,28 +156,23 @@ func (s *Server) sequences(ctx context.Context, req *pb.SequenceRequest, call st
 	sent, samples := s.metrics.batches.WithLabelValues(call), s.metrics.samples
 	wait := s.metrics.parseWait.WithLabelValues(call)
 	for n := int64(0); setup.maxMinibatches == 0 || n < setup.maxMinibatches; n++ {
-		if src.Epoch() >= setup.epochs {
+		if tl.Epoch() >= setup.epochs {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
 		t0 := time.Now()
-		var mb *source.Minibatch
-		if setup.k > 0 {
-			mb, err = src.NextK(setup.k)
-		} else {
-			mb, err = src.Next()
-		}
+		mb, err := tl.next(setup.k)
 		wait.Add(time.Since(t0).Seconds())
 		if err != nil {
-			return s.dataError(codes.DataLoss, "files", setup.file, err)
+			return s.readError(codes.DataLoss, setup, err)
 		}
 		if err := ctx.Err(); err != nil {
 			return status.FromContextError(err).Err()
 		}
-		last := src.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
-		if err := emit(mb, states.encode(src, mb), diag.take(nil), last); err != nil {
+		last := tl.Epoch() >= setup.epochs || n+1 == setup.maxMinibatches
+		if err := emit(mb, states.encode(tl, mb.Minibatch), diag.take(nil), last); err != nil {
 			return err
 		}
 		sent.Inc()

@@ -147,10 +147,14 @@ func TestSharedMemory(t *testing.T) {
 		{"small groups", &pb.SequenceRequest{Mb: "9", GroupBytes: 200, Epochs: 2}},
 		{"default groups", &pb.SequenceRequest{Mb: "64", Epochs: 3, ElideUnitSparse: true}},
 		{"one epoch", &pb.SequenceRequest{Mb: "1000"}},
+		{"mixture", &pb.SequenceRequest{Mb: "9", GroupBytes: 200, Weights: []string{"0.3", "0.7"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := proto.Clone(c.req).(*pb.SequenceRequest)
 			req.Files, req.Streams, req.Packed, req.Columns = []string{file}, corpusStreams, true, true
+			if len(req.Weights) > 0 {
+				req.Files = []string{file, writeCorpusB(t, 500, nil)}
+			}
 			want := fromColumns(t, columnGroups(t, conn, req))
 			shared := proto.Clone(req).(*pb.SequenceRequest)
 			shared.SharedMemory = true

@@ -8,9 +8,9 @@ import (
 )
 
 // stateEncoder writes a call's states as source.EncodeState does, byte for
-// byte, with the fingerprint (constant for a source) encoded once: a state
-// per minibatch then costs a few appends instead of a map copy and a JSON
-// encoding of it.
+// byte, with the fingerprint (constant for a source or a mixture) encoded
+// once: a state per minibatch then costs a few appends instead of a map
+// copy and a JSON encoding of it.
 type stateEncoder struct {
 	fingerprint []byte
 	// reuse makes encode write every state into buf, for a caller that
@@ -19,7 +19,15 @@ type stateEncoder struct {
 	buf   []byte
 }
 
-func newStateEncoder(src *source.Source) (*stateEncoder, error) {
+// positioned is what a state is made of: a source.Source or a
+// mixture.Mixture.
+type positioned interface {
+	Fingerprint() map[string]string
+	Position() uint64
+	Epoch() int
+}
+
+func newStateEncoder(src positioned) (*stateEncoder, error) {
 	fp, err := json.Marshal(src.Fingerprint())
 	if err != nil {
 		return nil, err
@@ -29,7 +37,7 @@ func newStateEncoder(src *source.Source) (*stateEncoder, error) {
 
 // encode returns the state after mb, src's last minibatch, in a new slice
 // (with reuse, in the slice of the previous call).
-func (e *stateEncoder) encode(src *source.Source, mb *source.Minibatch) []byte {
+func (e *stateEncoder) encode(src positioned, mb *source.Minibatch) []byte {
 	pos, step := src.Position(), mb.Step+1
 	var b []byte
 	if e.reuse {

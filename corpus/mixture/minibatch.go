@@ -64,20 +64,20 @@ func (m *Mixture) fetch(mb *Minibatch, lo, hi int) error {
 		sp := m.split[k]
 		m.batches[k] = nil
 		if err := ln.src.Advance(sp[0]); err != nil {
-			return fmt.Errorf("corpus %d (%s): %w", k, m.names[k], err)
+			return &CorpusError{k, m.names[k], err}
 		}
 		if sp[1] > 0 {
 			b, err := ln.src.NextK(int(sp[1]))
 			if err != nil {
-				return fmt.Errorf("corpus %d (%s): %w", k, m.names[k], err)
+				return &CorpusError{k, m.names[k], err}
 			}
 			if b.End-b.Start != sp[1] {
-				return fmt.Errorf("corpus %d (%s): its source gave %d samples where the mixture planned %d", k, m.names[k], b.End-b.Start, sp[1])
+				return &CorpusError{k, m.names[k], fmt.Errorf("its source gave %d samples where the mixture planned %d", b.End-b.Start, sp[1])}
 			}
 			m.batches[k] = b
 		}
 		if err := ln.src.Advance(sp[2]); err != nil {
-			return fmt.Errorf("corpus %d (%s): %w", k, m.names[k], err)
+			return &CorpusError{k, m.names[k], err}
 		}
 	}
 	return m.interleave(mb, m.plan[lo:hi])

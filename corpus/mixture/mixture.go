@@ -90,13 +90,13 @@ func New(corpora []Corpus, cfg source.Config) (*Mixture, error) {
 		s, err := source.New(c.Source, sc)
 		if err != nil {
 			m.Close()
-			return nil, fmt.Errorf("mixture: corpus %d (%s): %w", k, c.Name, err)
+			return nil, fmt.Errorf("mixture: %w", &CorpusError{k, c.Name, err})
 		}
 		ln, err := newLane(s, c.Source.Layout(), ints[k])
 		if err != nil {
 			s.Close()
 			m.Close()
-			return nil, fmt.Errorf("mixture: corpus %d (%s): %w", k, c.Name, err)
+			return nil, fmt.Errorf("mixture: %w", &CorpusError{k, c.Name, err})
 		}
 		m.lanes = append(m.lanes, ln)
 		m.names = append(m.names, c.Name)
@@ -116,18 +116,13 @@ func New(corpora []Corpus, cfg source.Config) (*Mixture, error) {
 	return m, nil
 }
 
-// anchorOf returns the corpus whose sweep takes longest on the mixture's
-// timeline, M_k / w_k (compared as M_a * a_b against M_b * a_a), the lowest
-// index on a tie.
+// anchorOf returns the anchor of the lanes (anchorIndex).
 func anchorOf(lanes []*lane) int {
-	best := 0
-	for i := 1; i < len(lanes); i++ {
-		b := lanes[best]
-		if cmpKeys(b.sweepM, b.weight, lanes[i].sweepM, lanes[i].weight) < 0 {
-			best = i
-		}
+	sweep, weights := make([]uint64, len(lanes)), make([]uint64, len(lanes))
+	for k, ln := range lanes {
+		sweep[k], weights[k] = ln.sweepM, ln.weight
 	}
-	return best
+	return anchorIndex(sweep, weights)
 }
 
 // checkStreams refuses corpora whose streams differ from corpus 0's, and a
@@ -289,7 +284,7 @@ func (m *Mixture) Seek(p uint64) error {
 	var lab uint64
 	for k, ln := range m.lanes {
 		if err := ln.src.Seek(ln.pos); err != nil {
-			return fmt.Errorf("mixture: corpus %d (%s): %w", k, m.names[k], err)
+			return fmt.Errorf("mixture: %w", &CorpusError{k, m.names[k], err})
 		}
 		var c uint64
 		if lab, c = bits.Add64(lab, ln.labels, 0); c != 0 {

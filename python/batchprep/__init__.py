@@ -6,6 +6,9 @@ The contract is SPEC C1 (docs/serve.md, "Python API"; python/README.md):
     for mb in batchprep.read("corpus.ctf", streams=["S0:943:sparse"], mb="256"):
         mb.step, mb.sequences, mb["S0"], mb.lengths["S0"], mb.state
 
+    for mb in batchprep.read({"a.ctf": 0.7, "b.parquet": 0.3}, streams=[...]):
+        mb.corpus  # a weighted mixture (docs/mixtures.md): each sequence's corpus
+
     src = batchprep.MinibatchSource("corpus.ctf", streams=[...])
     mb = src.next_minibatch(1024); st = src.state; src.restore(st)
 

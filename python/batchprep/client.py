@@ -11,7 +11,7 @@ import grpc
 from . import batchprep_pb2 as pb
 from .errors import BatchprepError, BatchprepWarning
 from .minibatch import Minibatch, from_columns
-from .request import UNLIMITED_EPOCHS, INT32_MAX, State, check_int, sequence_request
+from .request import UNLIMITED_EPOCHS, INT32_MAX, Files, State, check_int, sequence_request
 from .server import Connection, settle
 from .shared import Ring, usable as shared_memory_usable
 
@@ -65,6 +65,7 @@ class _Stream(_Closes):
         self._next = 0
         self._tail = b""  # the call's state tail (SequenceGroup.state_tail)
         self._streams: List[Tuple[str, int, bool]] = []
+        self._corpora = 0  # a mixture's corpora (SequenceGroup.corpora, in the first message)
         self._ring: Optional[Ring] = Ring() if req.shared_memory else None
         self._call = conn.sequence_groups(req, metadata=conn.metadata)
 
@@ -79,6 +80,7 @@ class _Stream(_Closes):
                 g = next(self._call)
                 if len(g.streams):
                     self._streams = [(s.name, s.dim, s.sparse) for s in g.streams]
+                    self._corpora = g.corpora
                 if g.state_tail:
                     self._tail = g.state_tail
                 arrays = g.arrays
@@ -86,7 +88,7 @@ class _Stream(_Closes):
                     if self._ring is None:
                         raise ValueError("batchprep: the server sent shared memory that was not asked for")
                     arrays = self._ring.take(g.shared)
-                self._group, self._next = from_columns(g, self._streams, self._tail, arrays), 0
+                self._group, self._next = from_columns(g, self._streams, self._tail, arrays, self._corpora), 0
             except StopIteration:
                 self.close()
                 if self._delivered == 0:
@@ -121,13 +123,17 @@ class _Stream(_Closes):
             self._conn = None
 
 
-def read(files: Union[str, Sequence[str]], streams: Sequence[str], mb: Union[str, int] = "256",
+def read(files: Files, streams: Sequence[str], mb: Union[str, int] = "256",
          randomize: str = "window", seed: int = 0, epochs: int = 1, workers: int = 1, rank: int = 0,
          state: Optional[State] = None, max_minibatches: Optional[int] = None, address: Optional[str] = None,
          token: Optional[str] = None, root_certificates: Optional[bytes] = None, **kw: Any) -> Iterator[Minibatch]:
     """The minibatches of `batchprep read` for the same choices (SPEC C1).
 
-    files is one CTF file (a path, or a list holding one); streams are
+    files is one corpus file, CTF or Parquet (a path, or a list holding
+    one), or a weighted mixture of corpora as `batchprep read --mix` reads
+    it (docs/mixtures.md): {path: weight} or [(path, weight), ...] in --mix
+    order, each weight a positive number (0.7) or "samples:N"; each
+    minibatch's .corpus then names each sequence's corpus. streams are
     NAME:DIM or NAME:DIM:sparse. Keywords mirror read's flags with read's
     defaults: mb, randomize, seed, epochs, workers, rank, max_minibatches,
     window_chunks, window_samples, chunk_bytes, chunk_sequences (None: the
@@ -159,7 +165,7 @@ class MinibatchSource(_Closes):
     the stream from the current state, so the sequence order never depends
     on the sizes asked."""
 
-    def __init__(self, files: Union[str, Sequence[str]], streams: Sequence[str], address: Optional[str] = None,
+    def __init__(self, files: Files, streams: Sequence[str], address: Optional[str] = None,
                  token: Optional[str] = None, root_certificates: Optional[bytes] = None,
                  epochs: Optional[int] = None, **kw: Any) -> None:
         self._stream: Optional[_Stream] = None

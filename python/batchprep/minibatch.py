@@ -40,16 +40,17 @@ class _Group:
     SequenceRequest.columns) share: the int32 view of its arrays, its ids,
     its states and the call's streams and state tail."""
 
-    __slots__ = ("words", "longs", "floats", "ids_bytes", "ids_list", "states", "tail", "streams")
+    __slots__ = ("words", "longs", "floats", "ids_bytes", "ids_list", "states", "tail", "streams", "corpora")
 
     def __init__(self, words: np.ndarray, ids_bytes: bytes, states: bytes, tail: bytes,
-                 streams: List[Tuple[str, int, bool]]) -> None:
+                 streams: List[Tuple[str, int, bool]], corpora: int = 0) -> None:
         # The same bytes as int32, int64 and float32: a minibatch's arrays
         # start at a multiple of 8 bytes, so each array is one slice.
         self.words, self.longs, self.floats = words, words.view(_I8), words.view(_F4)
         self.ids_bytes = ids_bytes
         self.ids_list: Optional[List[str]] = None
         self.states, self.tail, self.streams = states, tail, streams
+        self.corpora = corpora  # a mixture's corpora (SequenceGroup.corpora); 0: one corpus
 
     def ids(self) -> List[str]:
         if self.ids_list is None:
@@ -61,10 +62,12 @@ _FIXED = 9  # table entries of a minibatch before its streams' (SequenceGroup.ta
 
 
 def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], tail: bytes,
-                 arrays: Any = None) -> List["Minibatch"]:
+                 arrays: Any = None, corpora: int = 0) -> List["Minibatch"]:
     """The minibatches of a columns message, in order: the table read with
     one numpy call, the arrays of all minibatches viewed from one buffer
-    (arrays when given, as taken from shared memory, else msg.arrays)."""
+    (arrays when given, as taken from shared memory, else msg.arrays).
+    corpora is the call's SequenceGroup.corpora: with a mixture each
+    minibatch's arrays hold its corpus array after its sequences."""
     width = _FIXED + 3 * len(streams)
     table = np.frombuffer(msg.table, dtype=_U8)
     if len(table) % width or not len(table):
@@ -85,7 +88,7 @@ def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], ta
     notes: Dict[int, pb.MinibatchNotes] = {}
     for note in msg.notes:
         notes[note.step] = note
-    g = _Group(np.frombuffer(arrays, dtype=_I4), msg.ids if i_end[-1] else b"", msg.states, tail, streams)
+    g = _Group(np.frombuffer(arrays, dtype=_I4), msg.ids if i_end[-1] else b"", msg.states, tail, streams, corpora)
     out = []
     a0 = s0 = i0 = 0
     for row, a1, s1, i1 in zip(table.tolist(), a_end, s_end, i_end):
@@ -93,7 +96,7 @@ def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], ta
         if notes:
             note = notes.get(row[0])
             if note is not None:
-                mb._notes = (list(note.warnings), list(note.skipped))
+                mb._notes = (list(note.warnings), list(note.skipped), list(note.skipped_corpus))
         out.append(mb)
         a0, s0, i0 = a1, s1, i1
     return out
@@ -102,8 +105,8 @@ def from_columns(msg: pb.SequenceGroup, streams: List[Tuple[str, int, bool]], ta
 class Minibatch:
     """One minibatch: the metadata of a `batchprep read --format jsonl` line
     (step, epoch, sweep, start, end, end_of_sweep, end_of_epoch, sequences,
-    ids, samples), the state after it, and each stream's data as numpy
-    arrays.
+    ids, samples; for a mixture corpus and skipped_corpus), the state after
+    it, and each stream's data as numpy arrays.
 
     The arrays are read-only views of the received bytes (writing into one
     raises ValueError); to_torch() gives tensors that own a copy, so that
@@ -113,7 +116,7 @@ class Minibatch:
 
     __slots__ = ("step", "epoch", "sweep", "start", "end", "end_of_sweep", "end_of_epoch",
                  "_g", "_row", "_w0", "_w1", "_i0", "_s0", "_s1", "_notes",
-                 "_sequences", "_ids", "_lengths", "_streams")
+                 "_sequences", "_corpus", "_ids", "_lengths", "_streams")
 
     step: int
     epoch: int
@@ -127,13 +130,13 @@ class Minibatch:
         self.step, self.epoch, self.sweep, self.start, self.end, flags = row[:6]
         self.end_of_sweep, self.end_of_epoch = flags & 1 != 0, flags & 2 != 0
         self._g, self._row, self._w0, self._w1, self._i0, self._s0, self._s1 = g, row, w0, w1, i0, s0, s1
-        self._notes: Optional[Tuple[List[str], List[int]]] = None
-        self._sequences = self._ids = self._lengths = self._streams = None
+        self._notes: Optional[Tuple[List[str], List[int], List[int]]] = None
+        self._sequences = self._corpus = self._ids = self._lengths = self._streams = None
 
     def __reduce__(self) -> Tuple[Any, Tuple[Any, ...]]:
         g = self._g
         return (_rebuild, (self._row, g.words[self._w0:self._w1].tobytes(), "\n".join(self.ids).encode(),
-                           self.state_bytes, g.streams, self._notes))
+                           self.state_bytes, g.streams, self._notes, g.corpora))
 
     def _unpack(self) -> None:
         """Every array: views of the message's arrays buffer, cut as
@@ -144,6 +147,9 @@ class Minibatch:
         n, off, end = row[6], self._w0, self._w1
         self._sequences = g.longs[off >> 1:(off >> 1) + n]
         off += 2 * n
+        if g.corpora:
+            self._corpus = w[off:off + n]
+            off += n
         lengths: Dict[str, np.ndarray] = {}
         data: Dict[str, StreamArrays] = {}
         col = _FIXED
@@ -190,6 +196,17 @@ class Minibatch:
         return self._sequences
 
     @property
+    def corpus(self) -> Optional[np.ndarray]:
+        """For a mixture, numpy int32: each sequence's corpus, its index in
+        files (as read's "corpus"); sequences and ids are then ordinals and
+        ids within that corpus. None when the call reads one corpus."""
+        if not self._g.corpora:
+            return None
+        if self._sequences is None:
+            self._unpack()
+        return self._corpus
+
+    @property
     def ids(self) -> List[str]:
         """The sequences' ids as written in the file."""
         if self._ids is None:
@@ -204,6 +221,14 @@ class Minibatch:
         """Ordinals of sequences whose data could not be parsed (within
         max_errors); a BatchprepWarning says why."""
         return list(self._notes[1]) if self._notes else []
+
+    @property
+    def skipped_corpus(self) -> Optional[List[int]]:
+        """For a mixture, the corpus of each skipped ordinal (as read's
+        "skipped_corpus"); None when the call reads one corpus."""
+        if not self._g.corpora:
+            return None
+        return list(self._notes[2]) if self._notes else []
 
     @property
     def lengths(self) -> Dict[str, np.ndarray]:
@@ -257,16 +282,17 @@ class Minibatch:
                 for name, v in self._data().items()}
 
     def __repr__(self) -> str:
-        return "Minibatch(step=%d, epoch=%d, sweep=%d, start=%d, end=%d, sequences=%d)" % (
-            self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences))
+        mixed = "" if self.corpus is None else ", corpora=%s" % np.bincount(self.corpus, minlength=self._g.corpora).tolist()
+        return "Minibatch(step=%d, epoch=%d, sweep=%d, start=%d, end=%d, sequences=%d%s)" % (
+            self.step, self.epoch, self.sweep, self.start, self.end, len(self.sequences), mixed)
 
 
 def _rebuild(row: List[int], arrays: bytes, ids: bytes, state: bytes, streams: List[Tuple[str, int, bool]],
-             notes: Optional[Tuple[List[str], List[int]]]) -> Minibatch:
+             notes: Optional[Tuple[List[str], List[int], List[int]]], corpora: int = 0) -> Minibatch:
     """A Minibatch from what __reduce__ keeps of it (unpickling)."""
     row = list(row)
     row[5] |= 4  # the state is whole
-    g = _Group(np.frombuffer(arrays, dtype=_I4), ids, state, b"", streams)
+    g = _Group(np.frombuffer(arrays, dtype=_I4), ids, state, b"", streams, corpora)
     mb = Minibatch(g, row, 0, len(arrays) >> 2, 0, 0, len(state))
     mb._notes = notes
     return mb

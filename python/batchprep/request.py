@@ -4,9 +4,12 @@ the argument as the caller wrote it."""
 
 from __future__ import annotations
 
+import decimal
 import json
+import math
+import numbers
 import operator
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import batchprep_pb2 as pb
 
@@ -17,6 +20,13 @@ GROUP_BYTES_MAX = 64 << 20  # serve: SequenceRequest.group_bytes
 UNLIMITED_EPOCHS = INT32_MAX
 
 State = Union[Mapping[str, Any], bytes, str]
+
+# A corpus's weight in a mixture: a positive number, or "samples:N" (N
+# samples per epoch), as `batchprep read --mix`'s WEIGHT.
+Weight = Union[int, float, decimal.Decimal, str]
+# One corpus (a path, or a list holding one), or a mixture: {path: weight},
+# or a list of (path, weight) pairs (which may name a file twice).
+Files = Union[str, Sequence[str], Mapping[str, Weight], Sequence[Tuple[str, Weight]]]
 
 
 def check_int(name: str, value: Any, lo: int, hi: int) -> int:
@@ -40,7 +50,50 @@ def state_bytes(state: State) -> bytes:
     return bytes(state)
 
 
-def sequence_request(files: Union[str, Sequence[str]], streams: Iterable[str], mb: Union[str, int] = "256",
+def _weight(path: str, w: Any) -> str:
+    """w as --mix's WEIGHT text, or TypeError/ValueError naming the file."""
+    if isinstance(w, str):
+        return w.strip()
+    if isinstance(w, bool) or not isinstance(w, (numbers.Real, decimal.Decimal)):
+        raise TypeError("files: %r: weight %r: want a positive number or 'samples:N'" % (path, w))
+    if isinstance(w, numbers.Integral):
+        v = decimal.Decimal(int(w))
+    elif isinstance(w, decimal.Decimal):
+        v = w
+    else:
+        f = float(w)  # a float, numpy float, Fraction, ...
+        if not math.isfinite(f):
+            raise ValueError("files: %r: weight %r: must be a finite number > 0" % (path, w))
+        # repr gives the shortest decimal that reads back as the float (0.7, not 0.6999...).
+        v = decimal.Decimal(repr(f))
+    if not v.is_finite():
+        raise ValueError("files: %r: weight %r: must be a finite number > 0" % (path, w))
+    if not v > 0:
+        raise ValueError("files: %r: weight %r: must be > 0" % (path, w))
+    text = format(v, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def corpus_files(files: Files) -> Tuple[List[str], List[str]]:
+    """The request's files and weights: one corpus (a path or a list of one
+    path) has no weights; a mixture ({path: weight}, or (path, weight)
+    pairs, in the order of read's --mix) has one per file."""
+    if isinstance(files, str):
+        return [files], []
+    pairs = list(files.items()) if isinstance(files, Mapping) else None
+    if pairs is None:
+        items = list(files)
+        if all(isinstance(f, str) for f in items):
+            return items, []
+        if not all(isinstance(f, tuple) and len(f) == 2 and isinstance(f[0], str) for f in items):
+            raise TypeError("files %r: want a path, {path: weight} or [(path, weight), ...]" % (files,))
+        pairs = items
+    if not pairs:
+        raise ValueError("files: an empty mixture")
+    return [p for p, _ in pairs], [_weight(p, w) for p, w in pairs]
+
+
+def sequence_request(files: Files, streams: Iterable[str], mb: Union[str, int] = "256",
                      randomize: str = "window", seed: int = 0, epochs: int = 1, workers: int = 1, rank: int = 0,
                      state: Optional[State] = None, max_minibatches: Optional[int] = None,
                      window_chunks: Optional[int] = None, window_samples: Optional[int] = None,
@@ -51,13 +104,12 @@ def sequence_request(files: Union[str, Sequence[str]], streams: Iterable[str], m
     """The SequenceRequest for read()'s keywords (docs/serve.md). None keeps
     the server's default; integers outside what the server accepts raise
     ValueError naming the keyword."""
-    if isinstance(files, str):
-        files = [files]
+    paths, weights = corpus_files(files)
     if isinstance(streams, str):
         raise TypeError("streams %r: want a list of NAME:DIM[:sparse]" % (streams,))
     workers = check_int("workers", workers, 1, INT32_MAX)
     r = pb.SequenceRequest(
-        files=list(files), streams=list(streams), mb=str(mb), randomize=randomize,
+        files=paths, weights=weights, streams=list(streams), mb=str(mb), randomize=randomize,
         seed=check_int("seed", seed, 0, UINT64_MAX), epochs=check_int("epochs", epochs, 1, INT32_MAX),
         workers=workers, rank=check_int("rank", rank, 0, workers - 1), epoch_size=str(epoch_size),
         cut_at_sweep=bool(cut_at_sweep), max_errors=check_int("max_errors", max_errors, 0, INT32_MAX),

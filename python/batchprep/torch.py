@@ -12,7 +12,7 @@ import threading
 from collections import deque
 import uuid
 import weakref
-from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 from torch.utils.data import IterableDataset, get_worker_info
@@ -20,7 +20,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from . import loop_position
 from .client import read
 from .minibatch import Minibatch
-from .request import INT32_MAX, check_int, state_bytes
+from .request import INT32_MAX, Files, check_int, state_bytes
 
 _STATE_VERSION = 1
 
@@ -154,7 +154,7 @@ class SequenceDataset(IterableDataset):
     rank and workers (ranks, SPEC A4) default to torchrun's RANK and
     WORLD_SIZE; every rank holds the same position, so rank 0's state_dict()
     serves all. transform, when given, maps each Minibatch to what the loop
-    receives. Other keywords are read()'s.
+    receives. files (one corpus, or a mixture) and other keywords are read()'s.
 
     DataLoader num_workers >= 1: worker 0 reads the stream (and runs
     transform: put per-minibatch work there, not in a collate_fn, which
@@ -171,7 +171,7 @@ class SequenceDataset(IterableDataset):
     samples and mb one size; otherwise it raises TypeError saying why (see
     __len__)."""
 
-    def __init__(self, files: Union[str, Sequence[str]], streams: Sequence[str], rank: Optional[int] = None,
+    def __init__(self, files: Files, streams: Sequence[str], rank: Optional[int] = None,
                  workers: Optional[int] = None, transform: Optional[Callable[[Minibatch], Any]] = None,
                  epochs: Optional[int] = None, **kw: Any) -> None:
         super().__init__()
