@@ -1,0 +1,21 @@
+package file
+
+import (
+	"context"
+
+	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/internal/objstore"
+)
+
+// OpenObject is OpenWith of an object the caller opened already (a server
+// that keys its readers by the object's ETag and size before indexing):
+// obj is what is read, url names it in messages, and a CTF object's index
+// is cached as OpenWith caches it (invariant 4). opt.Objects is not used
+// (obj has its options). On success the Reader owns obj; on error the
+// caller does.
+func OpenObject(ctx context.Context, obj *objstore.Object, url string, cfg ctf.Config, opt Options) (Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return openObjectReader(ctx, obj, url, cfg, opt)
+}
