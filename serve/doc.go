@@ -90,6 +90,15 @@
 //     after the last call ends, the server collects and returns the free
 //     pages to the system, so an idle server's live heap is a fresh
 //     server's plus the cached indexes.
+//  15. Objects. A request may name s3://BUCKET/KEY as a corpus (alone or
+//     in a mixture) when Options.AllowBuckets holds BUCKET or "*". An
+//     object in another bucket, and one the server's credentials may not
+//     read, get one code and one text, as a path outside the data root
+//     does; a missing one is NotFound naming the field and the URL. No
+//     error sent to a client holds the store's text (where credentials
+//     come from) or a path of the server's. A reader is shared by calls
+//     naming the same URL, ETag and size with the same settings; a
+//     replaced object is indexed anew. Limits (invariant 11) apply alike.
 //
 // The package never prints (Options.Logf receives what its operator may
 // read); metrics are registered on the registry given in Options.

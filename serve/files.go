@@ -12,6 +12,7 @@ import (
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/parquet"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 // acquire opens (or shares) the indexed reader of the corpus file path,
@@ -21,7 +22,11 @@ import (
 // cancelled while the file is being indexed returns at once, and the pass
 // stops unless another call waits for it. Each file of a mixture is
 // acquired this way, with the same checks as a single corpus.
+// An object (s3://BUCKET/KEY) is acquired by acquireObject instead.
 func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config) (file.Reader, func(), error) {
+	if objstore.IsURL(path) {
+		return s.acquireObject(ctx, field, path, cfg)
+	}
 	f, real, err := s.root.openRegular(field, path)
 	if err != nil {
 		return nil, nil, err
@@ -31,7 +36,13 @@ func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config
 		f.Close()
 		return nil, nil, refused(field, path)
 	}
-	r, release, err := s.readers.acquire(ctx, f, real, info, cfg)
+	r, release, err := s.readers.acquire(ctx, fileBlob(f, real, info), cfg)
+	return s.acquired(ctx, field, path, r, release, err)
+}
+
+// acquired is the answer to a call that acquired a reader (r, release) or
+// met err.
+func (s *Server) acquired(ctx context.Context, field, path string, r file.Reader, release func(), err error) (file.Reader, func(), error) {
 	switch {
 	case err == nil:
 		return r, release, nil
@@ -50,6 +61,10 @@ func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config
 // an error never passes file contents on (invariant 10).
 func (s *Server) dataError(code codes.Code, field, file string, err error) error {
 	s.opts.Logf("%s %q: %v", field, file, err)
+	var oe *objstore.Error
+	if errors.As(err, &oe) {
+		return objectStatus(field, file, oe)
+	}
 	prefix := fmt.Sprintf("%s: %q", field, file)
 	var be *ctf.BudgetError
 	if errors.As(err, &be) {
@@ -80,7 +95,7 @@ func (s *Server) dataError(code codes.Code, field, file string, err error) error
 		return status.Errorf(code, "%s: %s%s", prefix, where, msg)
 	}
 	msg := strings.TrimPrefix(err.Error(), "ctf: ")
-	if !quotesNothing(msg) {
+	if !quotesNothing(msg) || objstore.IsURL(file) && namesPath(msg, file) {
 		msg = "the file cannot be read as the request asks (the server's log has the details)"
 	}
 	return status.Errorf(code, "%s: %s", prefix, msg)

@@ -9,8 +9,10 @@ import (
 	"os"
 	"sync"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/file"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 // readerCache keeps indexed corpus files (CTF or Parquet) for reuse by later calls with the
@@ -33,8 +35,10 @@ type readerCache struct {
 
 // readerEntry is an indexed file, or one being indexed (pending).
 type readerEntry struct {
-	key  string
-	info fs.FileInfo // the file indexed (os.SameFile tells a replaced one)
+	key     string
+	name    string      // the file's absolute path or the object's URL
+	version string      // blob.version of what was indexed
+	info    fs.FileInfo // a local file indexed (os.SameFile tells a replaced one); nil for an object
 	// While pending, waiters counts the calls waiting for the pass and
 	// cancel stops it; done is closed when it ends, with r or err set.
 	pending bool
@@ -55,49 +59,75 @@ func newReaderCache(max int) *readerCache {
 	return &readerCache{max: max, entries: map[string]*readerEntry{}}
 }
 
-// acquire returns the reader of the file f at the absolute path abs, whose
-// information is info, for cfg, and a release function. It takes f over:
-// the file indexed is f itself, never what abs names later (invariant 10).
-// When no reader of that file matches, it starts an index pass, or waits
-// for the one another call started; when ctx ends first it returns ctx's
-// error, and the pass stops once no call waits for it.
-func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info fs.FileInfo, cfg ctf.Config) (file.Reader, func(), error) {
+// blob is a corpus a call opened and checked: a local file or an object.
+type blob struct {
+	corpus.Blob
+	name string // the file's absolute path, or the object's URL
+	// version tells the content apart: a file's size and modification
+	// time, an object's ETag and size (os.SameFile has no meaning for an
+	// object: another version is another ETag).
+	version string
+	info    fs.FileInfo // a local file's; nil for an object
+}
+
+// fileBlob is the blob of the local file f at the absolute path abs.
+func fileBlob(f *os.File, abs string, info fs.FileInfo) blob {
+	return blob{Blob: f, name: abs, info: info, version: fmt.Sprintf("file\x00%d\x00%d", info.Size(), info.ModTime().UnixNano())}
+}
+
+// objectBlob is the blob of an object opened from url.
+func objectBlob(o *objstore.Object, url string) blob {
+	return blob{Blob: o, name: url, version: fmt.Sprintf("object\x00%s\x00%d", o.ETag(), o.Size())}
+}
+
+// acquire returns the reader of b for cfg, and a release function. It
+// takes b over: the file indexed is b itself, never what its name names
+// later (invariant 10). When no reader of that file (or that version of
+// the object) matches, it starts an index pass, or waits for the one
+// another call started; when ctx ends first it returns ctx's error, and
+// the pass stops once no call waits for it. A new version of an object
+// puts the readers of its older versions out of the cache.
+func (c *readerCache) acquire(ctx context.Context, b blob, cfg ctf.Config) (file.Reader, func(), error) {
 	// The budget is each call's own (ctf.Session), so calls with different
 	// max_errors share the index; the Reader's own budget is never spent.
 	cfg.MaxErrors = math.MaxInt
-	key := fmt.Sprintf("%s\x00%d\x00%d\x00%v|%s|%s|%d|%d|%v|%v", abs, info.Size(), info.ModTime().UnixNano(),
+	key := fmt.Sprintf("%s\x00%s\x00%v|%s|%s|%d|%d|%v|%v", b.name, b.version,
 		cfg.Streams, cfg.DefinesMBSize, cfg.Label, cfg.ChunkBytes, cfg.ChunkSequences, cfg.LineMode, cfg.CacheIndex)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		f.Close()
+		b.Close()
 		return nil, nil, errStopping
 	}
 	e, ok := c.entries[key]
-	if ok && !os.SameFile(e.info, info) {
+	if ok && e.info != nil && b.info != nil && !os.SameFile(e.info, b.info) {
 		c.detachLocked(e) // another file under the same name, size and time
 		ok = false
+	}
+	if b.info == nil {
+		c.detachVersionsLocked(b)
 	}
 	if ok && !e.pending {
 		e.refs++
 		c.tick++
 		e.lastUsed = c.tick
 		c.mu.Unlock()
-		f.Close()
+		b.Close()
 		return e.r, c.releaser(e), nil
 	}
+	owned := true
 	if !ok {
 		pctx, cancel := context.WithCancel(context.Background())
-		e = &readerEntry{key: key, info: info, pending: true, cancel: cancel, done: make(chan struct{})}
+		e = &readerEntry{key: key, name: b.name, version: b.version, info: b.info, pending: true, cancel: cancel, done: make(chan struct{})}
 		c.entries[key] = e
 		c.passes++
-		go c.index(pctx, e, f, abs, cfg, c.progress)
-		f = nil // the pass owns it
+		go c.index(pctx, e, b, cfg, c.progress)
+		owned = false // the pass owns it
 	}
 	e.waiters++
 	c.mu.Unlock()
-	if f != nil {
-		f.Close() // another call's pass indexes the same file
+	if owned {
+		b.Close() // another call's pass indexes the same file
 	}
 	select {
 	case <-e.done:
@@ -126,10 +156,16 @@ func (c *readerCache) acquire(ctx context.Context, f *os.File, abs string, info 
 
 // index runs one index pass and hands its reader to the calls still
 // waiting, or closes it when none is left.
-func (c *readerCache) index(ctx context.Context, e *readerEntry, f *os.File, abs string, cfg ctf.Config, progress func(int64)) {
-	r, err := file.OpenFile(ctx, f, abs, cfg, progress)
+func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf.Config, progress func(int64)) {
+	var r file.Reader
+	var err error
+	if o, ok := b.Blob.(*objstore.Object); ok {
+		r, err = file.OpenObject(ctx, o, b.name, cfg, file.Options{Progress: progress})
+	} else {
+		r, err = file.OpenFile(ctx, b.Blob, b.name, cfg, progress)
+	}
 	if err != nil {
-		f.Close()
+		b.Close()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,6 +204,17 @@ func (c *readerCache) detachLocked(e *readerEntry) {
 	if !e.pending && e.r != nil && e.refs == 0 {
 		e.r.Close()
 		e.r = nil
+	}
+}
+
+// detachVersionsLocked puts out of the cache the readers of other
+// versions of the object b: it was replaced, and they will not be asked
+// for again.
+func (c *readerCache) detachVersionsLocked(b blob) {
+	for _, e := range c.entries {
+		if e.info == nil && e.name == b.name && e.version != b.version {
+			c.detachLocked(e)
+		}
 	}
 }
 

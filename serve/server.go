@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/batchprep/batchprep/internal/objstore"
 	pb "github.com/batchprep/batchprep/proto/batchpreppb"
 )
 
@@ -59,6 +61,13 @@ type Options struct {
 	// DefaultStallTimeout; NoStallTimeout: never, for a server that has one
 	// client, as the Python client's private server; invariant 13).
 	StallTimeout time.Duration
+	// AllowBuckets are the buckets whose objects a request may name as
+	// corpora (s3://BUCKET/KEY; invariant 15); AllBuckets ("*") allows
+	// every bucket the server's credentials reach. None: no object.
+	AllowBuckets []string
+	// Objects configures the reads of objects: GETs in flight, retries and
+	// the local cache (the zero value means objstore's defaults).
+	Objects objstore.Options
 	// Logf, when set, receives what the server tells its operator but not
 	// its clients: the full text of errors whose client message leaves out
 	// file contents.
@@ -74,6 +83,7 @@ type Server struct {
 	metrics *metrics
 	readers *readerCache
 	root    *dataRoot
+	buckets buckets
 	calls   *callLimit
 	idle    *idleTrim
 }
@@ -104,6 +114,13 @@ func New(o Options) (*Server, error) {
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	bk, err := newBuckets(o.AllowBuckets)
+	if err != nil {
+		return nil, fmt.Errorf("serve: AllowBuckets: %w", err)
+	}
+	if err := o.Objects.Validate(); err != nil {
+		return nil, err
+	}
 	root, err := newDataRoot(o.DataDirs)
 	if err != nil {
 		return nil, err
@@ -113,7 +130,7 @@ func New(o Options) (*Server, error) {
 		root.close()
 		return nil, err
 	}
-	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root}
+	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root, buckets: bk}
 	s.calls = newCallLimit(o.MaxConcurrentCalls, o.MaxCallsPerPeer, m.waiting, func() { s.idle.callEnded() })
 	s.idle = newIdleTrim(s.calls.busy)
 	so := append([]grpc.ServerOption{
