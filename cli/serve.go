@@ -29,6 +29,10 @@ Clients name files under the data directories (--data-dir, repeatable;
 default the current directory): relative paths are taken in the first one,
 and paths, '..' or links leading out of them are refused, as are FIFOs,
 devices and directories. A graph config's paths must lie under them too.
+Objects (s3://BUCKET/KEY) are served from the buckets --allow-bucket names
+(repeatable; none by default; '*' allows every bucket the server's
+credentials reach: for a private server), read with the object flags
+(docs/object-storage.md); an object elsewhere is refused as a path outside.
 --max-minibatch-bytes and --max-minibatch-samples bound what one minibatch
 can make the server hold, --max-window-bytes the randomization window of a
 call (its chunks x chunk bytes of text), --max-concurrent-calls how many
@@ -78,6 +82,9 @@ func runServe(env *Env, args []string) error {
 	tlsCert := fs.String("tls-cert", "", "TLS certificate (PEM), with --tls-key")
 	tlsKey := fs.String("tls-key", "", "TLS private key (PEM), with --tls-cert")
 	stdinEOF := fs.Bool("stop-on-stdin-eof", false, "stop when stdin reaches end of file (a parent that dies closes it)")
+	var buckets stringList
+	fs.Var(&buckets, "allow-bucket", "a bucket `NAME` whose objects (s3://NAME/KEY) clients may name (repeatable; none by default; '*': every bucket the server's credentials reach, for a private server)")
+	objects := objectFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -92,6 +99,12 @@ func runServe(env *Env, args []string) error {
 	}
 	if *perPeer < 0 || *perPeer > *maxCalls {
 		return usagef("--max-calls-per-peer %d: must be in [0, %d] (--max-concurrent-calls; 0: half of it)", *perPeer, *maxCalls)
+	}
+	if err := serve.CheckBuckets(buckets); err != nil {
+		return usagef("--allow-bucket %v", err)
+	}
+	if err := objects.Validate(); err != nil {
+		return usagef("--%s", strings.TrimPrefix(err.Error(), "objstore: "))
 	}
 
 	for _, d := range dataDirs {
@@ -124,6 +137,7 @@ func runServe(env *Env, args []string) error {
 	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
 		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples, MaxConcurrentCalls: *maxCalls,
 		MaxWindowBytes: int64(maxWindow), MaxCallsPerPeer: *perPeer, StallTimeout: time.Duration(stall),
+		AllowBuckets: buckets, Objects: *objects,
 		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)
