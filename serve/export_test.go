@@ -16,3 +16,6 @@ func (s *Server) IndexPassesForTest() (passes, waiters int) { return s.readers.r
 // SetIndexProgressForTest makes fn hear of each block an index pass reads;
 // call it before the first call.
 func (s *Server) SetIndexProgressForTest(fn func(n int64)) { s.readers.setProgress(fn) }
+
+// IndexPassesStartedForTest counts the index passes started.
+func (s *Server) IndexPassesStartedForTest() int { return s.readers.indexed() }

@@ -96,6 +96,20 @@ func objectStatus(field, url string, err *objstore.Error) error {
 	return status.Errorf(codes.Unavailable, "%s: %q: the object cannot be read now (the server's log has the details)", field, url)
 }
 
+// objectWarn passes on to a call the diagnostics of the data of the object
+// at url (they name the URL) and sends the rest to the server's log: they
+// are about the server's index cache and name its files (a stale index,
+// after the object was replaced).
+func (s *Server) objectWarn(field, url string, warn func(ctf.Error)) func(ctf.Error) {
+	return func(e ctf.Error) {
+		if e.File == url {
+			warn(e)
+			return
+		}
+		s.opts.Logf("%s %q: %v", field, url, &e)
+	}
+}
+
 // namesPath reports whether msg, an error about the object at url, holds
 // a path besides the URL (one of the server's cache, say).
 func namesPath(msg, url string) bool {

@@ -29,6 +29,7 @@ type readerCache struct {
 	entries map[string]*readerEntry
 	closed  bool
 	passes  int // index passes running
+	started int // index passes started (tests)
 	// progress, when set, hears of each block an index pass reads (tests).
 	progress func(n int64)
 }
@@ -121,6 +122,7 @@ func (c *readerCache) acquire(ctx context.Context, b blob, cfg ctf.Config) (file
 		e = &readerEntry{key: key, name: b.name, version: b.version, info: b.info, pending: true, cancel: cancel, done: make(chan struct{})}
 		c.entries[key] = e
 		c.passes++
+		c.started++
 		go c.index(pctx, e, b, cfg, c.progress)
 		owned = false // the pass owns it
 	}
@@ -306,6 +308,13 @@ func (c *readerCache) running() (passes, waiters int) {
 		}
 	}
 	return c.passes, waiters
+}
+
+// indexed counts the index passes started (for tests).
+func (c *readerCache) indexed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.started
 }
 
 // setProgress sets the progress hook of later passes (for tests).

@@ -11,6 +11,7 @@ import (
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/mixture"
 	"github.com/batchprep/batchprep/corpus/source"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 // minibatch is one minibatch a call sends: a source's minibatch and, for a
@@ -101,7 +102,11 @@ func (s *Server) openTimeline(ctx context.Context, setup *sequenceSetup, diag *d
 		// The call reads the shared index with its own error budget, as
 		// `batchprep read` would: other calls on the file neither spend it
 		// nor hide a chunk's warnings from it.
-		if srcs[i], err = r.Session(setup.built.CTF.MaxErrors, diag.warn); err != nil {
+		warn := diag.warn
+		if objstore.IsURL(path) {
+			warn = s.objectWarn(setup.fileField(i), path, warn)
+		}
+		if srcs[i], err = r.Session(setup.built.CTF.MaxErrors, warn); err != nil {
 			return nil, nil, s.dataError(codes.InvalidArgument, setup.fileField(i), path, err)
 		}
 	}
