@@ -126,11 +126,12 @@ class _Stream(_Closes):
 def read(files: Files, streams: Sequence[str], mb: Union[str, int] = "256",
          randomize: str = "window", seed: int = 0, epochs: int = 1, workers: int = 1, rank: int = 0,
          state: Optional[State] = None, max_minibatches: Optional[int] = None, address: Optional[str] = None,
-         token: Optional[str] = None, root_certificates: Optional[bytes] = None, **kw: Any) -> Iterator[Minibatch]:
+         token: Optional[str] = None, root_certificates: Optional[bytes] = None, cache_dir: Optional[str] = None,
+         **kw: Any) -> Iterator[Minibatch]:
     """The minibatches of `batchprep read` for the same choices (SPEC C1).
 
     files is one corpus file, CTF or Parquet (a path, or a list holding
-    one), or a weighted mixture of corpora as `batchprep read --mix` reads
+    one; a path or s3://BUCKET/KEY), or a weighted mixture of corpora as `batchprep read --mix` reads
     it (docs/mixtures.md): {path: weight} or [(path, weight), ...] in --mix
     order, each weight a positive number (0.7) or "samples:N"; each
     minibatch's .corpus then names each sequence's corpus. streams are
@@ -142,12 +143,15 @@ def read(files: Files, streams: Sequence[str], mb: Union[str, int] = "256",
     right after that minibatch.
 
     Without address a private `batchprep serve` is started (BATCHPREP_BIN,
-    else batchprep on PATH) and stopped with the iterator. The iterator has
+    else batchprep on PATH) and stopped with the iterator; it reads s3://
+    objects with the user's AWS configuration, caching them in cache_dir
+    (None: the server's default; with address= a ValueError: a server's
+    cache is its own). The iterator has
     close() and is a context manager. Raises BatchprepError when the server
     refuses the request, ValueError for an out-of-range integer."""
     req = sequence_request(files, streams, mb=mb, randomize=randomize, seed=seed, epochs=epochs, workers=workers,
                            rank=rank, state=state, max_minibatches=max_minibatches, **kw)
-    conn = Connection(address, token=token, root_certificates=root_certificates)
+    conn = Connection(address, token=token, root_certificates=root_certificates, cache_dir=cache_dir)
     try:
         req.shared_memory = conn.server is not None and shared_memory_usable()
         return _Stream(conn, req, own_conn=True)
@@ -159,7 +163,7 @@ def read(files: Files, streams: Sequence[str], mb: Union[str, int] = "256",
 class MinibatchSource(_Closes):
     """CNTK's calling style: next_minibatch(k) with any k per call (SPEC C1).
 
-    Takes read()'s keywords except mb and max_minibatches (the sizes come
+    Takes read()'s keywords (cache_dir too) except mb and max_minibatches (the sizes come
     from next_minibatch). Epochs are unlimited unless epochs= is given. While
     k stays the same the source reads ahead on one stream; a new k restarts
     the stream from the current state, so the sequence order never depends
@@ -167,7 +171,7 @@ class MinibatchSource(_Closes):
 
     def __init__(self, files: Files, streams: Sequence[str], address: Optional[str] = None,
                  token: Optional[str] = None, root_certificates: Optional[bytes] = None,
-                 epochs: Optional[int] = None, **kw: Any) -> None:
+                 epochs: Optional[int] = None, cache_dir: Optional[str] = None, **kw: Any) -> None:
         self._stream: Optional[_Stream] = None
         self._conn: Optional[Connection] = None
         for name in ("mb", "max_minibatches", "k"):
@@ -179,7 +183,7 @@ class MinibatchSource(_Closes):
         self._start: Optional[int] = kw.pop("start", None)
         sequence_request(files, streams, epochs=self._epochs, state=self._state, start=self._start, **kw)
         self._k: Optional[int] = None
-        self._conn = Connection(address, token=token, root_certificates=root_certificates)
+        self._conn = Connection(address, token=token, root_certificates=root_certificates, cache_dir=cache_dir)
 
     def next_minibatch(self, k: int) -> Optional[Minibatch]:
         """The next minibatch of at most k samples (whole sequences; the

@@ -67,21 +67,27 @@ class LocalServer:
     (its first ``--data-dir``), absolute ones anywhere (``--data-dir /``). It
     stops when its stdin closes: on close(), and when this process dies, even
     by SIGKILL. It has no stall timeout: its one client may pause between
-    minibatches as long as it likes (an evaluation, a checkpoint).
+    minibatches as long as it likes (an evaluation, a checkpoint). It reads
+    objects (s3://BUCKET/KEY) in every bucket the user's AWS credentials
+    reach (``--allow-bucket '*'``), caching them in cache_dir (None: the
+    server's default, under the user's cache directory).
     """
 
-    def __init__(self, binary=None):
+    def __init__(self, binary=None, cache_dir=None):
         binary = binary or _binary()
         self._proc = None
         self._dir = tmpdirs.make()
         try:
             sock = os.path.join(self._dir, "serve.sock")
+            self.args = [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
+                         "--stall-timeout", "off", "--data-dir", os.getcwd(), "--data-dir", "/",
+                         "--allow-bucket", "*", "--stop-on-stdin-eof"]
+            if cache_dir is not None:
+                self.args += ["--cache-dir", os.path.abspath(os.fspath(cache_dir))]
             # Its own session: a Ctrl-C in the terminal reaches this process,
             # which then closes the server, not the server directly.
-            self._proc = subprocess.Popen(
-                [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off", "--stall-timeout", "off",
-                 "--data-dir", os.getcwd(), "--data-dir", "/", "--stop-on-stdin-eof"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+            self._proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          start_new_session=True)
             line = self._proc.stdout.readline().decode().split()
             if len(line) != 2 or line[0] != "listening":
                 raise RuntimeError("batchprep serve did not start (first line %r)" % (line,))
@@ -128,14 +134,23 @@ def _stop_all():
         s.close()
 
 
-class Connection:
-    """A channel to a server (a LocalServer when address is None)."""
+def check_cache_dir(address, cache_dir):
+    """cache_dir= is the private server's: refuse it with an address."""
+    if address is not None and cache_dir is not None:
+        raise ValueError("batchprep: cache_dir= is for the private server the client starts (no address=); "
+                         "the server at %s caches objects in its own cache (its --cache-dir)" % address)
 
-    def __init__(self, address=None, token=None, root_certificates=None):
+
+class Connection:
+    """A channel to a server (a LocalServer, caching objects in cache_dir,
+    when address is None)."""
+
+    def __init__(self, address=None, token=None, root_certificates=None, cache_dir=None):
+        check_cache_dir(address, cache_dir)
         self.server = None
         self.channel = None
         if address is None:
-            self.server = LocalServer()
+            self.server = LocalServer(cache_dir=cache_dir)
             address = self.server.address
         try:
             self._connect(address, token, root_certificates)

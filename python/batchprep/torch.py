@@ -21,6 +21,7 @@ from . import loop_position
 from .client import read
 from .minibatch import Minibatch
 from .request import INT32_MAX, Files, check_int, state_bytes
+from .server import check_cache_dir
 
 _STATE_VERSION = 1
 
@@ -178,6 +179,7 @@ class SequenceDataset(IterableDataset):
         for name in ("max_minibatches",):
             if name in kw:
                 raise TypeError("SequenceDataset: %s= is not supported: each iteration is one epoch" % name)
+        check_cache_dir(kw.get("address"), kw.get("cache_dir"))
         self.files, self.streams, self.kw, self.transform = files, streams, kw, transform
         self.rank = int(os.environ.get("RANK", 0)) if rank is None else rank
         self.workers = int(os.environ.get("WORLD_SIZE", 1)) if workers is None else workers
