@@ -56,4 +56,8 @@
 //  10. NewReader streams the object from an offset in one GET, resumed
 //     after transient failures (invariant 4), with If-Match; it does not
 //     touch the cache.
+//  11. Put stores a local file of at most MaxPutBytes as an object in one
+//     PUT request, retried as in invariant 4; the object is the file's
+//     bytes, or is left as it was when Put fails. A missing bucket is an
+//     error that names the bucket and the key.
 package objstore
