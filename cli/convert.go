@@ -17,7 +17,10 @@ Convert a sequence corpus between CTF and Parquet: a CTF input is written
 as Parquet, a Parquet input as CTF (the input's format is detected from its
 first bytes or a .parquet name). The output is written to a temporary file
 beside OUT, fsynced and renamed over OUT, so a failed conversion leaves OUT
-as it was.
+as it was. IN and OUT may name objects, s3://BUCKET/KEY, read with the
+--fetch-* and --cache-* flags (docs/object-storage.md); an object OUT is
+written to a local temporary file ($TMPDIR) and then put in one request
+(at most 5 GiB), so a failed conversion leaves it as it was too.
 
 Parquet layout (docs/formats-parquet-corpus.md): one row per sequence, a
 string column "id", and one column per stream: a dense stream as a list of
@@ -35,7 +38,8 @@ the conversion: nothing is dropped.
 
 Examples:
   batchprep convert atis.train.ctf atis.train.parquet --stream S0:943:sparse --stream S1:26:sparse --stream S2:129:sparse
-  batchprep convert atis.train.parquet back.ctf`
+  batchprep convert atis.train.parquet back.ctf
+  batchprep convert s3://corpora/atis.train.ctf s3://corpora/atis.train.parquet`
 
 func runConvert(env *Env, args []string) error {
 	fs := newFlagSet(env, "convert", "IN OUT [--stream NAME:DIM[:sparse] ...]", convertDescription)
@@ -44,6 +48,7 @@ func runConvert(env *Env, args []string) error {
 	rgBytes := byteSize(parquet.DefaultRowGroupBytes)
 	fs.Var(&rgBytes, "row-group-bytes", "Parquet output: end a row group once its sequences hold this `size` of data in memory (4 bytes a value or index), e.g. 64MiB")
 	rgRows := fs.Int("row-group-rows", 0, "Parquet output: also end a row group after this many sequences (0: no limit)")
+	objects := objectFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -55,7 +60,7 @@ func runConvert(env *Env, args []string) error {
 	if rgBytes < 1 || *rgRows < 0 {
 		return usagef("--row-group-bytes must be positive and --row-group-rows >= 0")
 	}
-	if same, _ := sameFile(in, out); same {
+	if same, _ := sameFile(in, out); same || file.IsObject(in) && in == out {
 		return usagef("IN and OUT are the same file (%s)", in)
 	}
 	cfg := ctf.Config{ChunkBytes: ctf.DefaultChunkBytes}
@@ -66,24 +71,36 @@ func runConvert(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
-	format := file.Detect(in)
+	dst, err := newConvertOutput(out)
+	if err != nil {
+		return err
+	}
+	defer dst.close()
+	src := corpusFiles{env.Ctx, *objects}
+	format, err := src.detect(in)
+	if err != nil {
+		return err
+	}
 	if len(cfg.Streams) == 0 {
-		if cfg.Streams, err = convertStreams(env, in, format); err != nil {
+		if cfg.Streams, err = convertStreams(env, src, in, format); err != nil {
 			return err
 		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	r, err := file.Open(in, cfg)
+	r, err := src.open(in, cfg)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	if format == file.CTF {
-		st, err := file.ToParquet(r, out, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
+		st, err := file.ToParquet(r, dst.path, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
 		if err != nil {
 			return fmt.Errorf("%s: %w", out, err)
+		}
+		if err := dst.upload(env.Ctx, *objects); err != nil {
+			return err
 		}
 		var forms []string
 		for s, f := range st.Forms {
@@ -92,9 +109,12 @@ func runConvert(env *Env, args []string) error {
 		fmt.Fprintf(env.Stderr, "batchprep convert: wrote %d sequences to %s as Parquet (%s)\n", st.Sequences, out, strings.Join(forms, ", "))
 		return nil
 	}
-	st, err := file.ToCTF(r, out)
+	st, err := file.ToCTF(r, dst.path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", out, err)
+	}
+	if err := dst.upload(env.Ctx, *objects); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.Stderr, "batchprep convert: wrote %d sequences to %s as CTF\n", st.Sequences, out)
 	if st.RenumberedIDs > 0 {
@@ -104,13 +124,16 @@ func runConvert(env *Env, args []string) error {
 }
 
 // convertStreams infers the streams of IN and says which on stderr.
-func convertStreams(env *Env, in string, format file.Format) ([]corpus.Stream, error) {
+func convertStreams(env *Env, src corpusFiles, in string, format file.Format) ([]corpus.Stream, error) {
 	var streams []corpus.Stream
 	var err error
 	if format == file.Parquet {
-		streams, _, err = parquet.InferStreams(in)
+		var inf *parquet.Inference
+		if inf, err = src.inferParquet(in); err == nil {
+			streams = inf.Streams
+		}
 	} else {
-		streams, err = ctf.InferStreams(in)
+		streams, err = src.inferCTF(in)
 		if err == nil && len(streams) == 0 {
 			err = fmt.Errorf("%s: no \"|name\" samples found; cannot infer streams (is it a CTF file?)", in)
 		}

@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/batchprep/batchprep/graph/importer"
+	"github.com/batchprep/batchprep/internal/objstore"
 	"github.com/batchprep/batchprep/internal/plural"
 )
 
@@ -21,7 +22,8 @@ The i-th FILE becomes edge set edge_paths[i], with the role edge_roles[i]
 (train, valid or test); all files share one entity dictionary. A FILE is a
 text edge list (TSV, CSV or blank-separated) or a Parquet file, told apart by
 its first bytes (PAR1) or a .parquet name unless --format says which
-(docs/formats-parquet.md). Columns are 0-based indexes; in a Parquet file a
+(docs/formats-parquet.md). A FILE may name an object, s3://BUCKET/KEY, read
+with the --fetch-* and --cache-* flags (docs/object-storage.md). Columns are 0-based indexes; in a Parquet file a
 column can also be named (--lhs-col src), and integer ids are the entities
 named by their decimal digits. Without --rel-col every edge has relation 0.
 Lines that are empty or start with '#' are skipped and not counted in edge
@@ -61,6 +63,7 @@ func runImport(env *Env, args []string) error {
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable), as given to train")
 	from := fs.String("from", "text", "input: text (edge lists) or pbg (PyTorch-BigGraph's data: ENTITY_DIR EDGE_DIR...)")
+	objects := objectFlags(fs)
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -85,7 +88,7 @@ func runImport(env *Env, args []string) error {
 		return usagef("--format %q is not one of auto, text, parquet", *format)
 	}
 	opts := importer.DefaultOptions()
-	opts.Format = fmtSel
+	opts.Format, opts.Objects = fmtSel, *objects
 	for _, c := range []struct {
 		flag string
 		val  string
@@ -102,7 +105,7 @@ func runImport(env *Env, args []string) error {
 	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] && opts.LhsName == "" {
 		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
 		// in column 1.
-		if n := firstFileColumns(files[0], fmtSel, d); n == 2 {
+		if n := firstFileColumns(env.Ctx, files[0], fmtSel, d, opts.Objects); n == 2 {
 			opts.RhsCol = 1
 		}
 	}
@@ -120,12 +123,7 @@ func runImport(env *Env, args []string) error {
 	if cfg.DynamicRelations && !set["rel-col"] {
 		warnRelationColumn(env, files, opts)
 	}
-	var total int64
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil {
-			total += fi.Size()
-		}
-	}
+	total := inputBytes(env.Ctx, files, opts.Objects)
 	parse := newProgress(env, "import: parse", "bytes", total, *quiet)
 	var write *progress
 	var lastFileBytes int64
@@ -183,25 +181,44 @@ func columnFlag(flag, val string, idx *int, name *string) error {
 
 // firstFileColumns is the number of fields of path's first edge line, or
 // of its top-level columns for a Parquet file; 0 when unknown.
-func firstFileColumns(path string, f importer.Format, d importer.Delimiter) int {
+func firstFileColumns(ctx context.Context, path string, f importer.Format, d importer.Delimiter, opt objstore.Options) int {
+	in, err := importer.OpenInput(ctx, path, opt)
+	if err != nil {
+		return 0
+	}
+	defer in.Close()
 	if f == importer.FormatAuto {
-		var err error
-		if f, err = importer.DetectFormat(path); err != nil {
+		if f, err = importer.DetectFormatOf(in, path); err != nil {
 			return 0
 		}
 	}
 	if f == importer.FormatParquet {
-		cols, err := importer.ParquetColumns(path)
+		cols, err := importer.ParquetColumnsOf(in, path)
 		if err != nil {
 			return 0
 		}
 		return len(cols)
 	}
-	n, err := importer.FirstLineFields(path, d)
+	n, err := importer.FirstLineFieldsOf(in, path, d)
 	if err != nil {
 		return 0
 	}
 	return n
+}
+
+// inputBytes is the size of the edge files (of those that can be
+// opened), for the progress line.
+func inputBytes(ctx context.Context, files []string, opt objstore.Options) int64 {
+	var total int64
+	for _, f := range files {
+		if in, err := importer.OpenInput(ctx, f, opt); err == nil {
+			if fi, err := in.Stat(); err == nil {
+				total += fi.Size()
+			}
+			in.Close()
+		}
+	}
+	return total
 }
 
 // warnRelationColumn warns when, under dynamic_relations, an input file
@@ -213,7 +230,7 @@ func warnRelationColumn(env *Env, files []string, o importer.Options) {
 		if o.LhsName != "" || o.RhsName != "" || o.RelName != "" || o.WeightName != "" {
 			return // columns chosen by name: the user looked at the file
 		}
-		n := firstFileColumns(f, o.Format, o.Delimiter)
+		n := firstFileColumns(env.Ctx, f, o.Format, o.Delimiter, o.Objects)
 		if n < 3 {
 			continue
 		}

@@ -40,6 +40,10 @@ The inferred dimensions are lower bounds: the largest seen in this file.
 Another file of the same corpus (a training set beside a test set) may need
 larger ones; give --stream with the dimensions of the whole corpus.
 
+FILE may name an object, s3://BUCKET/KEY, read with the --fetch-* and
+--cache-* flags (docs/object-storage.md); a CTF object's index is always
+cached (--cache-index is implied).
+
 Exit codes: 0 ok (bad sequences within --max-errors are reported, not
 fatal), 1 more bad sequences than --max-errors, a file that is not CTF, or
 a runtime error, 2 usage.
@@ -53,6 +57,7 @@ Examples:
   batchprep inspect corpus.ctf
   batchprep inspect corpus.ctf --format json
   batchprep inspect --mix a.ctf=0.7 --mix b.parquet=0.3
+  batchprep inspect s3://corpora/atis.train.parquet
   batchprep inspect corpus.ctf --stream S0:943:sparse --stream S1:26:sparse --max-errors 10`
 
 // maxListedDiagnostics bounds the diagnostics listed in the report; all are
@@ -128,6 +133,7 @@ func runInspect(env *Env, args []string) error {
 	format := fs.String("format", "text", "output format: text or json")
 	lineMode := fs.Bool("line-mode", false, "force line mode (every line a sequence; ids ignored)")
 	cacheIndex := fs.Bool("cache-index", false, "keep the index in FILE.batchprep-index and reuse it while the file is unchanged")
+	objects := objectFlags(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -153,10 +159,11 @@ func runInspect(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
+	in := corpusFiles{env.Ctx, *objects}
 	if len(mix) > 0 {
-		return runInspectMix(env, mix, cfg, *format)
+		return runInspectMix(env, in, mix, cfg, *format)
 	}
-	rep, fatal, err := inspectOne(pos[0], cfg)
+	rep, fatal, err := inspectOne(in, pos[0], cfg)
 	if err != nil {
 		return err
 	}
@@ -178,20 +185,24 @@ func runInspect(env *Env, args []string) error {
 // inspectOne reports on one corpus file, CTF or Parquet, its streams given
 // in cfg or inferred; fatal is the error that stopped reading (in the
 // report), err an error before any reading.
-func inspectOne(path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
-	if file.Detect(path) == file.Parquet {
+func inspectOne(in corpusFiles, path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
+	kind, err := in.detect(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kind == file.Parquet {
 		if cfg.LineMode || cfg.CacheIndex {
 			return nil, nil, usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", path)
 		}
-		return inspectParquet(path, cfg)
+		return inspectParquet(in, path, cfg)
 	}
 	if len(cfg.Streams) == 0 {
-		return inspectInferred(path, cfg, inspectGuessBytes)
+		return inspectInferred(in, path, cfg, inspectGuessBytes)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, usagef("%v", err)
 	}
-	rep, fatal = inspectWith(path, cfg, false)
+	rep, fatal = inspectWith(in, path, cfg, false)
 	return rep, fatal, nil
 }
 
@@ -213,18 +224,18 @@ const inspectGuessBytes = 8 << 20
 // diagnostic: the report is the one the full scan gives. Otherwise (a
 // diagnostic stops the guess at once) the streams are inferred from the
 // whole file and the file is parsed again.
-func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (rep *inspectReport, fatal, err error) {
-	guess, whole, err := ctf.InferPrefix(path, guessBytes)
+func inspectInferred(in corpusFiles, path string, cfg ctf.Config, guessBytes int64) (rep *inspectReport, fatal, err error) {
+	guess, whole, err := in.inferPrefix(path, guessBytes)
 	if err != nil {
 		return nil, nil, err
 	}
 	if !whole && len(guess) > 0 && !cfg.CacheIndex {
-		if rep = inspectGuess(path, cfg, guess); rep != nil {
+		if rep = inspectGuess(in, path, cfg, guess); rep != nil {
 			return rep, nil, nil
 		}
 	}
 	if !whole {
-		if guess, err = ctf.InferStreams(path); err != nil {
+		if guess, err = in.inferCTF(path); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -236,13 +247,13 @@ func inspectInferred(path string, cfg ctf.Config, guessBytes int64) (rep *inspec
 		// The file, not the command line, is at fault: a data error.
 		return nil, nil, fmt.Errorf("%s: the streams inferred from it cannot be read (is it a CTF file?): %w", path, err)
 	}
-	rep, fatal = inspectWith(path, cfg, true)
+	rep, fatal = inspectWith(in, path, cfg, true)
 	return rep, fatal, nil
 }
 
 // inspectGuess is the clean-file case of inspectInferred: the report, or
 // nil when the parse with the guessed streams said anything.
-func inspectGuess(path string, cfg ctf.Config, guess []corpus.Stream) *inspectReport {
+func inspectGuess(in corpusFiles, path string, cfg ctf.Config, guess []corpus.Stream) *inspectReport {
 	cfg.Streams = slices.Clone(guess)
 	for i := range cfg.Streams {
 		if cfg.Streams[i].Sparse {
@@ -260,7 +271,7 @@ func inspectGuess(path string, cfg ctf.Config, guess []corpus.Stream) *inspectRe
 	}
 	rep := newInspectReport(path)
 	errSaid := errors.New("a diagnostic")
-	fatal := inspectRead(path, cfg, rep, func(ch *corpus.Chunk) error {
+	fatal := inspectRead(in, path, cfg, rep, func(ch *corpus.Chunk) error {
 		if said.Load() {
 			return errSaid
 		}
@@ -302,11 +313,11 @@ func (rep *inspectReport) setStreams(streams []corpus.Stream, inferred bool) {
 
 // inspectWith reports on path read with cfg's streams; fatal is the error
 // that stopped reading, if any, already in the report.
-func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport, fatal error) {
+func inspectWith(in corpusFiles, path string, cfg ctf.Config, inferred bool) (rep *inspectReport, fatal error) {
 	rep = newInspectReport(path)
 	rep.setStreams(cfg.Streams, inferred)
 	cfg.Warn = func(e ctf.Error) { rep.add(e) }
-	fatal = inspectRead(path, cfg, rep, nil)
+	fatal = inspectRead(in, path, cfg, rep, nil)
 	if fatal != nil {
 		rep.Fatal = fatal.Error()
 		var be *ctf.BudgetError
@@ -320,12 +331,16 @@ func inspectWith(path string, cfg ctf.Config, inferred bool) (rep *inspectReport
 // inspectRead fills rep from the index and every chunk, calling each (if
 // not nil) with every chunk in order; it returns the error that stopped
 // reading, if any.
-func inspectRead(path string, cfg ctf.Config, rep *inspectReport, each func(*corpus.Chunk) error) error {
-	r, err := ctf.Open(path, cfg)
+func inspectRead(in corpusFiles, path string, cfg ctf.Config, rep *inspectReport, each func(*corpus.Chunk) error) error {
+	fr, err := in.open(path, cfg)
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer fr.Close()
+	r, ok := file.CTFOf(fr)
+	if !ok {
+		return fmt.Errorf("%s: a Parquet file where CTF was expected", path)
+	}
 	l := r.Layout()
 	if err := checkChunkMemory(path, l, cfg.Streams, physicalMemory()); err != nil {
 		return err

@@ -27,10 +27,11 @@ func inspectReports(t *testing.T, path string, guessBytes int64) (got, want stri
 		return fmt.Sprintf("%s\nfatal: %v\nerr: %v", b, fatal, err)
 	}
 	cfg := ctf.Config{ChunkBytes: 256}
-	got = outcome(inspectInferred(path, cfg, guessBytes))
-	want = outcome(inspectInferred(path, cfg, 1<<62))
+	in := corpusFiles{ctx: t.Context()}
+	got = outcome(inspectInferred(in, path, cfg, guessBytes))
+	want = outcome(inspectInferred(in, path, cfg, 1<<62))
 	if guess, whole, err := ctf.InferPrefix(path, guessBytes); err == nil && !whole && len(guess) > 0 {
-		guessed = inspectGuess(path, cfg, guess) != nil
+		guessed = inspectGuess(in, path, cfg, guess) != nil
 	}
 	return got, want, guessed
 }

@@ -40,7 +40,7 @@ type inspectMixCorpus struct {
 // the mixture's anchor and sweeps are derived from their samples per sweep
 // (mixture.ShapeOf). A corpus that fails still leaves the others reported;
 // the first failure is the exit status.
-func runInspectMix(env *Env, mix []string, cfg ctf.Config, format string) error {
+func runInspectMix(env *Env, in corpusFiles, mix []string, cfg ctf.Config, format string) error {
 	specs := make([]mixture.Spec, len(mix))
 	ws := make([]mixture.Weight, len(mix))
 	written := make([]string, len(mix)) // each weight as the user wrote it
@@ -59,7 +59,7 @@ func runInspectMix(env *Env, mix []string, cfg ctf.Config, format string) error 
 	var firstFatal error
 	sweeps := make([]uint64, len(specs))
 	for i, sp := range specs {
-		rep, fatal, err := inspectOne(sp.Path, cfg)
+		rep, fatal, err := inspectOne(in, sp.Path, cfg)
 		if err != nil {
 			return fmt.Errorf("--mix %d (%s): %w", i, sp.Path, err)
 		}

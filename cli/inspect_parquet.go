@@ -11,11 +11,11 @@ import (
 // and chunks. Open checks every row, so the first bad row is the fatal
 // error, with its row group, row and column. Inferred streams come with
 // the columns inference left out and why.
-func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
+func inspectParquet(in corpusFiles, path string, cfg ctf.Config) (rep *inspectReport, fatal, err error) {
 	inferred := false
 	var leftOut []parquet.LeftOut
 	if len(cfg.Streams) == 0 {
-		inf, err := parquet.Infer(path)
+		inf, err := in.inferParquet(path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -31,7 +31,7 @@ func inspectParquet(path string, cfg ctf.Config) (rep *inspectReport, fatal, err
 		err := pc.Validate()
 		return nil, nil, usagef("%v", err)
 	}
-	r, err := file.Open(path, cfg)
+	r, err := in.open(path, cfg)
 	if err != nil {
 		rep.Fatal = err.Error()
 		rep.Errors = 1

@@ -231,7 +231,7 @@ func BenchmarkInfer(b *testing.B) {
 			p := benchFile(b, c)
 			b.SetBytes(fileSize(b, p))
 			for b.Loop() {
-				if _, err := inferFile(p, tc.workers, inferPiece); err != nil {
+				if _, err := inferPath(p, tc.workers, inferPiece); err != nil {
 					b.Fatal(err)
 				}
 			}

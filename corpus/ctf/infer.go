@@ -18,7 +18,18 @@ import (
 // sample, a sparse one's the largest index plus one. Comments are skipped;
 // malformed tokens are ignored (Open reports them).
 func InferStreams(path string) ([]corpus.Stream, error) {
-	return inferFile(path, runtime.GOMAXPROCS(0), inferPiece)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("ctf: %w", err)
+	}
+	defer f.Close()
+	return InferStreamsBlob(f, path)
+}
+
+// InferStreamsBlob is InferStreams of the CTF data in f (a local file or
+// an object); name names it in messages.
+func InferStreamsBlob(f corpus.Blob, name string) ([]corpus.Stream, error) {
+	return inferFile(f, name, runtime.GOMAXPROCS(0), inferPiece)
 }
 
 // InferPrefix is InferStreams over the whole lines in the first limit
@@ -33,21 +44,27 @@ func InferPrefix(path string, limit int64) (streams []corpus.Stream, whole bool,
 		return nil, false, fmt.Errorf("ctf: %w", err)
 	}
 	defer f.Close()
+	return InferPrefixBlob(f, path, limit)
+}
+
+// InferPrefixBlob is InferPrefix of the CTF data in f; name names it in
+// messages.
+func InferPrefixBlob(f corpus.Blob, name string, limit int64) (streams []corpus.Stream, whole bool, err error) {
 	info, err := f.Stat()
 	if err != nil {
-		return nil, false, fmt.Errorf("ctf: %w", err)
+		return nil, false, fmt.Errorf("ctf: %s: %w", name, err)
 	}
 	if info.Size() <= limit {
-		streams, err = InferStreams(path)
+		streams, err = InferStreamsBlob(f, name)
 		return streams, true, err
 	}
 	buf := make([]byte, limit)
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, false, fmt.Errorf("ctf: %s: %w", path, err)
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return nil, false, fmt.Errorf("ctf: %s: %w", name, err)
 	}
 	streams, err = inferStreams(bytes.NewReader(buf[:bytes.LastIndexByte(buf, '\n')+1]))
 	if err != nil {
-		return nil, false, fmt.Errorf("ctf: %s: %w", path, err)
+		return nil, false, fmt.Errorf("ctf: %s: %w", name, err)
 	}
 	return streams, false, nil
 }
@@ -55,18 +72,13 @@ func InferPrefix(path string, limit int64) (streams []corpus.Stream, whole bool,
 // inferPiece is the smallest file range worth a goroutine of its own.
 const inferPiece = 8 << 20
 
-// inferFile scans path in up to n ranges of at least piece bytes at once,
+// inferFile scans f in up to n ranges of at least piece bytes at once,
 // each starting at a line start, and merges their findings; the result does
 // not depend on n or piece.
-func inferFile(path string, n int, piece int64) ([]corpus.Stream, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("ctf: %w", err)
-	}
-	defer f.Close()
+func inferFile(f corpus.Blob, name string, n int, piece int64) ([]corpus.Stream, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("ctf: %w", err)
+		return nil, fmt.Errorf("ctf: %s: %w", name, err)
 	}
 	size := info.Size()
 	n = int(max(1, min(int64(n), size/max(piece, 1))))
@@ -74,7 +86,7 @@ func inferFile(path string, n int, piece int64) ([]corpus.Stream, error) {
 	for i := 1; i < n; i++ {
 		b, err := lineStartAtOrAfter(f, size*int64(i)/int64(n), size)
 		if err != nil {
-			return nil, fmt.Errorf("ctf: %s: %w", path, err)
+			return nil, fmt.Errorf("ctf: %s: %w", name, err)
 		}
 		bounds = append(bounds, max(b, bounds[len(bounds)-1]))
 	}
@@ -91,7 +103,7 @@ func inferFile(path string, n int, piece int64) ([]corpus.Stream, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("ctf: %s: %w", path, err)
+		return nil, fmt.Errorf("ctf: %s: %w", name, err)
 	}
 	all := inferState{seen: map[string]*inferred{}}
 	for i := range parts {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestInferFileSplitsLikeOneScan(t *testing.T) {
 		}
 		p := writeTemp(t, b.String())
 		for _, n := range []int{1, 2, 3, 7} {
-			got, err := inferFile(p, n, 1+int64(rng.IntN(200)))
+			got, err := inferPath(p, n, 1+int64(rng.IntN(200)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +92,7 @@ func FuzzInferStreams(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := inferFile(writeTemp(t, string(data)), 1+int(pieces%8), 1)
+		got, err := inferPath(writeTemp(t, string(data)), 1+int(pieces%8), 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,4 +168,14 @@ func inferLineRef(line []byte, st *inferState) {
 		}
 		s.maxCount = max(s.maxCount, count)
 	}
+}
+
+// inferPath is inferFile of the file at path.
+func inferPath(path string, n int, piece int64) ([]corpus.Stream, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return inferFile(f, path, n, piece)
 }

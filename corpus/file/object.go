@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/parquet"
@@ -47,9 +46,7 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 }
 
 func openObjectReader(ctx context.Context, obj *objstore.Object, url string, cfg ctf.Config, opt Options) (Reader, error) {
-	var magic [4]byte
-	n, _ := obj.ReadAt(magic[:], 0)
-	if string(magic[:n]) == parquet.Magic || strings.EqualFold(filepath.Ext(url), ".parquet") {
+	if DetectBlob(obj, url) == Parquet {
 		r, err := parquet.OpenFile(ctx, obj, url, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,12 +133,23 @@ func TestObjectReplacedStopsTheRead(t *testing.T) {
 	s.PutFile("corpora", "train.ctf", ctfPath)
 	miniotest.SetEnv(t, s.Env())
 	const url = "s3://corpora/train.ctf"
+	cache := t.TempDir()
 	r, err := OpenWith(t.Context(), url, ctf.Config{Streams: atisStreams, ChunkBytes: 64 << 10},
-		Options{Objects: objstore.Options{CacheDir: t.TempDir()}})
+		Options{Objects: objstore.Options{CacheDir: cache}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	// The index pass left the blocks it streamed in the cache: remove them
+	// (the block directories, not the index), so that the chunks are
+	// fetched.
+	dirs, _ := filepath.Glob(filepath.Join(cache, "??"))
+	for _, d := range dirs {
+		os.RemoveAll(d)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no cached blocks after the index pass")
+	}
 	data, err := os.ReadFile(ctfPath)
 	if err != nil {
 		t.Fatal(err)

@@ -95,9 +95,7 @@ func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Re
 // progress (CTF only; may be nil) hears of the bytes it reads. On success
 // the Reader owns f; on error the caller does.
 func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
-	var magic [4]byte
-	n, _ := f.ReadAt(magic[:], 0)
-	if string(magic[:n]) == parquet.Magic || strings.EqualFold(filepath.Ext(path), ".parquet") {
+	if DetectBlob(f, path) == Parquet {
 		r, err := parquet.OpenFile(ctx, f, path, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err

@@ -38,6 +38,15 @@ func InferStreams(path string) (streams []corpus.Stream, exact bool, err error) 
 	return inf.Streams, inf.Exact, nil
 }
 
+// InferStreamsBlob is InferStreams of the Parquet data in f.
+func InferStreamsBlob(f corpus.Blob, path string) (streams []corpus.Stream, exact bool, err error) {
+	inf, err := InferBlob(f, path)
+	if err != nil {
+		return nil, false, err
+	}
+	return inf.Streams, inf.Exact, nil
+}
+
 // Infer names the streams of the Parquet corpus at path. A file written by
 // Writer records them (StreamsKey) and they are returned as written
 // (Exact). Otherwise every top-level column of numbers nested one or two
@@ -53,6 +62,13 @@ func Infer(path string) (inf *Inference, err error) {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
 	defer f.Close()
+	return InferBlob(f, path)
+}
+
+// InferBlob is Infer of the Parquet data in f (a local file or an
+// object) that path names. Only the footer and the candidate columns are
+// read.
+func InferBlob(f corpus.Blob, path string) (inf *Inference, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			inf, err = nil, damaged(path, -1, -1)

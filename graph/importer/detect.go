@@ -21,7 +21,15 @@ func FirstLineFields(path string, d Delimiter) (int, error) {
 		return 0, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return FirstLineFieldsOf(f, path, d)
+}
+
+// FirstLineFieldsOf is FirstLineFields of the edge file in (which path
+// names in messages), read from its start.
+func FirstLineFieldsOf(in Input, path string, d Delimiter) (int, error) {
+	r := sequential(in)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxDetectLine)
 	p := &parser{opts: &Options{Delimiter: d}}
 	for sc.Scan() {

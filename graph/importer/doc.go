@@ -78,4 +78,8 @@
 //     store, byte for byte.
 //  5. Partitions follow PBG's contiguous ranges over a seeded uniform
 //     shuffle pinned by this package (golden test).
+//  6. An edge file named s3://BUCKET/KEY (OpenInput, Options.Objects)
+//     gives the store the same bytes in a local file give: a Parquet
+//     object is read with ranged GETs of its footer and column chunks, a
+//     text one in one streaming GET.
 package importer

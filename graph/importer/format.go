@@ -57,9 +57,17 @@ func DetectFormat(path string) (Format, error) {
 		return 0, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
+	return DetectFormatOf(f, path)
+}
+
+// DetectFormatOf is DetectFormat of the edge file in, which path names.
+func DetectFormatOf(in Input, path string) (Format, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
+		return FormatParquet, nil
+	}
 	var head [4]byte
-	n, err := io.ReadFull(f, head[:])
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+	n, err := in.ReadAt(head[:], 0)
+	if err != nil && err != io.EOF {
 		return 0, fmt.Errorf("importer: %s: %w", path, err)
 	}
 	if bytes.Equal(head[:n], parquetMagic) {
@@ -68,10 +76,10 @@ func DetectFormat(path string) (Format, error) {
 	return FormatText, nil
 }
 
-// formatOf is opts.Format, or the detected format of path.
-func formatOf(opts *Options, path string) (Format, error) {
+// formatOf is opts.Format, or the detected format of in at path.
+func formatOf(opts *Options, in Input, path string) (Format, error) {
 	if opts.Format != FormatAuto {
 		return opts.Format, nil
 	}
-	return DetectFormat(path)
+	return DetectFormatOf(in, path)
 }

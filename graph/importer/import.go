@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"os"
 	"time"
 
 	"github.com/batchprep/batchprep/graph/config"
@@ -165,9 +164,9 @@ func (p *parser) relationNames(cfg *config.Config) []string {
 }
 
 func parseFile(ctx context.Context, p *parser, name string, idx int, before int64, opts *Options) (*fileEdges, error) {
-	f, err := os.Open(name)
+	f, err := OpenInput(ctx, name, opts.Objects)
 	if err != nil {
-		return nil, fmt.Errorf("importer: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	var size int64
@@ -182,7 +181,7 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 			opts.Progress(Progress{Phase: "parse", File: idx, Path: name, Bytes: b, TotalBytes: size, Edges: before + int64(fe.len())})
 		}
 	}
-	format, err := formatOf(opts, name)
+	format, err := formatOf(opts, f, name)
 	if err != nil {
 		return fe, err
 	}
@@ -193,6 +192,8 @@ func parseFile(ctx context.Context, p *parser, name string, idx int, before int6
 	if opts.names() {
 		return fe, fmt.Errorf("importer: %s is a text edge list, which has no column names: choose its columns by 0-based index", name)
 	}
-	err = p.parse(ctx, f, name, fe, progress)
+	r := sequential(f)
+	defer r.Close()
+	err = p.parse(ctx, r, name, fe, progress)
 	return fe, err
 }

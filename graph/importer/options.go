@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/batchprep/batchprep/graph/edgestore"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 // Delimiter separates the fields of an edge line.
@@ -57,6 +58,10 @@ type Options struct {
 	// MaxErrors is how many bad lines may be skipped (reported) before the
 	// import fails; 0 (the default) makes the first bad line fatal.
 	MaxErrors int
+	// Objects configures the reads of edge files named s3://BUCKET/KEY:
+	// requests in flight, retries and the local cache (the zero value
+	// means objstore's defaults). It does not change what is imported.
+	Objects objstore.Options
 	// Progress, when set, is called from the importing goroutine now and
 	// then (after each 128 KiB block parsed and after each bucket written).
 	Progress func(Progress)

@@ -3,7 +3,7 @@ package importer
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
 	"runtime"
 	"slices"
 	"strconv"
@@ -54,7 +54,7 @@ const pqBatchRows = 8192
 type pqFile struct {
 	colNames [roles]string
 	rgStart  []int64 // first row of each row group
-	file     *os.File
+	file     io.ReaderAt
 	size     int64
 	meta     *format.FileMetaData
 	flushed  atomic.Int64 // row groups pass B is done with
@@ -107,7 +107,7 @@ func (bp batchPool) put(b *pqBatch) {
 }
 
 // parseParquet reads one Parquet file (see the comment at the top).
-func (p *parser) parseParquet(ctx context.Context, f *os.File, size int64, name string, out *fileEdges, progress func(int64)) error {
+func (p *parser) parseParquet(ctx context.Context, f io.ReaderAt, size int64, name string, out *fileEdges, progress func(int64)) error {
 	pf, err := openParquet(f, size, name)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package importer
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 
 // openParquet opens a Parquet file's footer, turning the library's panics
 // on malformed input into errors.
-func openParquet(f *os.File, size int64, name string) (pf *parquet.File, err error) {
+func openParquet(f io.ReaderAt, size int64, name string) (pf *parquet.File, err error) {
 	// Check the frame first: the library trusts the footer length it
 	// reads, and would allocate whatever a corrupt one claims.
 	var head, tail [8]byte
@@ -188,11 +189,17 @@ func ParquetColumns(path string) ([]string, error) {
 		return nil, fmt.Errorf("importer: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	return ParquetColumnsOf(f, path)
+}
+
+// ParquetColumnsOf is ParquetColumns of the edge file in, which path
+// names; only its footer is read.
+func ParquetColumnsOf(in Input, path string) ([]string, error) {
+	fi, err := in.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("importer: %w", err)
+		return nil, fmt.Errorf("importer: %s: %w", path, err)
 	}
-	pf, err := openParquet(f, fi.Size(), path)
+	pf, err := openParquet(in, fi.Size(), path)
 	if err != nil {
 		return nil, err
 	}
