@@ -87,6 +87,66 @@ func (c *cache) get(key [32]byte, n int64) (data []byte, bad bool) {
 	return data, false
 }
 
+// readRange copies bytes [lo, hi) of the block stored under key (n bytes
+// long) into dst, reading and checking only the trailer and the pieces
+// the range covers. ok is false on a miss; bad reports a damaged file,
+// which is removed. A hit marks the file as used now (at most once every
+// touchEvery, so that a block read piece by piece is not touched per
+// read).
+func (c *cache) readRange(key [32]byte, n, lo, hi int64, dst []byte) (ok, bad bool) {
+	p := c.path(key)
+	f, err := os.Open(p)
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	tl := trailerLen(n)
+	if err != nil || st.Size() != n+tl {
+		os.Remove(p)
+		return false, err == nil
+	}
+	first, last := lo/pieceLen, (hi-1)/pieceLen
+	from, to := first*pieceLen, min(n, (last+1)*pieceLen)
+	buf := getScratch(int(to-from) + int(tl))
+	defer putScratch(buf)
+	data, trailer := buf[:to-from], buf[to-from:]
+	if _, err := f.ReadAt(trailer, n); err != nil {
+		os.Remove(p)
+		return false, true
+	}
+	table, err := decodeTrailer(trailer, key, n)
+	if err == nil {
+		if _, err = f.ReadAt(data, from); err == nil {
+			err = checkPieces(data, first, table)
+		}
+	}
+	if err != nil {
+		os.Remove(p)
+		return false, true
+	}
+	copy(dst, data[lo-from:hi-from])
+	if now := time.Now(); now.Sub(st.ModTime()) > touchEvery {
+		os.Chtimes(p, now, now)
+	}
+	return true, false
+}
+
+// touchEvery is how stale a cache file's modification time may get before
+// a hit renews it (the recency eviction goes by).
+const touchEvery = time.Minute
+
+var scratch sync.Pool
+
+func getScratch(n int) []byte {
+	if b, ok := scratch.Get().(*[]byte); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putScratch(b []byte) { scratch.Put(&b) }
+
 // has reports whether a file for key exists (without checking it: get
 // does when it is read).
 func (c *cache) has(key [32]byte) bool {
@@ -98,7 +158,7 @@ func (c *cache) has(key [32]byte) bool {
 // the write would take the directory past its limit. A failure is not the
 // caller's problem: the data were fetched; put only reports it.
 func (c *cache) put(key [32]byte, data []byte) error {
-	size := int64(len(data)) + trailerLen
+	size := int64(len(data)) + trailerLen(int64(len(data)))
 	if size > c.limit {
 		return nil
 	}

@@ -35,7 +35,7 @@ func key(i int) [32]byte { return sha256.Sum256(fmt.Appendf(nil, "block %d", i))
 func TestCacheBound(t *testing.T) {
 	dir := t.TempDir()
 	block := make([]byte, 1000)
-	limit := int64(10 * (len(block) + trailerLen))
+	limit := int64(10 * (len(block) + int(trailerLen(int64(len(block))))))
 	c := newCache(dir, limit)
 	for i := range 100 {
 		if err := c.put(key(i), block); err != nil {
@@ -63,7 +63,7 @@ func TestCacheBound(t *testing.T) {
 // writer's unscanned eighth.
 func TestCacheSharedEviction(t *testing.T) {
 	dir := t.TempDir()
-	limit := int64(40 * (500 + trailerLen))
+	limit := int64(40 * (500 + trailerLen(500)))
 	var wg sync.WaitGroup
 	for w := range 4 {
 		c := newCache(dir, limit)
@@ -130,7 +130,7 @@ func TestCorruptCacheFile(t *testing.T) {
 func TestObjectCacheBound(t *testing.T) {
 	_, data := serve(t, 300_000)
 	opt := testOptions(t)
-	opt.CacheBytes = 20 * (testBlock + trailerLen)
+	opt.CacheBytes = 20 * (testBlock + trailerLen(testBlock))
 	o := open(t, opt)
 	for off := int64(0); off+3*testBlock <= int64(len(data)); off += 5000 {
 		readRange(t, o, data, off, 3*testBlock)

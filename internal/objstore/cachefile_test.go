@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"os"
 	"testing"
 )
 
@@ -53,4 +54,47 @@ func FuzzDecodeBlock(f *testing.F) {
 			t.Fatalf("accepted %x, which re-encodes to %x", b, again)
 		}
 	})
+}
+
+// TestReadRangeChecksItsPieces: invariant 8. A read of part of a cached
+// block reads and checks the pieces it covers: damage in another piece
+// does not fail it; damage in a piece it covers is caught and the file
+// removed.
+func TestReadRangeChecksItsPieces(t *testing.T) {
+	dir := t.TempDir()
+	c := newCache(dir, 1<<30)
+	data := make([]byte, 3*pieceLen+100)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	k := key(1)
+	if err := c.put(k, data); err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(data))
+	for _, r := range [][2]int64{{0, 10}, {pieceLen - 5, pieceLen + 5}, {n - 50, n}, {0, n}} {
+		dst := make([]byte, r[1]-r[0])
+		if ok, bad := c.readRange(k, n, r[0], r[1], dst); !ok || bad || !bytes.Equal(dst, data[r[0]:r[1]]) {
+			t.Fatalf("range %v: ok %v, bad %v, equal %v", r, ok, bad, bytes.Equal(dst, data[r[0]:r[1]]))
+		}
+	}
+	p := c.path(k)
+	file, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file[2*pieceLen+3] ^= 1 // piece 2
+	if err := os.WriteFile(p, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]byte, 10)
+	if ok, bad := c.readRange(k, n, 0, 10, dst); !ok || bad {
+		t.Fatalf("a range in piece 0 of a block damaged in piece 2: ok %v, bad %v", ok, bad)
+	}
+	if ok, bad := c.readRange(k, n, 2*pieceLen, 2*pieceLen+10, dst); ok || !bad {
+		t.Fatalf("a range in the damaged piece: ok %v, bad %v", ok, bad)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("the damaged file is still there: %v", err)
+	}
 }

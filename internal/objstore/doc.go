@@ -45,8 +45,10 @@
 //     and Prefetch together; a NewReader stream is apart).
 //  8. Cache files are written atomically (temporary file, rename; no
 //     fsync: a file a crash tore fails its check) and carry a trailer
-//     (key, length, CRC-32C) checked on every read; a bad file is removed
-//     and its block fetched again.
+//     (key, length, a CRC-32C of each 64 KiB piece and one of those); a
+//     read checks the trailer and the pieces it reads, so a read of part
+//     of a block reads only that part's pieces; a bad file is removed and
+//     its block fetched again.
 //  9. The files in CacheDir total at most CacheBytes, as far as one process
 //     sees: before a write that would pass the bound, the least recently
 //     used files (by modification time, which a cache hit renews) are

@@ -186,22 +186,57 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	}
 	end := min(off+int64(len(p)), o.size)
 	bs := o.opt.blockSize
-	first, last := off/bs, (end-1)/bs
-	blocks, err := o.blocks(first, last)
-	if err != nil {
-		return 0, err
+	// Each block's part of the range: from a fetch under way or done, else
+	// from its cache file (only the pieces the part covers), else fetched.
+	var missing []int64
+	for idx := off / bs; idx <= (end-1)/bs; idx++ {
+		lo, hi := max(off, idx*bs), min(end, idx*bs+bs)
+		if !o.readCached(idx, lo-idx*bs, hi-idx*bs, p[lo-off:hi-off]) {
+			missing = append(missing, idx)
+		}
 	}
-	n := 0
-	for i, b := range blocks {
-		start := (first + int64(i)) * bs
-		lo := max(off-start, 0)
-		hi := min(end-start, int64(len(b)))
-		n += copy(p[n:], b[lo:hi])
+	if len(missing) > 0 {
+		blocks, err := o.blocks(missing)
+		if err != nil {
+			return 0, err
+		}
+		for i, idx := range missing {
+			lo, hi := max(off, idx*bs), min(end, idx*bs+bs)
+			copy(p[lo-off:hi-off], blocks[i][lo-idx*bs:hi-idx*bs])
+		}
 	}
-	if n < len(p) {
+	if n := int(end - off); n < len(p) {
 		return n, io.EOF
 	}
-	return n, nil
+	return len(p), nil
+}
+
+// readCached copies bytes [lo, hi) of block idx into dst when the block is
+// at hand: fetched (or being written to the cache) by this Object, or in a
+// cache file. It reports whether it did.
+func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
+	o.mu.Lock()
+	pd := o.inflight[idx]
+	o.mu.Unlock()
+	if pd != nil {
+		select {
+		case <-pd.done:
+			if pd.err == nil {
+				copy(dst, pd.data[lo:hi])
+				return true
+			}
+		default:
+		}
+		return false
+	}
+	ok, bad := o.cache.readRange(o.blockKey(idx), o.blockLen(idx), lo, hi, dst)
+	if bad {
+		o.stats.bad.Add(1)
+	}
+	if ok {
+		o.stats.fromCache.Add(hi - lo)
+	}
+	return ok
 }
 
 // Prefetch asks for bytes [off, off+n) to be brought into the cache in the
@@ -225,39 +260,31 @@ func (o *Object) Prefetch(off, n int64) {
 	}
 }
 
-// blocks returns blocks first..last, each from the cache, from a fetch
-// under way, or fetched now with one GET.
-func (o *Object) blocks(first, last int64) ([][]byte, error) {
-	out := make([][]byte, last-first+1)
-	for i := range out {
-		out[i] = o.cached(first + int64(i))
-	}
-	var missing []int64
-	for i, b := range out {
-		if b == nil {
-			missing = append(missing, first+int64(i))
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	owned := o.claimList(missing)
+// blocks returns the blocks idx (ascending), each from a fetch under way,
+// the cache, or fetched now with one GET for all those no one fetches.
+func (o *Object) blocks(idx []int64) ([][]byte, error) {
+	out := make([][]byte, len(idx))
+	owned := o.claimList(idx)
 	if len(owned) > 0 {
 		o.fetchBlocks(o.ctx, owned)
 	}
-	for _, idx := range missing {
-		pd := owned[idx]
+	for i, b := range idx {
+		pd := owned[b]
 		if pd == nil {
 			o.mu.Lock()
-			pd = o.inflight[idx]
+			pd = o.inflight[b]
 			o.mu.Unlock()
 		}
 		if pd == nil { // another fetch of it ended meanwhile: look again
-			b, err := o.blocks(idx, idx)
+			if data := o.cached(b); data != nil {
+				out[i] = data
+				continue
+			}
+			got, err := o.blocks([]int64{b})
 			if err != nil {
 				return nil, err
 			}
-			out[idx-first] = b[0]
+			out[i] = got[0]
 			continue
 		}
 		select {
@@ -268,12 +295,12 @@ func (o *Object) blocks(first, last int64) ([][]byte, error) {
 		if pd.err != nil {
 			return nil, pd.err
 		}
-		out[idx-first] = pd.data
+		out[i] = pd.data
 	}
 	return out, nil
 }
 
-// cached returns block idx if it is in the cache or already fetched.
+// cached returns block idx if it is already fetched or in the cache.
 func (o *Object) cached(idx int64) []byte {
 	o.mu.Lock()
 	pd := o.inflight[idx]
