@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
 )
 
 // staleTemp is the age past which an eviction scan removes temporary files
