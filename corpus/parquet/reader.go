@@ -41,6 +41,10 @@ type streamCols struct {
 
 var _ corpus.Source = (*Reader)(nil)
 
+// remoteReadBuffer is the read buffer of each column reader of a Parquet
+// object (corpus.Hinter): a few of them per chunk being loaded.
+const remoteReadBuffer = 256 << 10
+
 // Magic is what a Parquet file starts (and ends) with.
 const Magic = "PAR1"
 
@@ -100,7 +104,13 @@ func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reade
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != Magic {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a Parquet file (it does not start with PAR1)", Err: ErrNotParquet}
 	}
-	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))
+	opts := []pq.FileOption{pq.SkipBloomFilters(true)}
+	if _, remote := f.(corpus.Hinter); remote {
+		// An object's reads each cost a cache lookup: read its pages in
+		// large pieces rather than the library's 4 KiB.
+		opts = append(opts, pq.ReadBufferSize(remoteReadBuffer))
+	}
+	pf, err := pq.OpenFile(f, st.Size(), opts...)
 	if err != nil {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "a damaged Parquet file: its footer cannot be read", Err: ErrDamaged}
 	}

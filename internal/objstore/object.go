@@ -42,7 +42,8 @@ type Object struct {
 	closed   bool
 	inflight map[int64]*pending // by block index: fetched, or being written to the cache
 
-	stats counters
+	stats  counters
+	recent recentBlocks // blocks read whole from the cache, for small reads
 }
 
 // pending is a block on its way: being fetched (done open), or fetched and
@@ -229,6 +230,20 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
 		}
 		return false
 	}
+	if hi-lo < pieceLen {
+		// A small read (a Parquet page, a footer): the whole block is read
+		// from its file once and kept, since the next small reads are most
+		// likely in it too.
+		data := o.recent.get(idx)
+		if data == nil {
+			if data = o.cached(idx); data == nil {
+				return false
+			}
+			o.recent.put(idx, data)
+		}
+		copy(dst, data[lo:hi])
+		return true
+	}
 	ok, bad := o.cache.readRange(o.blockKey(idx), o.blockLen(idx), lo, hi, dst)
 	if bad {
 		o.stats.bad.Add(1)
@@ -237,6 +252,38 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
 		o.stats.fromCache.Add(hi - lo)
 	}
 	return ok
+}
+
+// recentBlocks keeps the last few blocks read whole from the cache, for
+// runs of small reads. Safe for concurrent use.
+type recentBlocks struct {
+	mu     sync.Mutex
+	idx    [recentLen]int64
+	data   [recentLen][]byte
+	next   int
+	filled int
+}
+
+// recentLen is how many blocks an Object keeps for small reads.
+const recentLen = 16
+
+func (r *recentBlocks) get(idx int64) []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.filled {
+		if r.idx[i] == idx {
+			return r.data[i]
+		}
+	}
+	return nil
+}
+
+func (r *recentBlocks) put(idx int64, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.idx[r.next], r.data[r.next] = idx, data
+	r.next = (r.next + 1) % recentLen
+	r.filled = min(r.filled+1, recentLen)
 }
 
 // Prefetch asks for bytes [off, off+n) to be brought into the cache in the

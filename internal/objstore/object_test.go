@@ -176,3 +176,29 @@ func TestCloseDuringReads(t *testing.T) {
 	o.Close()
 	wg.Wait()
 }
+
+// TestSmallReadsKeepTheBlock: a run of small reads in a cached block reads
+// the block's file once (the Object keeps it), and a large read reads only
+// the bytes it asks for.
+func TestSmallReadsKeepTheBlock(t *testing.T) {
+	_, data := serve(t, 600_000)
+	opt := testOptions(t)
+	opt.blockSize = 4 * pieceLen
+	o := open(t, opt)
+	readRange(t, o, data, 0, int64(len(data))) // fetch and cache every block
+	o.Close()
+	o2 := open(t, opt)
+	for i := range 100 {
+		readRange(t, o2, data, int64(i*100), 50)
+	}
+	if got := o2.Stats().BytesFromCache; got != 4*pieceLen {
+		t.Errorf("100 small reads in block 0 read %d bytes of cache files; want the block, %d", got, 4*pieceLen)
+	}
+	readRange(t, o2, data, 4*pieceLen+10, pieceLen+20)
+	if got := o2.Stats().BytesFromCache - 4*pieceLen; got != pieceLen+20 {
+		t.Errorf("a read of %d bytes in block 1 read %d bytes of its cache file", pieceLen+20, got)
+	}
+	if g := o2.Stats().Gets; g != 0 {
+		t.Errorf("%d GETs for cached blocks", g)
+	}
+}
