@@ -168,22 +168,8 @@ func runRead(env *Env, args []string) error {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	defer src.Close()
-	switch {
-	case f.stateIn != "":
-		if err := checkStateKind(f.stateIn, "read"); err != nil {
-			return err
-		}
-		st, err := source.ReadStateFile(f.stateIn)
-		if err != nil {
-			return err
-		}
-		if err := src.Restore(st); err != nil {
-			return fmt.Errorf("%s: %w", f.stateIn, err)
-		}
-	case f.set["start"]:
-		if err := src.Seek(startPos); err != nil {
-			return err
-		}
+	if err := f.position(src, startPos); err != nil {
+		return err
 	}
 	restore, err := applyMemoryLimit(&f, r, src, ctfCfg.ChunkBytes)
 	if err != nil {
@@ -413,5 +399,32 @@ func (o onceString) Set(v string) error {
 		return fmt.Errorf("given twice (%q and %q): %s", *o.p, v, o.why)
 	}
 	*o.p = v
+	return nil
+}
+
+// positioner is what read places before its first minibatch: a source or
+// a mixture.
+type positioner interface {
+	Restore(source.State) error
+	Seek(uint64) error
+}
+
+// position moves p to the state of --state-in, or to --start.
+func (f *readFlags) position(p positioner, startPos uint64) error {
+	switch {
+	case f.stateIn != "":
+		if err := checkStateKind(f.stateIn, "read"); err != nil {
+			return err
+		}
+		st, err := source.ReadStateFile(f.stateIn)
+		if err != nil {
+			return err
+		}
+		if err := p.Restore(st); err != nil {
+			return fmt.Errorf("%s: %w", f.stateIn, err)
+		}
+	case f.set["start"]:
+		return p.Seek(startPos)
+	}
 	return nil
 }

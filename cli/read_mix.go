@@ -65,22 +65,8 @@ func runReadMix(env *Env, f *readFlags) error {
 		return err
 	}
 	defer mx.Close()
-	switch {
-	case f.stateIn != "":
-		if err := checkStateKind(f.stateIn, "read"); err != nil {
-			return err
-		}
-		st, err := source.ReadStateFile(f.stateIn)
-		if err != nil {
-			return err
-		}
-		if err := mx.Restore(st); err != nil {
-			return fmt.Errorf("%s: %w", f.stateIn, err)
-		}
-	case f.set["start"]:
-		if err := mx.Seek(startPos); err != nil {
-			return err
-		}
+	if err := f.position(mx, startPos); err != nil {
+		return err
 	}
 	restore, err := applyMixMemoryLimit(f, readers, mx, ctfCfg.ChunkBytes)
 	if err != nil {
