@@ -153,7 +153,9 @@ func runRead(env *Env, args []string) error {
 	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
-	r, err := file.OpenWith(env.Ctx, pos[0], ctfCfg, file.Options{Objects: *f.objects})
+	openCtx, stopOpen := openContext(env.Ctx)
+	defer stopOpen()
+	r, err := file.OpenWith(openCtx, pos[0], ctfCfg, file.Options{Objects: *f.objects})
 	if err != nil {
 		return err
 	}
@@ -427,4 +429,13 @@ func (f *readFlags) position(p positioner, startPos uint64) error {
 		return p.Seek(startPos)
 	}
 	return nil
+}
+
+// openContext is the context of opening read's corpora: done when ctx is
+// (Ctrl-C stops an index pass), but it never asks ctx's Err, which the
+// read loop polls once per minibatch to stop after the current one.
+func openContext(ctx context.Context) (context.Context, func()) {
+	open, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	return open, func() { stop(); cancel() }
 }

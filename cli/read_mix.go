@@ -45,12 +45,14 @@ func runReadMix(env *Env, f *readFlags) error {
 			r.Close()
 		}
 	}()
+	openCtx, stopOpen := openContext(env.Ctx)
+	defer stopOpen()
 	corpora := make([]mixture.Corpus, len(specs))
 	for i, sp := range specs {
 		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
 			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
 		}
-		r, err := file.OpenWith(env.Ctx, sp.Path, ctfCfg, file.Options{Objects: *f.objects})
+		r, err := file.OpenWith(openCtx, sp.Path, ctfCfg, file.Options{Objects: *f.objects})
 		if err != nil {
 			return fmt.Errorf("--mix %d (%s): %w", i, sp.Path, err)
 		}
