@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/internal/miniotest"
 )
@@ -49,5 +50,37 @@ func TestReadObject(t *testing.T) {
 	}
 	if strings.Contains(errOut, s.SecretKey) {
 		t.Errorf("the error shows the secret key: %s", errOut)
+	}
+}
+
+// TestReadObjectFaults: transient failures of the store (resets, 503
+// SlowDown, 500, bodies cut short) during the index pass and the sweep are
+// retried, and read prints byte for byte what an undisturbed read prints.
+func TestReadObjectFaults(t *testing.T) {
+	ctfPath, pqPath := mixFiles(t)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "tiny.ctf", ctfPath)
+	s.PutFile("corpora", "second.parquet", pqPath)
+	proxy := s.ProxyFor(t)
+	miniotest.SetEnv(t, proxy.Env(t, s))
+	flags := []string{"--stream", "x:2", "--stream", "y:1", "--mb", "3", "--seed", "5", "--window-chunks", "2", "--chunk-sequences", "2"}
+	for _, url := range []string{"s3://corpora/tiny.ctf", "s3://corpora/second.parquet"} {
+		_, want, _ := run(t, append([]string{"read", url, "--cache-dir", t.TempDir()}, flags...)...)
+		for _, f := range []miniotest.Fault{miniotest.Reset, miniotest.SlowDown, miniotest.InternalError, miniotest.ShortBody} {
+			proxy.ResetCounts()
+			// The second and fourth requests of the run fail once.
+			next, injected := proxy.Requests(), proxy.Injected()
+			proxy.FailRequest(f, next+2, next+4)
+			start := time.Now()
+			code, got, errOut := run(t, append([]string{"read", url, "--cache-dir", t.TempDir()}, flags...)...)
+			if code != 0 || got != want {
+				t.Errorf("%s with %v: exit %d (%s); output equal: %v", url, f, code, errOut, got == want)
+			}
+			t.Logf("%s with %v: %d requests, %v", url, f, proxy.Requests()-next, time.Since(start))
+			if proxy.Injected() == injected {
+				t.Errorf("%s with %v: no fault met a request", url, f)
+			}
+		}
 	}
 }
