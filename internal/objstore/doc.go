@@ -58,7 +58,8 @@
 //     another process are fetched again, never read half-written.
 //  10. NewReader streams the object from an offset in one GET, resumed
 //     after transient failures (invariant 4), with If-Match; it does not
-//     read the cache, and it writes to it every block it passes whole.
+//     read the cache, and it writes to it every block it passes whole
+//     (none when the object is more than half of CacheBytes).
 //  11. Put stores a local file of at most MaxPutBytes as an object in one
 //     PUT request, retried as in invariant 4; the object is the file's
 //     bytes, or is left as it was when Put fails. A missing bucket is an

@@ -202,3 +202,21 @@ func TestSmallReadsKeepTheBlock(t *testing.T) {
 		t.Errorf("%d GETs for cached blocks", g)
 	}
 }
+
+// TestStreamSkipsTheCacheOfALargeObject: invariant 10. A stream of an
+// object larger than half the cache's bound leaves no block in the cache.
+func TestStreamSkipsTheCacheOfALargeObject(t *testing.T) {
+	_, data := serve(t, 300_000)
+	opt := testOptions(t)
+	opt.CacheBytes = 500_000
+	o := open(t, opt)
+	r := o.NewReader(0)
+	if got, err := io.ReadAll(r); err != nil || string(got) != string(data) {
+		t.Fatalf("stream: %d bytes, %v", len(got), err)
+	}
+	r.Close()
+	o.Close()
+	if total, files := dirBytes(t, opt.CacheDir); files != 0 {
+		t.Fatalf("the stream left %d files (%d bytes) in the cache", files, total)
+	}
+}

@@ -20,7 +20,9 @@ import (
 // does not read the cache and does not take one of the FetchConcurrency
 // slots, but it fills the cache with the whole blocks it passes, so that
 // the reads after an index pass find them (a block the stream entered past
-// its start is left out). Close it when done.
+// its start is left out), unless the object is more than half the cache's
+// bound: its blocks would evict each other, and other objects' blocks.
+// Close it when done.
 func (o *Object) NewReader(off int64) io.ReadCloser {
 	return &stream{o: o, pos: max(off, 0)}
 }
@@ -92,7 +94,9 @@ func (s *stream) Read(p []byte) (int, error) {
 		n = k
 		s.pos += int64(k)
 		s.o.stats.fetched.Add(int64(k))
-		s.keep(p[:k])
+		if s.o.size <= s.o.opt.CacheBytes/2 {
+			s.keep(p[:k])
+		}
 		if k > 0 {
 			return nil // errors after data: the next Read retries
 		}
