@@ -65,6 +65,11 @@ type Config struct {
 	// partition of the entity type, by size); "" means "bucket". Omitted
 	// from Canonical when empty.
 	Negatives string `json:"negatives,omitempty" toml:"negatives"`
+	// InterleaveBuckets (ours) trains the consecutive buckets of the order
+	// whose partitions are all resident together, their batches
+	// interleaved in a seeded order, instead of one bucket after the
+	// other (PBG's). Omitted from Canonical when false.
+	InterleaveBuckets bool `json:"interleave_buckets,omitempty" toml:"interleave_buckets"`
 
 	// Training keys (used by a later issue; loaded and validated now).
 	Dimension          int      `json:"dimension" toml:"dimension"`

@@ -60,7 +60,7 @@ func TestPBGDumpLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true, "checkpoint_buckets": true,
-		"partition_buffer": true, "negatives": true} // batchprep's keys, not PBG's
+		"partition_buffer": true, "negatives": true, "interleave_buckets": true} // batchprep's keys, not PBG's
 	for _, k := range KnownKeys() {
 		if _, ok := m[k]; !ok && !ours[k] {
 			t.Errorf("testdata/pbg_full.json lacks known key %q", k)

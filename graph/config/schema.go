@@ -59,6 +59,7 @@ var topKeys = map[string]field{
 	"checkpoint_buckets":               {kind: kInt},
 	"partition_buffer":                 {kind: kInt},
 	"negatives":                        {kind: kString},
+	"interleave_buckets":               {kind: kBool},
 
 	"dimension":             {kind: kInt},
 	"init_scale":            {kind: kFloat},
