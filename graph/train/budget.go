@@ -62,6 +62,7 @@ type Prediction struct {
 	BatchRows     uint64 // rows a batch touches per side, at most (GradBytes)
 	EarlyRows     uint64 // tables large enough for early updates: the rows a worker's summed gradients hold at most (GradBytes), else 0
 	ChunkEdges    int64  // edges of the plan's largest chunk
+	GroupBuckets  int    // buckets prepared at once: 1, or with interleave_buckets at most min(c x c, the buckets of a pass)
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
 	RuntimeBytes  uint64 // program, Go runtime and the heap's slack
@@ -206,7 +207,12 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 		pr.EarlyRows = rows
 		pr.GradBytes = uint64(cfg.NumWorkers()) * rows * d * 4
 	}
-	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes)
+	pr.GroupBuckets = 1
+	if cfg.InterleaveBuckets { // a group holds its buckets' chunks at once (group.go)
+		l, r := cfg.BucketShape()
+		pr.GroupBuckets = min(cfg.Buffer()*cfg.Buffer(), l*r)
+	}
+	pr.EdgeBytes = uint64(s.chunkEdges) * uint64(s.edgeBytes) * uint64(pr.GroupBuckets)
 	pr.ModelBytes = s.modelBytes
 	model := onDisk(12 + pr.ModelBytes + 4*uint64(s.modelVectors))
 	pr.CheckpointBytes += model
@@ -400,7 +406,11 @@ func (pr *Prediction) String() string {
 	} else {
 		fmt.Fprintf(&b, "  gradients   %s: %d workers' summed gradients of the %d rows a batch touches per side (mapped)\n", Bytes(pr.GradBytes), pr.Workers, pr.BatchRows)
 	}
-	fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
+	if pr.GroupBuckets > 1 {
+		fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges, for each of up to %d buckets trained together\n", Bytes(pr.EdgeBytes), pr.ChunkEdges, pr.GroupBuckets)
+	} else {
+		fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
+	}
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
 	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))

@@ -56,7 +56,7 @@ func TestPredictTerms(t *testing.T) {
 	part := uint64(250_001 * 101 * 4)
 	train := trainChunkBytes(cfg, 100, 250_001)
 	early := uint64(1000+2*20_000*21_000/249_999) + uint64(2000+2*40_000*42_000/249_999)
-	want := Prediction{Dim: 100, Resident: 3, Buffer: 2, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000,
+	want := Prediction{Dim: 100, Resident: 3, Buffer: 2, Partitioned: true, Prefetch: true, Workers: 2, ChunkEdges: 625_000, GroupBuckets: 1,
 		PartBytes: uint64(500_001 * 101 * 4), PrefetchBytes: part, LargestPart: part,
 		WorkBytes: 2 * (train + 4*40_000 + 2*4*(1<<17)), SlotBytes: 2 * 2 * 250_001 * 4, SlotTables: 2, EdgeBytes: 625_000 * 24, ModelBytes: 1600,
 		// 100 MB partitions: early updates leave the summed gradients the
@@ -103,7 +103,18 @@ func TestPredictTerms(t *testing.T) {
 		b3.Peak != want.Peak+uint64(250_000*404) {
 		t.Errorf("partition_buffer = 3: %+v", *b3)
 	}
-	cfg.PartitionBuffer = 0
+	// Interleaved buckets: a group prepares up to c x c buckets at once
+	// (3 x 3), never more than a pass's 4 x 4.
+	cfg.InterleaveBuckets = true
+	for _, c := range []int{3, 5} {
+		cfg.PartitionBuffer = c
+		g := predict(cfg, s, 0, "")
+		n := uint64(min(c*c, 16))
+		if g.GroupBuckets != int(n) || g.EdgeBytes != n*625_000*24 || g.Peak <= b3.Peak {
+			t.Errorf("interleave_buckets, partition_buffer = %d: %d buckets, edges %d bytes", c, g.GroupBuckets, g.EdgeBytes)
+		}
+	}
+	cfg.InterleaveBuckets, cfg.CheckpointBuckets, cfg.PartitionBuffer = false, 0, 0
 	// With eval_fraction, worker 0 also holds the eval_ negatives' scratch.
 	ev := budgetConfig(t, 4, 0, "eval_fraction = 0.05\neval_num_uniform_negs = 5000\n")
 	if e := predict(ev, s, 0, ""); e.WorkBytes != want.WorkBytes+chunkBytes(ev, 100, 250_001)-train || e.WorkBytes <= want.WorkBytes {

@@ -81,6 +81,10 @@ func RunDistributed(ctx context.Context, cfg *config.Config, store Store, o Dist
 		// A rank holds its claimed bucket's partitions only (PBG's rule).
 		return nil, fmt.Errorf("train: negatives = %q: distributed ranks hold only their bucket's partitions; use negatives = \"bucket\"", cfg.Negatives)
 	}
+	if cfg.InterleaveBuckets {
+		// A rank claims and commits one bucket at a time.
+		return nil, fmt.Errorf("train: interleave_buckets: distributed ranks train one claimed bucket at a time; leave it unset")
+	}
 	t, err := newTrainer(cfg, store, Options{Edges: o.Edges})
 	if err != nil {
 		return nil, err

@@ -14,7 +14,9 @@
 // Invariants (tests cite them by number):
 //
 //  1. Batches: every bucket trains exactly the batches plan.PrepareBucket
-//     gives for its coordinates, worker w's share on worker goroutine w;
+//     gives for its coordinates, worker w's share on worker goroutine w
+//     (with interleave_buckets, the shares of a group of resident buckets
+//     interleaved in a seeded order; group.go);
 //     uniform negatives come from mix streams keyed by (seed, epoch, edge
 //     set, chunk, bucket, worker, batch), drawn from the side's partition
 //     (negatives = "bucket") or uniformly over every resident partition of

@@ -34,9 +34,10 @@ import (
 //	BATCHPREP_QUALITY_ORDERS       inside_out,outside_in,affinity,random (for P > 1)
 //	BATCHPREP_QUALITY_BUFFERS      2 (partition_buffer, for P > 1)
 //	BATCHPREP_QUALITY_NEGATIVES    bucket (negatives, for P > 1)
-//	BATCHPREP_QUALITY_SETTINGS     instead of the four above: P/order/c/negatives,...
-//	                               e.g. 1/inside_out/2/bucket,16/buffer/8/buffer
+//	BATCHPREP_QUALITY_SETTINGS     instead of the four above: P/order/c/negatives[/interleave],...
+//	                               e.g. 1/inside_out/2/bucket,16/buffer/8/buffer/interleave
 //	BATCHPREP_QUALITY_SEEDS        3 (config seed 1..N: each its own import)
+//	BATCHPREP_QUALITY_SET          more train settings, KEY=VALUE separated by spaces
 //
 // The training settings are FB15k-237's at d = 100 (ComplEx, softmax, 50
 // batch and 50 uniform negatives, lr 0.1, 2 workers). Per setting it
@@ -69,7 +70,11 @@ func BenchmarkQualityPartitioned(b *testing.B) {
 	var base float64 // P = 1's mean MRR in this run
 	imported := map[string]string{}
 	for _, s := range qualitySettings(b) {
-		b.Run(fmt.Sprintf("P=%d/order=%s/c=%d/negatives=%s", s.parts, s.order, s.buffer, s.negatives), func(b *testing.B) {
+		name := fmt.Sprintf("P=%d/order=%s/c=%d/negatives=%s", s.parts, s.order, s.buffer, s.negatives)
+		if s.interleave {
+			name += "/interleave"
+		}
+		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				var mrrs, within []float64
 				for seed := 1; seed <= seeds; seed++ {
@@ -99,7 +104,7 @@ func BenchmarkQualityPartitioned(b *testing.B) {
 						vs = fmt.Sprintf("%+.1f %%", 100*(mean/base-1))
 					}
 				}
-				b.Logf("| %d | %s | %d | %s | %.4f ± %.4f (%d seeds) | %s |", s.parts, s.order, s.buffer, s.negatives, mean, spread, len(mrrs), vs)
+				b.Logf("| %d | %s | %d | %s | %v | %.4f ± %.4f (%d seeds) | %s |", s.parts, s.order, s.buffer, s.negatives, s.interleave, mean, spread, len(mrrs), vs)
 			}
 		})
 	}
@@ -110,10 +115,15 @@ type qualitySetting struct {
 	parts            int
 	order, negatives string
 	buffer           int
+	interleave       bool // interleave_buckets
 }
 
 func (s qualitySetting) String() string {
-	return fmt.Sprintf("P=%d %s c=%d negatives=%s", s.parts, s.order, s.buffer, s.negatives)
+	v := fmt.Sprintf("P=%d %s c=%d negatives=%s", s.parts, s.order, s.buffer, s.negatives)
+	if s.interleave {
+		v += " interleaved"
+	}
+	return v
 }
 
 // qualitySettings lists the settings the environment asks for.
@@ -122,15 +132,15 @@ func qualitySettings(b *testing.B) []qualitySetting {
 	if v := os.Getenv("BATCHPREP_QUALITY_SETTINGS"); v != "" {
 		for _, f := range strings.Split(v, ",") {
 			x := strings.Split(f, "/")
-			if len(x) != 4 {
-				b.Fatalf("BATCHPREP_QUALITY_SETTINGS: %q: want P/order/c/negatives", f)
+			if len(x) != 4 && (len(x) != 5 || x[4] != "interleave") {
+				b.Fatalf("BATCHPREP_QUALITY_SETTINGS: %q: want P/order/c/negatives[/interleave]", f)
 			}
 			np, err1 := strconv.Atoi(x[0])
 			c, err2 := strconv.Atoi(x[2])
 			if err1 != nil || err2 != nil {
 				b.Fatalf("BATCHPREP_QUALITY_SETTINGS: %q: P and c are integers", f)
 			}
-			out = append(out, qualitySetting{np, x[1], x[3], c})
+			out = append(out, qualitySetting{np, x[1], x[3], c, len(x) == 5})
 		}
 		return out
 	}
@@ -142,13 +152,13 @@ func qualitySettings(b *testing.B) []qualitySetting {
 	}
 	for _, np := range envCounts(b, "BATCHPREP_QUALITY_PARTITIONS", []int{1, 4, 16}) {
 		if np == 1 { // one bucket: every order, buffer and negatives the same
-			out = append(out, qualitySetting{1, "inside_out", "bucket", 2})
+			out = append(out, qualitySetting{1, "inside_out", "bucket", 2, false})
 			continue
 		}
 		for _, order := range list("BATCHPREP_QUALITY_ORDERS", "inside_out,outside_in,affinity,random") {
 			for _, c := range envCounts(b, "BATCHPREP_QUALITY_BUFFERS", []int{2}) {
 				for _, neg := range list("BATCHPREP_QUALITY_NEGATIVES", "bucket") {
-					out = append(out, qualitySetting{np, order, neg, c})
+					out = append(out, qualitySetting{np, order, neg, c, false})
 				}
 			}
 		}
@@ -163,6 +173,12 @@ func trainAndEval(b *testing.B, bin, cfgPath, sub string, s qualitySetting) (mrr
 		b.Fatal(err)
 	}
 	sets := []string{"--set", "bucket_order=" + s.order, "--set", fmt.Sprintf("partition_buffer=%d", s.buffer), "--set", "negatives=" + s.negatives}
+	if s.interleave {
+		sets = append(sets, "--set", "interleave_buckets=true")
+	}
+	for _, kv := range strings.Fields(os.Getenv("BATCHPREP_QUALITY_SET")) {
+		sets = append(sets, "--set", kv)
+	}
 	if out, err := exec.Command(bin, append([]string{"train", "--quiet", "--config", cfgPath}, sets...)...).CombinedOutput(); err != nil {
 		b.Fatalf("train: %v\n%s", err, out)
 	}

@@ -88,7 +88,8 @@ func withCheckpoint(t *testing.T, path, ckpt, extra string) (string, *config.Con
 // checkpoint equals, file digest for file digest, an uninterrupted run's
 // (one worker: deterministic, invariant 2). BATCHPREP_KILL_ROUNDS sets
 // how many kills (default 4). Also with the buffer order, a buffer of 4
-// and buffer negatives at P = 6 (the buffer's content is replayed).
+// and buffer negatives at P = 6 (the buffer's content is replayed), and
+// with interleaved buckets (groups form again where the run resumes).
 func TestKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -97,6 +98,7 @@ func TestKillAndResume(t *testing.T) {
 	buffered := strings.Replace(resumeSettings, `bucket_order = "affinity"`,
 		"bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = \"buffer\"", 1)
 	t.Run("buffer/P=6/c=4", func(t *testing.T) { killAndResume(t, buffered, 6, 1200) })
+	t.Run("buffer/P=6/c=4/interleave", func(t *testing.T) { killAndResume(t, buffered+"interleave_buckets = true\n", 6, 1200) })
 }
 
 func killAndResume(t *testing.T, settings string, parts, edges int) {
@@ -367,5 +369,66 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 	}
 	if offSchedule == 0 || onSchedule == 0 {
 		t.Errorf("%d stops committed off the every-%d schedule, %d on it: want some of both", offSchedule, every, onSchedule)
+	}
+}
+
+// Interleaved buckets, stopped by a cancel at various batches: a run stops
+// only between groups (a group is trained whole, and the buckets it
+// trained are committed), and resumed it ends with the uninterrupted
+// run's embeddings and model. That run commits after every group
+// (checkpoint_buckets = 1, deferred to the group's end), the others at
+// the default interval: the interval changes nothing that is trained.
+func TestInterruptInterleaved(t *testing.T) {
+	dir := t.TempDir()
+	fixture(t, dir, ringEdges(600), fmt.Sprintf(pipelineSettings, "buffer")+
+		"partition_buffer = 4\nnegatives = \"buffer\"\ninterleave_buckets = true\n", 6)
+	base := filepath.Join(dir, "config.toml")
+	_, cfg := withCheckpoint(t, base, filepath.Join(dir, "whole"), "checkpoint_buckets = 1")
+	commits := 0
+	ref, err := train.New(cfg, openStore(t, cfg), train.Options{Bucket: func(ev train.Event) { commits = int(ev.Checkpoint) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	final := digestLine(ref.Manifest(), false)
+	if m := ref.Manifest(); commits == 0 || int64(commits) >= m.Buckets {
+		t.Fatalf("checkpoint_buckets = 1: %d commits for %d buckets; want one per group", commits, m.Buckets)
+	}
+	stopped := 0
+	for _, stopAt := range []int{2, 9, 23, 41, 60, 88} {
+		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
+		st := openStore(t, cfg)
+		ctx, cancel := context.WithCancel(context.Background())
+		batches := 0
+		tr, err := train.New(cfg, st, train.Options{Edges: func(int) {
+			if batches++; batches == stopAt {
+				cancel()
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Run(ctx)
+		cancel()
+		if errors.Is(err, context.Canceled) {
+			stopped++
+		} else if err != nil {
+			t.Fatalf("stop at batch %d: %v", stopAt, err)
+		}
+		again, err := train.New(cfg, st, train.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := digestLine(again.Manifest(), false); got != final {
+			t.Errorf("stop at batch %d, then resumed: the final checkpoint differs from the uninterrupted run's", stopAt)
+		}
+	}
+	if stopped < 3 {
+		t.Errorf("%d runs stopped: want most of them", stopped)
 	}
 }

@@ -91,6 +91,11 @@ type Trainer struct {
 	events      []Event
 	// resumedMidEpoch: Run started after the first bucket of an epoch.
 	resumedMidEpoch bool
+	// group holds the buckets of the current group not reached yet by
+	// Run's loop, trained with its first (group.go).
+	group []trained
+	// commitDue: a commit fell inside the current group.
+	commitDue bool
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -251,24 +256,29 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if t.sinceCommit > 0 {
 			bctx = context.WithoutCancel(ctx)
 		}
-		pb, err := t.plan.PrepareBucket(bctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
-		if err != nil {
-			return err
+		if len(t.group) == 0 { // the first bucket of a group (group.go)
+			if t.group, err = t.trainGroup(bctx, t.groupAt(pos), &weights); err != nil {
+				return err
+			}
 		}
-		weights.add(pos.Epoch, pb.Data())
-		ev, loss, err := t.trainWithHoldout(bctx, pb, pos, b)
-		if err != nil {
-			return err
-		}
+		ev, loss := t.group[0].ev, t.group[0].loss
+		t.group = t.group[1:]
 		if err := t.join(start); err != nil { // the previous bucket's step
 			return err
 		}
 		t.record(ev, loss)
-		stop := ctx.Err() != nil && next.Epoch < t.cfg.NumEpochs // (the last bucket commits anyway)
+		// (The last bucket commits anyway; a group is trained whole.)
+		stop := ctx.Err() != nil && next.Epoch < t.cfg.NumEpochs && len(t.group) == 0
 		if stop {
 			nb = nil // commit now, everything written in turn
 		}
-		if err := t.checkpoint(next, ev, nb, start, stop || t.commitAfter(pos, next)); err != nil {
+		// A commit that falls inside a group waits for its end (group.go).
+		t.commitDue = t.commitDue || t.commitAfter(pos, next)
+		commit := stop || t.commitDue && len(t.group) == 0
+		if commit {
+			t.commitDue = false
+		}
+		if err := t.checkpoint(next, ev, nb, start, commit); err != nil {
 			return err
 		}
 		if stop {
@@ -366,11 +376,12 @@ func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos P
 		m := t.holdout(pb, 0)
 		ev.HoldoutBefore = &m
 	}
-	loss, n, err := t.trainBucket(ctx, pb)
-	if err == nil {
-		err = t.checkFinite(pos, b, loss)
-	}
+	losses, counts, err := t.trainBuckets(ctx, []*plan.Prepared{pb}, nil)
 	if err != nil {
+		return ev, 0, err
+	}
+	loss, n := losses[0], counts[0]
+	if err := t.checkFinite(pos, b, loss); err != nil {
 		return ev, 0, err
 	}
 	ev.Edges = n
@@ -384,21 +395,40 @@ func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos P
 	return ev, loss, nil
 }
 
-// trainBucket runs the Hogwild workers over pb's shares, one goroutine
-// each, on the shared tables (invariant 2). It returns the summed loss and
-// the number of trained edges.
-func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, int, error) {
+// trainBuckets runs the Hogwild workers over the shares of pbs, one
+// goroutine each, on the shared tables (invariant 2): worker w trains the
+// batches of bucket order[w][k] in turn, each from its bucket's share,
+// or, with order nil, pbs[0]'s share in order. It returns each bucket's
+// summed loss and number of trained edges.
+func (t *Trainer) trainBuckets(ctx context.Context, pbs []*plan.Prepared, order [][]int32) ([]float64, []int, error) {
 	pools := t.negativePools()
-	losses := make([]float64, pb.Workers())
-	counts := make([]int, pb.Workers())
+	nw := pbs[0].Workers()
+	losses := make([][]float64, nw)
+	counts := make([][]int, nw)
 	var stopped atomic.Bool
 	var wg sync.WaitGroup
-	for w := range pb.Workers() {
+	for w := range nw {
+		losses[w], counts[w] = make([]float64, len(pbs)), make([]int, len(pbs))
 		wg.Go(func() {
 			mw := t.workers[w]
 			var b model.Batch
-			s := pb.Share(w)
-			for bt, ok := s.Next(); ok; bt, ok = s.Next() {
+			shares := make([]*plan.Share, len(pbs))
+			for i, pb := range pbs {
+				shares[i] = pb.Share(w)
+			}
+			for k := 0; ; k++ {
+				i := 0
+				if order != nil {
+					if k == len(order[w]) {
+						return
+					}
+					i = int(order[w][k])
+				}
+				pb := pbs[i]
+				bt, ok := shares[i].Next()
+				if !ok {
+					return
+				}
 				if stopped.Load() || ctx.Err() != nil {
 					stopped.Store(true)
 					return
@@ -412,8 +442,8 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 				} else {
 					st = mw.Step(b, L, R, rng)
 				}
-				losses[w] += st.Loss
-				counts[w] += st.Count
+				losses[w][i] += st.Loss
+				counts[w][i] += st.Count
 				if t.opts.Edges != nil {
 					t.opts.Edges(len(bt.Rows))
 				}
@@ -423,17 +453,20 @@ func (t *Trainer) trainBucket(ctx context.Context, pb *plan.Prepared) (float64, 
 	wg.Wait()
 	if stopped.Load() {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+			return nil, nil, err
 		}
 	}
-	var loss float64
-	var n int
+	loss, n := make([]float64, len(pbs)), make([]int, len(pbs))
 	for w := range losses {
-		loss += losses[w]
-		n += counts[w]
+		for i := range pbs {
+			loss[i] += losses[w][i]
+			n[i] += counts[w][i]
+		}
 	}
-	for _, k := range t.changes(pb.Bucket) {
-		t.dirty[k] = true
+	for _, pb := range pbs {
+		for _, k := range t.changes(pb.Bucket) {
+			t.dirty[k] = true
+		}
 	}
 	return loss, n, nil
 }
