@@ -303,20 +303,9 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 	for _, stopAt := range []int{3, 11, 19, 26, 40, 57, 75, 101} {
 		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
 		st := openStore(t, cfg)
-		ctx, cancel := context.WithCancel(context.Background())
-		batches := 0
-		tr, err := train.New(cfg, st, train.Options{Edges: func(int) {
-			if batches++; batches == stopAt {
-				cancel()
-			}
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Run(ctx); !errors.Is(err, context.Canceled) {
+		if err := runStoppedAt(t, cfg, st, stopAt); !errors.Is(err, context.Canceled) {
 			t.Fatalf("stop at batch %d: Run returned %v", stopAt, err)
 		}
-		cancel()
 		man, err := train.ReadManifest(cfg.CheckpointPath)
 		if err != nil {
 			t.Fatal(err)
@@ -400,18 +389,7 @@ func TestInterruptInterleaved(t *testing.T) {
 	for _, stopAt := range []int{2, 9, 23, 41, 60, 88} {
 		_, cfg := withCheckpoint(t, base, filepath.Join(dir, fmt.Sprintf("stop%d", stopAt)), "")
 		st := openStore(t, cfg)
-		ctx, cancel := context.WithCancel(context.Background())
-		batches := 0
-		tr, err := train.New(cfg, st, train.Options{Edges: func(int) {
-			if batches++; batches == stopAt {
-				cancel()
-			}
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = tr.Run(ctx)
-		cancel()
+		err := runStoppedAt(t, cfg, st, stopAt)
 		if errors.Is(err, context.Canceled) {
 			stopped++
 		} else if err != nil {
@@ -431,4 +409,22 @@ func TestInterruptInterleaved(t *testing.T) {
 	if stopped < 3 {
 		t.Errorf("%d runs stopped: want most of them", stopped)
 	}
+}
+
+// runStoppedAt trains cfg with a context canceled once stopAt batches
+// have been trained, and returns what Run returned.
+func runStoppedAt(t *testing.T, cfg *config.Config, st train.Store, stopAt int) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	batches := 0
+	tr, err := train.New(cfg, st, train.Options{Edges: func(int) {
+		if batches++; batches == stopAt {
+			cancel()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Run(ctx)
 }
