@@ -13,8 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/file"
+	"github.com/batchprep/batchprep/corpus/mixture"
 	"github.com/batchprep/batchprep/corpus/readopts"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/objstore"
@@ -180,7 +182,7 @@ func runRead(env *Env, args []string) error {
 	defer restore()
 	diag.flush() // what indexing reported
 	startState := src.State()
-	delivered, totals, runErr := readLoop(env, &f, src, r, diag)
+	delivered, totals, runErr := readLoop(env, &f, sourceSteps(&f, src, r), diag)
 	src.Close() // no prefetch may report a diagnostic after the summary
 	diag.summary(summaryNoTotals(r), runErr, totals.skipped)
 	if runErr == nil && totals.minibatches == 0 {
@@ -251,13 +253,39 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 // writing them to stdout.
 const outputChunk = 1 << 20
 
+// readSteps is what readLoop walks: one corpus's Source, or a Mixture,
+// whose minibatches also name each sequence's corpus (mixed is then set).
+type readSteps struct {
+	state   func() source.State
+	epoch   func() int
+	next    func() (mb *source.Minibatch, mixed *mixture.Minibatch, err error)
+	streams []corpus.Stream
+	total   int64    // samples to read, for progress (0: unknown)
+	corpora []string // a mixture's corpus paths, for the summary
+}
+
+// sourceSteps are the steps of one corpus's Source.
+func sourceSteps(f *readFlags, src *source.Source, r file.Reader) readSteps {
+	var total int64
+	if src.Config().EpochSize == source.EpochFull {
+		total = max(int64(uint64(f.epochs)*src.SweepSize())-int64(src.Position()), 0)
+	}
+	return readSteps{state: src.State, epoch: src.Epoch, streams: r.Streams(), total: total,
+		next: func() (*source.Minibatch, *mixture.Minibatch, error) {
+			mb, err := src.Next()
+			return mb, nil, err
+		}}
+}
+
 // readLoop reads until the epochs are done, the minibatch limit is reached
-// or the context is cancelled, writing each minibatch in the chosen format.
-// It returns the state after the last minibatch whose output was written
-// in full (the starting state when none was): a state saved from it is
-// never ahead of what stdout received, even when a write fails midway.
-func readLoop(env *Env, f *readFlags, src *source.Source, r file.Reader, diag *readDiagnostics) (source.State, readTotals, error) {
-	delivered := src.State()
+// or the context is cancelled, writing each minibatch in the chosen format
+// (a mixture's with each sequence's corpus in the JSON lines and the
+// samples per corpus in the summary). It returns the state after the last
+// minibatch whose output was written in full (the starting state when
+// none was): a state saved from it is never ahead of what stdout
+// received, even when a write fails midway.
+func readLoop(env *Env, f *readFlags, st readSteps, diag *readDiagnostics) (source.State, readTotals, error) {
+	delivered := st.state()
 	pend := make([]byte, 0, outputChunk+4096)
 	flush := func() error {
 		if len(pend) > 0 {
@@ -266,34 +294,38 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r file.Reader, diag *r
 			}
 			pend = pend[:0]
 		}
-		delivered = src.State()
+		delivered = st.state()
 		return nil
 	}
-	var total int64
-	if src.Config().EpochSize == source.EpochFull {
-		total = int64(uint64(f.epochs)*src.SweepSize()) - int64(src.Position())
-	}
-	prog := newProgress(env, "read", "samples", max(total, 0), f.quiet)
-	t := readTotals{start: time.Now(), streams: make([]int64, len(r.Streams()))}
+	prog := newProgress(env, "read", "samples", st.total, f.quiet)
+	t := readTotals{start: time.Now(), streams: make([]int64, len(st.streams))}
+	perCorpus := make([]uint64, len(st.corpora))
 	var stopErr error
 	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
-		if src.Epoch() >= f.epochs {
+		if st.epoch() >= f.epochs {
 			break
 		}
 		if err := env.Ctx.Err(); err != nil {
 			stopErr = context.Cause(env.Ctx)
 			break
 		}
-		mb, err := src.Next()
+		mb, mixed, err := st.next()
 		diag.flush()
 		if err != nil {
 			stopErr = err
 			break
 		}
 		t.add(mb)
+		var corpora, skipped []int
+		if mixed != nil {
+			corpora, skipped = mixed.Corpus, mixed.SkippedCorpus
+			for k, s := range mixed.CorpusSamples {
+				perCorpus[k] += s
+			}
+		}
 		switch f.format {
 		case "jsonl":
-			pend = appendReadJSON(pend, mb, nil, nil)
+			pend = appendReadJSON(pend, mb, corpora, skipped)
 		case "text":
 			pend = appendReadText(pend, mb)
 		}
@@ -307,7 +339,10 @@ func readLoop(env *Env, f *readFlags, src *source.Source, r file.Reader, diag *r
 	prog.Done()
 	if f.format == "summary" {
 		var b bytes.Buffer
-		t.write(&b, r.Streams())
+		t.write(&b, st.streams)
+		for k, s := range perCorpus {
+			fmt.Fprintf(&b, "samples corpus %d: %d (%s)\n", k, s, st.corpora[k])
+		}
 		pend = append(pend, b.Bytes()...)
 	}
 	if err := flush(); err != nil {

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/mixture"
@@ -77,7 +74,7 @@ func runReadMix(env *Env, f *readFlags) error {
 	defer restore()
 	diag.flush()
 	startState := mx.State()
-	delivered, totals, runErr := mixLoop(env, f, mx, specs, diag)
+	delivered, totals, runErr := readLoop(env, f, mixSteps(mx, specs), diag)
 	mx.Close()
 	diag.flush()
 	for i, r := range readers {
@@ -96,70 +93,20 @@ func runReadMix(env *Env, f *readFlags) error {
 	return runErr
 }
 
-// mixLoop is readLoop for a mixture: the same stopping rules and output,
-// with each sequence's corpus in the JSON lines and the samples per corpus
-// in the summary.
-func mixLoop(env *Env, f *readFlags, mx *mixture.Mixture, specs []mixture.Spec, diag *readDiagnostics) (source.State, readTotals, error) {
-	delivered := mx.State()
-	pend := make([]byte, 0, outputChunk+4096)
-	flush := func() error {
-		if len(pend) > 0 {
-			if _, err := env.Stdout.Write(pend); err != nil {
-				return fmt.Errorf("writing output: %w", err)
+// mixSteps are the steps of a mixture.
+func mixSteps(mx *mixture.Mixture, specs []mixture.Spec) readSteps {
+	paths := make([]string, len(specs))
+	for k, s := range specs {
+		paths[k] = s.Path
+	}
+	return readSteps{state: mx.State, epoch: mx.Epoch, streams: mx.Streams(), corpora: paths,
+		next: func() (*source.Minibatch, *mixture.Minibatch, error) {
+			mb, err := mx.Next()
+			if err != nil {
+				return nil, nil, err
 			}
-			pend = pend[:0]
-		}
-		delivered = mx.State()
-		return nil
-	}
-	prog := newProgress(env, "read", "samples", 0, f.quiet)
-	t := readTotals{start: time.Now(), streams: make([]int64, len(mx.Streams()))}
-	perCorpus := make([]uint64, len(specs))
-	var stopErr error
-	for n := int64(0); f.maxMinibatches == 0 || n < f.maxMinibatches; n++ {
-		if mx.Epoch() >= f.epochs {
-			break
-		}
-		if err := env.Ctx.Err(); err != nil {
-			stopErr = context.Cause(env.Ctx)
-			break
-		}
-		mb, err := mx.Next()
-		diag.flush()
-		if err != nil {
-			stopErr = err
-			break
-		}
-		t.add(&mb.Minibatch)
-		for k, s := range mb.CorpusSamples {
-			perCorpus[k] += s
-		}
-		switch f.format {
-		case "jsonl":
-			pend = appendReadJSON(pend, &mb.Minibatch, mb.Corpus, mb.SkippedCorpus)
-		case "text":
-			pend = appendReadText(pend, &mb.Minibatch)
-		}
-		if len(pend) >= outputChunk {
-			if err := flush(); err != nil {
-				return delivered, t, err
-			}
-		}
-		prog.Add(int64(mb.End - mb.Start))
-	}
-	prog.Done()
-	if f.format == "summary" {
-		var b bytes.Buffer
-		t.write(&b, mx.Streams())
-		for k, s := range perCorpus {
-			fmt.Fprintf(&b, "samples corpus %d: %d (%s)\n", k, s, specs[k].Path)
-		}
-		pend = append(pend, b.Bytes()...)
-	}
-	if err := flush(); err != nil {
-		return delivered, t, err
-	}
-	return delivered, t, stopErr
+			return &mb.Minibatch, mb, nil
+		}}
 }
 
 // applyMixMemoryLimit is applyMemoryLimit for a mixture: with "auto", the
