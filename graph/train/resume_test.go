@@ -328,14 +328,7 @@ func interruptBetweenCommits(t *testing.T, order, extra string, c, parts int) {
 				t.Errorf("stop at batch %d: %v", stopAt, c.Problems)
 			}
 		}
-		again, err := train.New(cfg, st, train.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := again.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if got := digestLine(again.Manifest(), false); got != final {
+		if got := resumedDigest(t, cfg, st); got != final {
 			t.Errorf("stop at batch %d, then resumed: the final checkpoint differs from the uninterrupted run's", stopAt)
 		}
 	}
@@ -395,14 +388,7 @@ func TestInterruptInterleaved(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("stop at batch %d: %v", stopAt, err)
 		}
-		again, err := train.New(cfg, st, train.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := again.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if got := digestLine(again.Manifest(), false); got != final {
+		if got := resumedDigest(t, cfg, st); got != final {
 			t.Errorf("stop at batch %d, then resumed: the final checkpoint differs from the uninterrupted run's", stopAt)
 		}
 	}
@@ -427,4 +413,18 @@ func runStoppedAt(t *testing.T, cfg *config.Config, st train.Store, stopAt int) 
 		t.Fatal(err)
 	}
 	return tr.Run(ctx)
+}
+
+// resumedDigest runs cfg to its end from its checkpoint and returns the
+// final checkpoint's digests.
+func resumedDigest(t *testing.T, cfg *config.Config, st train.Store) string {
+	t.Helper()
+	again, err := train.New(cfg, st, train.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return digestLine(again.Manifest(), false)
 }
