@@ -15,6 +15,7 @@ import (
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/coord"
+	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train/model"
 	"github.com/batchprep/batchprep/internal/mix"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -235,10 +236,11 @@ func (d *distRun) bucket(ctx context.Context, cl *coord.Claim) error {
 	if err != nil {
 		return err
 	}
-	ev, loss, err := t.trainWithHoldout(ctx, pb, pos, cl.Bucket)
+	got, err := t.trainPrepared(ctx, []Position{pos}, []*plan.Prepared{pb})
 	if err != nil {
 		return err
 	}
+	ev, loss := got[0].ev, got[0].loss
 	// The bucket's partitions, each in a file named by the claim (no
 	// other trainer writes that name: claims are unique).
 	var refs []TableRef

@@ -57,21 +57,28 @@ func (t *Trainer) groupAt(pos Position) []Position {
 	}
 }
 
-// trainGroup prepares and trains the buckets at ps together (see above),
-// ranking each one's holdout before the group and after it, and returns
-// each bucket's event (without I/O and progress counts) and summed loss.
+// trainGroup prepares and trains the buckets at ps together (see above);
+// trainPrepared does the rest.
 func (t *Trainer) trainGroup(ctx context.Context, ps []Position, weights *weightCheck) ([]trained, error) {
 	pbs := make([]*plan.Prepared, len(ps))
-	out := make([]trained, len(ps))
 	for i, pos := range ps {
-		b := t.bucketAt(pos)
-		pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, b)
+		pb, err := t.plan.PrepareBucket(ctx, pos.Epoch, pos.EdgeSet, pos.Chunk, t.bucketAt(pos))
 		if err != nil {
 			return nil, err
 		}
 		weights.add(pos.Epoch, pb.Data())
 		pbs[i] = pb
-		out[i].ev = Event{Position: pos, Bucket: b, Holdout: len(pb.Holdout())}
+	}
+	return t.trainPrepared(ctx, ps, pbs)
+}
+
+// trainPrepared trains the prepared buckets pbs (at positions ps) together,
+// ranking each one's holdout before and after (invariant 6), and returns
+// each bucket's event (without I/O and progress counts) and summed loss.
+func (t *Trainer) trainPrepared(ctx context.Context, ps []Position, pbs []*plan.Prepared) ([]trained, error) {
+	out := make([]trained, len(ps))
+	for i, pb := range pbs {
+		out[i].ev = Event{Position: ps[i], Bucket: pb.Bucket, Holdout: len(pb.Holdout())}
 		if out[i].ev.Holdout > 0 {
 			m := t.holdout(pb, 0)
 			out[i].ev.HoldoutBefore = &m

@@ -367,34 +367,6 @@ const (
 	tagEval      uint64 = 0x6576616c         // "eval"
 )
 
-// trainWithHoldout trains a prepared bucket, ranking its held-out edges
-// before and after when it has any (invariant 6). It returns the bucket's
-// event (without I/O and progress counts) and the summed loss.
-func (t *Trainer) trainWithHoldout(ctx context.Context, pb *plan.Prepared, pos Position, b graph.Bucket) (Event, float64, error) {
-	ev := Event{Position: pos, Bucket: b, Holdout: len(pb.Holdout())}
-	if ev.Holdout > 0 {
-		m := t.holdout(pb, 0)
-		ev.HoldoutBefore = &m
-	}
-	losses, counts, err := t.trainBuckets(ctx, []*plan.Prepared{pb}, nil)
-	if err != nil {
-		return ev, 0, err
-	}
-	loss, n := losses[0], counts[0]
-	if err := t.checkFinite(pos, b, loss); err != nil {
-		return ev, 0, err
-	}
-	ev.Edges = n
-	if n > 0 {
-		ev.Loss = loss / float64(n)
-	}
-	if ev.Holdout > 0 {
-		m := t.holdout(pb, 1)
-		ev.HoldoutAfter = &m
-	}
-	return ev, loss, nil
-}
-
 // trainBuckets runs the Hogwild workers over the shares of pbs, one
 // goroutine each, on the shared tables (invariant 2): worker w trains the
 // batches of bucket order[w][k] in turn, each from its bucket's share,
