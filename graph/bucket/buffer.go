@@ -59,11 +59,15 @@ func BufferStates(n, c int) [][]int {
 }
 
 // BufferOrder returns the buffer order of an l x r grid for a buffer of c
-// partitions: the states of BufferStates over n = max(l, r) partitions,
-// with the partitions relabelled by a uniformly random permutation; each
-// bucket goes to the first state holding both its partitions, and the
-// buckets of a state come in uniformly random order. The draws are: one
-// Shuffle of the labels, then one Shuffle per state with buckets.
+// partitions. When 2c >= n = max(l, r) > c, it tries up to swapAttempts
+// greedy walks (SwapStates) and keeps the first whose order causes no more
+// loads (BufferLoads) than the fixed-group walk's; otherwise, and when
+// none does, it takes the states of BufferStates over n partitions,
+// relabelled by a uniformly random permutation. Each bucket goes to the
+// first state holding both its partitions, and the buckets of a state come
+// in uniformly random order. The draws are: one Shuffle of the labels and
+// one Shuffle per state with buckets for the fixed-group order, then for
+// each greedy attempt its walk's draws and its states' Shuffles.
 func BufferOrder(l, r, c int, rng *rand.Rand) []graph.Bucket {
 	n := max(l, r)
 	label := make([]int, n)
@@ -71,15 +75,38 @@ func BufferOrder(l, r, c int, rng *rand.Rand) []graph.Bucket {
 		label[i] = i
 	}
 	rng.Shuffle(n, func(i, j int) { label[i], label[j] = label[j], label[i] })
+	states := BufferStates(n, c)
+	for _, st := range states {
+		for k, s := range st {
+			st[k] = label[s]
+		}
+	}
+	out := statesOrder(l, r, states, rng)
+	if 2*c < n || c >= n {
+		return out
+	}
+	fixed := BufferLoads(out, c)
+	for range swapAttempts {
+		if st := SwapStates(l, r, c, rng); st != nil {
+			if o := statesOrder(l, r, st, rng); BufferLoads(o, c) <= fixed {
+				return o
+			}
+		}
+	}
+	return out
+}
+
+// statesOrder puts each bucket of the l x r grid in the first of states
+// that holds both its partitions, the buckets of a state in random order
+// (one Shuffle per state with buckets).
+func statesOrder(l, r int, states [][]int, rng *rand.Rand) []graph.Bucket {
 	done := make([]bool, l*r)
 	out := make([]graph.Bucket, 0, l*r)
-	for _, st := range BufferStates(n, c) {
+	for _, st := range states {
 		start := len(out)
-		for _, s := range st {
-			i := label[s]
+		for _, i := range st {
 			// the state's new buckets: row i and column i against the state
-			for _, t := range st {
-				j := label[t]
+			for _, j := range st {
 				if i < l && j < r && !done[i*r+j] {
 					done[i*r+j] = true
 					out = append(out, graph.Bucket{Lhs: i, Rhs: j})
