@@ -18,11 +18,13 @@
 //	            random order
 //	inside_out  the same layers, the last one first (PBG's default)
 //	buffer      for a buffer of c partitions (MakeBuffered): a walk
-//	            through buffer states (BufferStates) that keeps c-1
-//	            partitions fixed while the others pass through the last
-//	            slot; partitions randomly relabelled, each bucket in the
-//	            first state holding both its partitions, the buckets of a
-//	            state in random order
+//	            through buffer states, one partition swapped at a time:
+//	            a greedy walk (SwapStates) when 2c >= max(L, R) and it
+//	            causes no more loads, else one that keeps c-1 partitions
+//	            fixed while the others pass through the last slot
+//	            (BufferStates, partitions randomly relabelled); each
+//	            bucket in the first state holding both its partitions, the
+//	            buckets of a state in random order
 //
 // Partition indices: lhs partition p and rhs partition p are treated as the
 // same partition (the usual case of one entity type on both sides, and what
@@ -50,4 +52,7 @@
 //     with c = 2 (LowerBound, and fewer than inside_out), 46 with c = 4
 //     and 25 with c = 8 (BufferLoads), for every seed; no order causes
 //     fewer than LowerBound.
+//  7. Buffer: at L = R = 16 with c = 8 a partition's last bucket comes on
+//     average less than 0.09 of the pass before its end (the fixed-group
+//     walk: 0.14).
 package bucket
