@@ -10,6 +10,7 @@
 #   BATCHPREP_BUDGET=1 bash bench/budget.sh    # 20 M entities, 100 M edges, P = 16, 2 GiB
 #                                              # (about an hour on 2 cores; ~125 GB of disk traffic)
 #   ENTITIES=200000 EDGES=1000000 PARTS=4 LIMIT=64MiB bash bench/budget.sh   # a quick check
+#   BATCHPREP_BUDGET=1 ORDER=buffer bash bench/budget.sh   # the buffer order (c: what fits)
 #
 # Settings are the FB15k-237 ones of the scale benchmarks (d = 100, ComplEx,
 # softmax, 1000 uniform and 50 batch negatives, 2 workers). Work files go to
@@ -24,7 +25,7 @@ elif [ -z "${ENTITIES:-}" ]; then
   echo "bench/budget.sh: set BATCHPREP_BUDGET=1 for the 20 M-entity run, or ENTITIES, EDGES, PARTS and LIMIT" >&2
   exit 2
 fi
-EDGES=${EDGES:?} PARTS=${PARTS:-16} LIMIT=${LIMIT:-2GiB} NEGS=${NEGS:-1000}
+EDGES=${EDGES:?} PARTS=${PARTS:-16} LIMIT=${LIMIT:-2GiB} NEGS=${NEGS:-1000} ORDER=${ORDER:-inside_out}
 [ -x /usr/bin/time ] || { echo "bench/budget.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 dir=${BATCHPREP_BENCH_DIR:-}
 if [ -z "$dir" ]; then
@@ -52,7 +53,7 @@ regularization_coef = 1e-3
 global_emb = false
 eval_fraction = 0
 workers = 2
-bucket_order = "inside_out"
+bucket_order = "$ORDER"
 [entities.all]
 num_partitions = $PARTS
 [[relations]]
@@ -62,7 +63,7 @@ rhs = "all"
 operator = "complex_diagonal"
 TOML
 {
-  echo "# $(date -u +%FT%TZ) $(git -C "$OLDPWD" rev-parse --short HEAD 2>/dev/null): $ENTITIES entities, $EDGES edges, P = $PARTS, --memory-limit $LIMIT, $NEGS uniform negatives"
+  echo "# $(date -u +%FT%TZ) $(git -C "$OLDPWD" rev-parse --short HEAD 2>/dev/null): $ENTITIES entities, $EDGES edges, P = $PARTS, --memory-limit $LIMIT, $NEGS uniform negatives, bucket_order $ORDER"
   ./gengraph -entities "$ENTITIES" -edges "$EDGES" -relations 1 -seed 1 > edges.tsv
   rm -rf entities edges ckpt
   ./batchprep import --quiet --config graph.toml --rel-col 1 edges.tsv
