@@ -22,7 +22,7 @@ const swapAttempts = 16
 // states and brings many of them back near the end, so that fewer
 // partitions go untrained for long before the pass ends. It matches
 // BufferStates' load count only when c is at least about n/2 (at n = 16:
-// in about 45 % of walks with c = 8, never with c = 4), which is why
+// in about half the walks with c = 8, never with c = 4), which is why
 // BufferOrder tries it only there.
 func SwapStates(l, r, c int, rng *rand.Rand) [][]int {
 	n := max(l, r)
