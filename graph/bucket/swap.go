@@ -1,6 +1,9 @@
 package bucket
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"slices"
+)
 
 // swapAttempts is how many greedy walks BufferOrder tries before it keeps
 // the fixed-group walk (BufferStates).
@@ -88,7 +91,7 @@ func SwapStates(l, r, c int, rng *rand.Rand) [][]int {
 				}
 				key := [3]int{g, -outside[k], -loaded[e]}
 				switch {
-				case bk < 0 || less3(best, key):
+				case bk < 0 || slices.Compare(best[:], key[:]) < 0:
 					bk, bx, best, ties = k, x, key, 1
 				case key == best:
 					// reservoir choice among equal keys, uniformly at random
@@ -106,14 +109,4 @@ func SwapStates(l, r, c int, rng *rand.Rand) [][]int {
 		states = append(states, append([]int(nil), resident...))
 	}
 	return states
-}
-
-// less3 orders keys lexicographically.
-func less3(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
