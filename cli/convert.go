@@ -48,7 +48,7 @@ func runConvert(env *Env, args []string) error {
 	rgBytes := byteSize(parquet.DefaultRowGroupBytes)
 	fs.Var(&rgBytes, "row-group-bytes", "Parquet output: end a row group once its sequences hold this `size` of data in memory (4 bytes a value or index), e.g. 64MiB")
 	rgRows := fs.Int("row-group-rows", 0, "Parquet output: also end a row group after this many sequences (0: no limit)")
-	objects := objectFlags(fs)
+	objects := objectFlags(fs, env)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -63,7 +63,7 @@ func runImport(env *Env, args []string) error {
 	var sets stringList
 	fs.Var(&sets, "set", "override a config key: key=value (repeatable), as given to train")
 	from := fs.String("from", "text", "input: text (edge lists) or pbg (PyTorch-BigGraph's data: ENTITY_DIR EDGE_DIR...)")
-	objects := objectFlags(fs)
+	objects := objectFlags(fs, env)
 	files, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -133,7 +133,7 @@ func runInspect(env *Env, args []string) error {
 	format := fs.String("format", "text", "output format: text or json")
 	lineMode := fs.Bool("line-mode", false, "force line mode (every line a sequence; ids ignored)")
 	cacheIndex := fs.Bool("cache-index", false, "keep the index in FILE.batchprep-index and reuse it while the file is unchanged")
-	objects := objectFlags(fs)
+	objects := objectFlags(fs, env)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,6 +53,26 @@ func TestInspectObject(t *testing.T) {
 		bucket, key, _ := strings.Cut(strings.TrimPrefix(url, "s3://"), "/")
 		if code != 1 || !strings.Contains(errOut, bucket) || !strings.Contains(errOut, key) {
 			t.Errorf("inspect %s: exit %d, %s", url, code, errOut)
+		}
+	}
+}
+
+// TestObjectRetriesReported: with nothing listening at the endpoint, the
+// command says on stderr that it is retrying as soon as it starts to, and
+// exits 1 at --fetch-timeout naming the object.
+func TestObjectRetriesReported(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	miniotest.SetEnv(t, map[string]string{"AWS_ENDPOINT_URL": "http://" + addr,
+		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "secret-key", "AWS_REGION": "us-east-1"})
+	code, _, errOut := run(t, "inspect", "s3://corpora/tiny.ctf", "--cache-dir", t.TempDir(), "--fetch-timeout", "700ms")
+	for _, want := range []string{"batchprep: s3://corpora/tiny.ctf: open: ", "connection refused; retrying until", "gave up after"} {
+		if code != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("exit %d, stderr %q; want exit 1 and %q", code, errOut, want)
 		}
 	}
 }

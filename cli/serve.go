@@ -84,7 +84,7 @@ func runServe(env *Env, args []string) error {
 	stdinEOF := fs.Bool("stop-on-stdin-eof", false, "stop when stdin reaches end of file (a parent that dies closes it)")
 	var buckets stringList
 	fs.Var(&buckets, "allow-bucket", "a bucket `NAME` whose objects (s3://NAME/KEY) clients may name (repeatable; none by default; '*': every bucket the server's credentials reach, for a private server)")
-	objects := objectFlags(fs)
+	objects := objectFlags(fs, env)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 )
 
 // defaultRegion is used when the configuration names none (an
@@ -38,6 +39,10 @@ func newClient(ctx context.Context, opt Options) (*client, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithHTTPClient(httpClient),
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		// The SDK's own log lines (such as the EC2 metadata probe's
+		// fallback when no credentials are configured) would land in the
+		// user's stderr; failures reach the caller as errors instead.
+		config.WithLogger(logging.Nop{}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("objstore: loading the AWS configuration: %w", err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,4 +149,69 @@ func TestStalledBody(t *testing.T) {
 		t.Fatalf("stalled stream: %v after %v", err, time.Since(start))
 	}
 	t.Logf("error: %v", err)
+}
+
+// TestRetryWarns: Options.Warn hears of retries as they start, at most
+// once per warnEvery per Object, naming the object, the operation and the
+// error; an undisturbed read tells it nothing.
+func TestRetryWarns(t *testing.T) {
+	_, p, data := serveProxied(t, 100_000)
+	var mu sync.Mutex
+	var msgs []string
+	opt := testOptions(t)
+	opt.Warn = func(m string) { mu.Lock(); msgs = append(msgs, m); mu.Unlock() }
+	o := open(t, opt)
+	readRange(t, o, data, 0, testBlock)
+	if len(msgs) != 0 {
+		t.Fatalf("warnings without a fault: %q", msgs)
+	}
+	p.FailNext(miniotest.SlowDown, 3)
+	readRange(t, o, data, 10*testBlock, testBlock)
+	p.FailNext(miniotest.InternalError, 2)
+	readRange(t, o, data, 20*testBlock, testBlock)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) != 1 {
+		t.Fatalf("%d warnings %q; want 1 (five retries within %v)", len(msgs), msgs, warnEvery)
+	}
+	for _, want := range []string{testURL, "retrying until", "fetch-timeout 30s", "503"} {
+		if !strings.Contains(msgs[0], want) {
+			t.Errorf("warning %q does not say %q", msgs[0], want)
+		}
+	}
+}
+
+// TestOpenRefusedWarns: an endpoint where nothing listens (a closed
+// loopback port) is retried until FetchTimeout, and the caller hears of it
+// at the first retry, not only when the timeout ends.
+func TestOpenRefusedWarns(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	miniotest.SetEnv(t, map[string]string{"AWS_ENDPOINT_URL": "http://" + addr,
+		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "secret-key", "AWS_REGION": "us-east-1"})
+	opt := testOptions(t)
+	opt.FetchTimeout = 700 * time.Millisecond
+	warned := make(chan string, 1)
+	opt.Warn = func(m string) {
+		select {
+		case warned <- m:
+		default:
+		}
+	}
+	_, err = Open(context.Background(), testURL, opt)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("open: %v; want ErrTimeout", err)
+	}
+	select {
+	case m := <-warned:
+		if !strings.Contains(m, "connection refused") || !strings.Contains(m, testURL+": open:") {
+			t.Errorf("warning %q does not name the object, the operation and the refusal", m)
+		}
+	default:
+		t.Fatal("no warning before the timeout")
+	}
 }

@@ -42,8 +42,9 @@ type Object struct {
 	closed   bool
 	inflight map[int64]*pending // by block index: fetched, or being written to the cache
 
-	stats  counters
-	recent recentBlocks // blocks read whole from the cache, for small reads
+	stats    counters
+	lastWarn atomic.Int64 // when Options.Warn was last told of a retry (Unix ns)
+	recent   recentBlocks // blocks read whole from the cache, for small reads
 }
 
 // pending is a block on its way: being fetched (done open), or fetched and

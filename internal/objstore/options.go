@@ -37,6 +37,11 @@ type Options struct {
 	// CacheBytes bounds the total size of the files in CacheDir: least
 	// recently used ones are removed past it. Default 10 GiB.
 	CacheBytes int64
+	// Warn, if set, is told when requests start failing and are being
+	// retried (the error, what is retried, until when), at most once per
+	// warnEvery per Object: a stalled run is not silent for up to
+	// FetchTimeout. It may be called from several goroutines.
+	Warn func(msg string)
 
 	// blockSize overrides the package's block size (tests use small
 	// blocks to keep their data small).

@@ -14,6 +14,8 @@ import (
 const (
 	firstBackoff = 50 * time.Millisecond
 	maxBackoff   = 5 * time.Second
+	// warnEvery spaces an Object's warnings about retries (Options.Warn).
+	warnEvery = 10 * time.Second
 )
 
 // jitter draws backoff waits. It has its own generator, seeded from the
@@ -69,6 +71,7 @@ func (o *Object) retry(ctx context.Context, op string, attempt func(ctx context.
 				Msg: fmt.Sprintf("gave up after %d attempts in %v (fetch-timeout %v); last error", n+1, time.Since(start).Round(time.Millisecond), o.opt.FetchTimeout)}
 		}
 		o.stats.retries.Add(1)
+		o.warnRetry(op, err, deadline)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -102,4 +105,19 @@ func (o *Object) fail(op string, c class, err error) error {
 		e.Msg = "failed"
 	}
 	return e
+}
+
+// warnRetry tells Options.Warn that op is being retried after err, unless
+// the Object warned less than warnEvery ago.
+func (o *Object) warnRetry(op string, err error, deadline time.Time) {
+	if o.opt.Warn == nil {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := o.lastWarn.Load()
+	if last != 0 && now-last < int64(warnEvery) || !o.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	o.opt.Warn(fmt.Sprintf("%s: %s: %v; retrying until %s (fetch-timeout %v)",
+		o.url, op, err, deadline.Format("15:04:05"), o.opt.FetchTimeout))
 }
