@@ -143,9 +143,12 @@ func CheckDisk(cfg *config.Config, pr *Prediction, free uint64) error {
 
 // FitBuffer chooses partition_buffer for a run with a memory budget and
 // no partition_buffer set: the largest c, up to the largest partition
-// count, whose prediction fits the budget with a partition in flight (the
-// load ahead), else the largest that fits without; 2 when none fits (the
-// run is then refused by CheckBudget). It returns c and its prediction.
+// count, whose prediction fits the budget, with a partition in flight
+// (the load ahead) when the budget holds that too, else with partition
+// I/O in turn: a partition more in the buffer saves more loads and saves
+// than the load ahead saves waiting (docs/performance-train.md, 20 M
+// entities in 2 GiB). 2 when none fits (the run is then refused by
+// CheckBudget). It returns c and its prediction.
 func FitBuffer(cfg *config.Config, store Store, budget uint64, from string) (int, *Prediction, error) {
 	s, err := storeShape(cfg, store)
 	if err != nil {
@@ -158,12 +161,9 @@ func FitBuffer(cfg *config.Config, store Store, budget uint64, from string) (int
 		with.PartitionBuffer = c
 		preds[c] = predict(&with, s, budget, from)
 	}
-	for _, ahead := range []bool{true, false} {
-		for c := most; c >= config.DefaultPartitionBuffer; c-- {
-			pr := preds[c]
-			if pr.Fits() && (!ahead || pr.Prefetch || !pr.Partitioned) {
-				return c, pr, nil
-			}
+	for c := most; c >= config.DefaultPartitionBuffer; c-- {
+		if preds[c].Fits() {
+			return c, preds[c], nil
 		}
 	}
 	return config.DefaultPartitionBuffer, preds[config.DefaultPartitionBuffer], nil

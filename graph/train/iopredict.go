@@ -40,7 +40,7 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 		return nil, err
 	}
 	t := &Trainer{cfg: cfg, plan: p, types: cfg.EntityTypes(), typeIdx: map[string]int{}, every: cfg.CheckpointEvery(),
-		res: newResidency(cfg.Buffer())}
+		align: alignCommits(cfg), res: newResidency(cfg.Buffer())}
 	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
@@ -85,7 +85,9 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 			dirty[k] = true
 		}
 		next := t.advance(pos, l*r)
-		commit := t.commitAfter(pos, next)
+		grouped := cfg.InterleaveBuckets && next.Epoch == pos.Epoch && next.EdgeSet == pos.EdgeSet &&
+			next.Chunk == pos.Chunk && !t.needsLoad(next)
+		commit := t.clock.after(t, pos, next, grouped)
 		stays := func(tableKey) bool { return false }
 		if next.Epoch < cfg.NumEpochs {
 			loaded, _ = t.admitAt(next, t.bucketAt(next))

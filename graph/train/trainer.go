@@ -94,8 +94,10 @@ type Trainer struct {
 	// group holds the buckets of the current group not reached yet by
 	// Run's loop, trained with its first (group.go).
 	group []trained
-	// commitDue: a commit fell inside the current group.
-	commitDue bool
+	// clock decides when commits fall (commitclock.go); align: commits
+	// wait for the end of a buffer state (checkpoint_buckets unset).
+	clock commitClock
+	align bool
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -135,7 +137,7 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 	}
 	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
 		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts,
-		every: cfg.CheckpointEvery(), res: newResidency(cfg.Buffer())}
+		every: cfg.CheckpointEvery(), align: alignCommits(cfg), res: newResidency(cfg.Buffer())}
 	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
@@ -272,11 +274,9 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 		if stop {
 			nb = nil // commit now, everything written in turn
 		}
-		// A commit that falls inside a group waits for its end (group.go).
-		t.commitDue = t.commitDue || t.commitAfter(pos, next)
-		commit := stop || t.commitDue && len(t.group) == 0
-		if commit {
-			t.commitDue = false
+		commit := t.clock.after(t, pos, next, len(t.group) > 0) || stop
+		if stop {
+			t.clock = commitClock{}
 		}
 		if err := t.checkpoint(next, ev, nb, start, commit); err != nil {
 			return err
