@@ -234,8 +234,12 @@ func printTrainIO(env *Env, cfg *config.Config, r graph.Reader) error {
 	if err != nil {
 		return err
 	}
+	every := plural.Count(cfg.CheckpointEvery(), "bucket")
+	if train.AlignCommits(cfg) {
+		every += " (at the end of a buffer state)"
+	}
 	fmt.Fprintf(env.Stdout, "train from no checkpoint, %s order, dimension %d, a checkpoint commit every %s: partition files of %d B header + 4 B x (dimension + 1) per entity\n",
-		cfg.BucketOrder, cfg.Dimension, plural.Count(cfg.CheckpointEvery(), "bucket"), train.TableFileBytes(0, cfg.Dimension))
+		cfg.BucketOrder, cfg.Dimension, every, train.TableFileBytes(0, cfg.Dimension))
 	if err := printBufferLoads(env.Stdout, cfg, r); err != nil {
 		return err
 	}

@@ -16,10 +16,10 @@ import "github.com/batchprep/batchprep/graph/config"
 // predicted bytes equal the counted ones; commits never change what is
 // trained, so a run resumed at any of them trains the same batches.
 
-// alignCommits reports whether cfg's commits wait for buffer state ends:
+// AlignCommits reports whether cfg's commits wait for buffer state ends:
 // with the default interval, when some entity type has more partitions
 // than the buffer holds (else nothing is ever evicted).
-func alignCommits(cfg *config.Config) bool {
+func AlignCommits(cfg *config.Config) bool {
 	if cfg.CheckpointBuckets > 0 {
 		return false
 	}

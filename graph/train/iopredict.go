@@ -40,7 +40,7 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 		return nil, err
 	}
 	t := &Trainer{cfg: cfg, plan: p, types: cfg.EntityTypes(), typeIdx: map[string]int{}, every: cfg.CheckpointEvery(),
-		align: alignCommits(cfg), res: newResidency(cfg.Buffer())}
+		align: AlignCommits(cfg), res: newResidency(cfg.Buffer())}
 	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i

@@ -137,7 +137,7 @@ func newTrainer(cfg *config.Config, store Store, opts Options) (*Trainer, error)
 	}
 	t := &Trainer{cfg: cfg, store: store, plan: p, m: m, types: cfg.EntityTypes(), typeIdx: map[string]int{},
 		tables: map[tableKey]*model.Table{}, dirty: map[tableKey]bool{}, dir: cfg.CheckpointPath, opts: opts,
-		every: cfg.CheckpointEvery(), align: alignCommits(cfg), res: newResidency(cfg.Buffer())}
+		every: cfg.CheckpointEvery(), align: AlignCommits(cfg), res: newResidency(cfg.Buffer())}
 	t.look = newLookahead(t)
 	for i, ty := range t.types {
 		t.typeIdx[ty] = i
