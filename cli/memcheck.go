@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/graph/config"
@@ -35,15 +34,6 @@ func checkChunkMemory(path string, l *corpus.Layout, streams []corpus.Stream, li
 		}
 	}
 	return nil
-}
-
-// physicalMemory returns the machine's RAM in bytes (0 when unknown).
-func physicalMemory() uint64 {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
-		return 0
-	}
-	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 // checkGraphMemory refuses an eval or export run whose estimated

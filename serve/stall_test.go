@@ -150,28 +150,3 @@ func TestOnePeerCannotTakeEverySlot(t *testing.T) {
 		}
 	}
 }
-
-// TestStalledSharedMemoryReaderIsCut: invariant 13 with shared_memory. A
-// client that takes the messages but never releases the ring's data stops
-// the call as surely as one that takes nothing: the server waits for
-// room in the ring, not in Send, and the stall timeout ends that wait too.
-func TestStalledSharedMemoryReaderIsCut(t *testing.T) {
-	file := writeCorpus(t, 400)
-	conn := startUnixServerWith(t, serve.Options{StallTimeout: 300 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := pb.NewBatchesClient(conn).SequenceGroups(ctx, &pb.SequenceRequest{Files: []string{file}, Streams: corpusStreams,
-		Mb: "200", EpochSize: "inf", Columns: true, SharedMemory: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err = st.Recv(); err != nil {
-			break
-		}
-	}
-	const want = "the client released no shared memory for 300ms (serve --stall-timeout)"
-	if status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), want) {
-		t.Errorf("a shared-memory call whose client releases nothing ends with %v; want DeadlineExceeded with %q", err, want)
-	}
-}

@@ -112,7 +112,7 @@ func DiskFree(dir string) (uint64, error) {
 		var st syscall.Statfs_t
 		err := syscall.Statfs(d, &st)
 		if err == nil {
-			return st.Bavail * uint64(st.Bsize), nil
+			return uint64(st.Bavail) * uint64(st.Bsize), nil
 		}
 		parent := filepath.Dir(d)
 		if !errors.Is(err, os.ErrNotExist) || parent == d {

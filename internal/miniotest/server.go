@@ -207,7 +207,7 @@ func (s *Server) launchOnce() error {
 		"MINIO_CI_CD=1",
 	)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("miniotest: start %s: %w", s.bin, err)
 	}
