@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,14 +60,7 @@ func TestInspectObject(t *testing.T) {
 // command says on stderr that it is retrying as soon as it starts to, and
 // exits 1 at --fetch-timeout naming the object.
 func TestObjectRetriesReported(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	miniotest.SetEnv(t, map[string]string{"AWS_ENDPOINT_URL": "http://" + addr,
-		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "secret-key", "AWS_REGION": "us-east-1"})
+	miniotest.SetRefusedEnv(t)
 	code, _, errOut := run(t, "inspect", "s3://corpora/tiny.ctf", "--cache-dir", t.TempDir(), "--fetch-timeout", "700ms")
 	for _, want := range []string{"batchprep: s3://corpora/tiny.ctf: open: ", "connection refused; retrying until", "gave up after"} {
 		if code != 1 || !strings.Contains(errOut, want) {

@@ -102,6 +102,20 @@ func SetEnv(t testing.TB, env map[string]string) {
 	}
 }
 
+// SetRefusedEnv points the AWS environment, for the rest of the test, at
+// a loopback port where nothing listens (one just closed), with
+// credentials: every request is refused, as by a store that is down.
+func SetRefusedEnv(t testing.TB) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	SetEnv(t, EnvFor(t, "http://"+addr, "refused-key", "refused-secret"))
+}
+
 // Client returns an S3 client with the root credentials, for setting up
 // buckets and objects.
 func (s *Server) Client() *s3.Client {

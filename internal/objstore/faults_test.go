@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -185,14 +184,7 @@ func TestRetryWarns(t *testing.T) {
 // loopback port) is retried until FetchTimeout, and the caller hears of it
 // at the first retry, not only when the timeout ends.
 func TestOpenRefusedWarns(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	miniotest.SetEnv(t, map[string]string{"AWS_ENDPOINT_URL": "http://" + addr,
-		"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "secret-key", "AWS_REGION": "us-east-1"})
+	miniotest.SetRefusedEnv(t)
 	opt := testOptions(t)
 	opt.FetchTimeout = 700 * time.Millisecond
 	warned := make(chan string, 1)
@@ -202,7 +194,7 @@ func TestOpenRefusedWarns(t *testing.T) {
 		default:
 		}
 	}
-	_, err = Open(context.Background(), testURL, opt)
+	_, err := Open(context.Background(), testURL, opt)
 	if !errors.Is(err, ErrTimeout) {
 		t.Fatalf("open: %v; want ErrTimeout", err)
 	}
