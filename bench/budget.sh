@@ -9,8 +9,13 @@
 #
 #   BATCHPREP_BUDGET=1 bash bench/budget.sh    # 20 M entities, 100 M edges, P = 16, 2 GiB
 #                                              # (about an hour on 2 cores; ~125 GB of disk traffic)
-#   ENTITIES=200000 EDGES=1000000 PARTS=4 LIMIT=64MiB bash bench/budget.sh   # a quick check
+#   ENTITIES=200000 EDGES=1000000 PARTS=4 LIMIT=160MiB bash bench/budget.sh  # a quick check
 #   BATCHPREP_BUDGET=1 ORDER=buffer bash bench/budget.sh   # the buffer order (c: what fits)
+#
+# BASELINE=1 (the default with BATCHPREP_BUDGET=1) first measures the rate
+# the run is compared with, in the same run: one epoch of the 1 M-entity,
+# 10 M-edge graph at P = 1 with the same settings (BenchmarkTrainScaleIO),
+# and prints the ratio of the two edges/s at the end.
 #
 # Settings are the FB15k-237 ones of the scale benchmarks (d = 100, ComplEx,
 # softmax, 1000 uniform and 50 batch negatives, 2 workers). Work files go to
@@ -26,6 +31,14 @@ elif [ -z "${ENTITIES:-}" ]; then
   exit 2
 fi
 EDGES=${EDGES:?} PARTS=${PARTS:-16} LIMIT=${LIMIT:-2GiB} NEGS=${NEGS:-1000} ORDER=${ORDER:-inside_out}
+BASELINE=${BASELINE:-${BATCHPREP_BUDGET:-0}}
+base_rate=
+if [ "$BASELINE" = 1 ]; then
+  echo "== the baseline: 1 M entities, 10 M edges, P = 1 (BenchmarkTrainScaleIO)"
+  base_rate=$(BATCHPREP_SCALE=1 BATCHPREP_SCALE_DEFAULTS_ONLY=1 BATCHPREP_SCALE_PARTITIONS=1 \
+    go test ./graph/train -run '^$' -bench TrainScaleIO -benchtime 1x -timeout 1h |
+    tee /dev/stderr | awk '/io=overlap/ { for (i = 1; i < NF; i++) if ($(i+1) == "edges/s") print $i }')
+fi
 [ -x /usr/bin/time ] || { echo "bench/budget.sh: /usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 dir=${BATCHPREP_BENCH_DIR:-}
 if [ -z "$dir" ]; then
@@ -88,5 +101,9 @@ if [ "$predicted" = "$measured" ]; then
 else
   printf 'FAIL: disk bytes differ\n  predicted: %s\n  measured:  %s\n' "$predicted" "$measured" | tee -a "$out"
   status=1
+fi
+if [ -n "$base_rate" ]; then
+  secs=$(sed -n 's/^peak [0-9]* KiB, \([0-9.]*\) s$/\1/p' train.txt)
+  awk -v e="$EDGES" -v s="$secs" -v b="$base_rate" 'BEGIN { printf "edges/s %.0f, %.2fx the same run'"'"'s 1 M-entity rate of %.0f (whole process, import excluded)\n", e / s, e / s / b, b }' | tee -a "$out"
 fi
 exit $status
