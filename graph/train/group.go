@@ -44,17 +44,20 @@ func (t *Trainer) groupAt(pos Position) []Position {
 	l, r := t.plan.Shape()
 	for p := pos; ; {
 		next := t.advance(p, l*r)
-		if next.Epoch != pos.Epoch || next.EdgeSet != pos.EdgeSet || next.Chunk != pos.Chunk {
+		if !t.groupGoesOn(p, next) {
 			return ps
-		}
-		for _, k := range t.needed(t.bucketAt(next)) {
-			if !t.res.has(k) {
-				return ps
-			}
 		}
 		ps = append(ps, next)
 		p = next
 	}
+}
+
+// groupGoesOn reports whether the bucket at next is trained in the group
+// of the one at pos, which it follows: with interleave_buckets, in the
+// same chunk of the same edge set, its partitions all resident.
+func (t *Trainer) groupGoesOn(pos, next Position) bool {
+	return t.cfg.InterleaveBuckets && next.Epoch == pos.Epoch && next.EdgeSet == pos.EdgeSet &&
+		next.Chunk == pos.Chunk && !t.needsLoad(next)
 }
 
 // trainGroup prepares and trains the buckets at ps together (see above);

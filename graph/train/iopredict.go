@@ -85,9 +85,7 @@ func PredictIO(cfg *config.Config, store Store) ([]EpochIO, error) {
 			dirty[k] = true
 		}
 		next := t.advance(pos, l*r)
-		grouped := cfg.InterleaveBuckets && next.Epoch == pos.Epoch && next.EdgeSet == pos.EdgeSet &&
-			next.Chunk == pos.Chunk && !t.needsLoad(next)
-		commit := t.clock.after(t, pos, next, grouped)
+		commit := t.clock.after(t, pos, next, t.groupGoesOn(pos, next))
 		stays := func(tableKey) bool { return false }
 		if next.Epoch < cfg.NumEpochs {
 			loaded, _ = t.admitAt(next, t.bucketAt(next))
