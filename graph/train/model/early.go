@@ -99,21 +99,22 @@ func (c *rowCensus) once(row uint32) bool {
 	}
 }
 
-// drawNegatives draws the uniform negatives of a batch of n positives in
-// chunks of cs into w.drawn, as the chunks' directions would draw them in
-// turn: per chunk, those of the rhs side (from R's rows) when rhs, then
-// those of the lhs side (from L's rows) when lhs.
-func (w *Worker) drawNegatives(n, cs, ke int, rhs, lhs bool, L, R *Table, rng *rand.Rand) {
+// drawNegatives draws the ke drawn negatives per side of a batch of n
+// positives in chunks of cs into w.drawn, as the chunks' directions would
+// draw them in turn: per chunk, those of the rhs side (from R's rows) when
+// rhs, then those of the lhs side (from L's rows) when lhs; of each
+// side's ke, the first kd are degree draws (Settings.DegreeNegs).
+func (w *Worker) drawNegatives(n, cs, kd, ke int, rhs, lhs bool, L, R *Table, rng *rand.Rand) {
 	w.drawn, w.farDraws = w.drawn[:0], w.farDraws[:0]
 	for c0 := 0; c0 < n; c0 += cs {
 		if rhs {
-			for range ke {
-				w.drawn = append(w.drawn, w.draw(R, w.pools[1], rng))
+			for i := range ke {
+				w.drawn = append(w.drawn, w.draw(R, w.pools[1], i < kd, rng))
 			}
 		}
 		if lhs {
-			for range ke {
-				w.drawn = append(w.drawn, w.draw(L, w.pools[0], rng))
+			for i := range ke {
+				w.drawn = append(w.drawn, w.draw(L, w.pools[0], i < kd, rng))
 			}
 		}
 	}

@@ -13,6 +13,10 @@ type Settings struct {
 	Margin         float64 // margin (ranking)
 	NumBatchNegs   int     // num_batch_negs: positives per chunk, whose other positives are negatives
 	NumUniformNegs int     // num_uniform_negs: uniform negatives per chunk
+	// DegreeNegs (ours) replaces the batch negatives (NumBatchNegs is 0
+	// then): chunks of DegreeNegs positives share as many negatives drawn
+	// by degree from the pools of StepPools, besides the uniform ones.
+	DegreeNegs     int
 	DisableLhsNegs bool    // disable_lhs_negs
 	DisableRhsNegs bool    // disable_rhs_negs
 	RegCoef        float64 // regularization_coef (N3)

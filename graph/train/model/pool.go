@@ -10,9 +10,17 @@ import (
 // of the side's entity type, the batch's own among them. A draw is
 // uniform over all their rows, so each partition is drawn in proportion
 // to its size. A Pool is read-only once made and shared by workers.
+//
+// With degree samplers (WithDegrees), a Pool also gives the degree
+// negatives of graph/train's negatives = "buffer_degree": rows drawn with
+// probability proportional to their entity's degree, over all its tables.
 type Pool struct {
 	Tabs []*Table
 	cum  []int // cum[i]: rows of Tabs[:i+1]
+	// Deg[i] draws rows of Tabs[i] by degree; degCum[i] is the degrees
+	// of Tabs[:i+1].
+	Deg    []*Alias
+	degCum []uint64
 }
 
 // NewPool returns the pool of tabs, in that order.
@@ -24,6 +32,44 @@ func NewPool(tabs []*Table) *Pool {
 		p.cum = append(p.cum, n)
 	}
 	return p
+}
+
+// WithDegrees returns the pool with deg[i] drawing rows of Tabs[i] by
+// degree (one per table, each as long as its table).
+func (p *Pool) WithDegrees(deg []*Alias) *Pool {
+	if len(deg) != len(p.Tabs) {
+		panic("model: WithDegrees: one sampler per table")
+	}
+	q := &Pool{Tabs: p.Tabs, cum: p.cum, Deg: deg}
+	var n uint64
+	for i, a := range deg {
+		if a.Len() != p.Tabs[i].Rows {
+			panic("model: WithDegrees: a sampler's length is not its table's rows")
+		}
+		n += a.Total()
+		q.degCum = append(q.degCum, n)
+	}
+	return q
+}
+
+// Degrees is the sum of the degrees of the pool's rows (0 without
+// samplers).
+func (p *Pool) Degrees() uint64 {
+	if len(p.degCum) == 0 {
+		return 0
+	}
+	return p.degCum[len(p.degCum)-1]
+}
+
+// locateDegree draws a row by degree: a table in proportion to its
+// degrees, then a row of it by its sampler. Degrees must be > 0.
+func (p *Pool) locateDegree(rng *rand.Rand) (*Table, uint32) {
+	x := rng.Uint64N(p.Degrees())
+	i := 0
+	for p.degCum[i] <= x {
+		i++
+	}
+	return p.Tabs[i], p.Deg[i].Draw(rng)
 }
 
 // Rows is the pool's row count, all tables together.
@@ -67,13 +113,21 @@ func (w *Worker) StepPools(b Batch, L, R *Table, lhs, rhs *Pool, rng *rand.Rand)
 	return w.Step(b, L, R, rng)
 }
 
-// draw draws one uniform negative of a side whose own table is own, from
-// pool when set: a row of own, or farBit | the index of a far draw.
-func (w *Worker) draw(own *Table, pool *Pool, rng *rand.Rand) uint32 {
+// draw draws one negative of a side whose own table is own, from pool
+// when set: a row of own, or farBit | the index of a far draw. A degree
+// draw comes from the pool's degree samplers; without them, or when the
+// pool's rows have no degree at all, it is a uniform draw.
+func (w *Worker) draw(own *Table, pool *Pool, degree bool, rng *rand.Rand) uint32 {
 	if pool == nil {
 		return uint32(rng.IntN(own.Rows))
 	}
-	tab, row := pool.locate(rng.IntN(pool.Rows()))
+	var tab *Table
+	var row uint32
+	if degree && pool.Degrees() > 0 {
+		tab, row = pool.locateDegree(rng)
+	} else {
+		tab, row = pool.locate(rng.IntN(pool.Rows()))
+	}
 	if tab == own {
 		return row
 	}

@@ -178,13 +178,15 @@ func (w *Worker) grads(b Batch, L, R *Table, rng *rand.Rand, early bool) (Stats,
 	case r0.AllNegs:
 	case m.S.NumBatchNegs > 0:
 		cs = m.S.NumBatchNegs
+	case m.S.DegreeNegs > 0:
+		cs = m.S.DegreeNegs
 	case m.S.NumUniformNegs > 0:
 		cs = m.S.NumUniformNegs
 	}
-	ke := m.S.NumUniformNegs
+	ke := m.S.NumUniformNegs + m.S.DegreeNegs
 	rhsDraws := !m.S.DisableRhsNegs && !r0.AllNegs && ke > 0
 	lhsDraws := !m.S.DisableLhsNegs && !r0.AllNegs && ke > 0
-	w.drawNegatives(n, cs, ke, rhsDraws, lhsDraws, L, R, rng)
+	w.drawNegatives(n, cs, m.S.DegreeNegs, ke, rhsDraws, lhsDraws, L, R, rng)
 	w.census(b, cs, ke, rhsDraws, lhsDraws, early, grR)
 	drawn := w.drawn
 	var st Stats
