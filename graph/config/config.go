@@ -60,10 +60,13 @@ type Config struct {
 	// a memory budget the largest c that fits (train.FitBuffer). Omitted
 	// from Canonical when 0.
 	PartitionBuffer int `json:"partition_buffer,omitempty" toml:"partition_buffer"`
-	// Negatives (ours) is where uniform negatives come from: "bucket" (the
-	// bucket's own partitions, PBG's) or "buffer" (every resident
-	// partition of the entity type, by size); "" means "bucket". Omitted
-	// from Canonical when empty.
+	// Negatives (ours) is where negatives come from: "bucket" (the
+	// bucket's own partitions, PBG's), "buffer" (uniform negatives from
+	// every resident partition of the entity type, by size) or
+	// "buffer_degree" (as "buffer", and in place of the batch negatives
+	// as many draws from every resident partition weighted by the
+	// entity's degree); "" means "bucket". Omitted from Canonical when
+	// empty.
 	Negatives string `json:"negatives,omitempty" toml:"negatives"`
 	// InterleaveBuckets (ours) trains the consecutive buckets of the order
 	// whose partitions are all resident together, their batches

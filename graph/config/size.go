@@ -79,5 +79,12 @@ func (c *Config) Buffer() int {
 }
 
 // BufferNegatives reports whether uniform negatives are drawn from every
-// resident partition (negatives = "buffer").
-func (c *Config) BufferNegatives() bool { return c.Negatives == "buffer" }
+// resident partition (negatives = "buffer" or "buffer_degree").
+func (c *Config) BufferNegatives() bool {
+	return c.Negatives == "buffer" || c.Negatives == "buffer_degree"
+}
+
+// DegreeNegatives reports whether the batch negatives are replaced by
+// draws weighted by degree from every resident partition (negatives =
+// "buffer_degree").
+func (c *Config) DegreeNegatives() bool { return c.Negatives == "buffer_degree" }

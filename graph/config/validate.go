@@ -10,7 +10,7 @@ import (
 // Allowed values of the enumerated keys.
 var (
 	BucketOrders = []string{"random", "affinity", "inside_out", "outside_in", "buffer"}
-	NegativesAll = []string{"bucket", "buffer"}
+	NegativesAll = []string{"bucket", "buffer", "buffer_degree"}
 	Operators    = []string{"none", "diagonal", "translation", "linear", "affine", "complex_diagonal"}
 	Comparators  = []string{"dot", "cos", "l2", "squared_l2"}
 	LossFns      = []string{"ranking", "logistic", "softmax"}
