@@ -65,6 +65,7 @@ type Prediction struct {
 	GroupBuckets  int    // buckets prepared at once: 1, or with interleave_buckets at most min(c x c, the buckets of a pass)
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
+	DegreeBytes   uint64 // negatives = "buffer_degree": every entity's degree (4 bytes) and the buffer's samplers (12 bytes a row)
 	RuntimeBytes  uint64 // program, Go runtime and the heap's slack
 	Peak          uint64 // the sum
 
@@ -189,6 +190,14 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 		}
 		for _, n := range counts[:min(cfg.Buffer(), len(counts))] {
 			pr.PartBytes += n * rowBytes
+			if cfg.DegreeNegatives() {
+				pr.DegreeBytes += 12 * n
+			}
+		}
+		if cfg.DegreeNegatives() {
+			for _, n := range counts {
+				pr.DegreeBytes += 4 * n
+			}
 		}
 		if len(counts) > 0 {
 			smallestRows = min(smallestRows, counts[len(counts)-1])
@@ -356,8 +365,10 @@ func (pr *Prediction) total() {
 }
 
 // heap is what the model puts in the Go heap: the workers' scratch, a
-// chunk's edges and the model.
-func (pr *Prediction) heap() uint64 { return pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes }
+// chunk's edges, the model and the degrees of degree negatives.
+func (pr *Prediction) heap() uint64 {
+	return pr.WorkBytes + pr.EdgeBytes + pr.ModelBytes + pr.DegreeBytes
+}
 
 // mapped is what the workers map outside the Go heap: their row→slot
 // indexes and summed gradients.
@@ -412,6 +423,9 @@ func (pr *Prediction) String() string {
 		fmt.Fprintf(&b, "  edges       %s: the largest chunk's %d edges\n", Bytes(pr.EdgeBytes), pr.ChunkEdges)
 	}
 	fmt.Fprintf(&b, "  model       %s: relation operators and global embeddings\n", Bytes(pr.ModelBytes))
+	if pr.DegreeBytes > 0 {
+		fmt.Fprintf(&b, "  degrees     %s: every entity's degree and the buffer's degree samplers (negatives = \"buffer_degree\")\n", Bytes(pr.DegreeBytes))
+	}
 	fmt.Fprintf(&b, "  runtime     %s: program and Go runtime, and %d/4 of the heap\n", Bytes(pr.RuntimeBytes), heapSlack)
 	fmt.Fprintf(&b, "disk: %s per checkpoint, up to %s while one is written\n", Bytes(pr.CheckpointBytes), Bytes(pr.CheckpointPeak))
 	return b.String()

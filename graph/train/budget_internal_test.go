@@ -115,6 +115,16 @@ func TestPredictTerms(t *testing.T) {
 		}
 	}
 	cfg.InterleaveBuckets, cfg.CheckpointBuckets, cfg.PartitionBuffer = false, 0, 0
+	// Degree negatives: 4 bytes of degree for every entity and a 12-byte
+	// sampler row for each row of the buffer's two largest partitions, in
+	// the Go heap (with its slack).
+	cfg.Negatives = "buffer_degree"
+	dg := predict(cfg, s, 0, "")
+	wantDeg := uint64(4*1_000_000 + 12*500_001)
+	if dg.DegreeBytes != wantDeg || dg.Peak != want.Peak+wantDeg+wantDeg*3/4 || !strings.Contains(dg.String(), "degrees") {
+		t.Errorf("negatives = buffer_degree: degrees %d bytes (want %d), peak %d against %d", dg.DegreeBytes, wantDeg, dg.Peak, want.Peak)
+	}
+	cfg.Negatives = ""
 	// With eval_fraction, worker 0 also holds the eval_ negatives' scratch.
 	ev := budgetConfig(t, 4, 0, "eval_fraction = 0.05\neval_num_uniform_negs = 5000\n")
 	if e := predict(ev, s, 0, ""); e.WorkBytes != want.WorkBytes+chunkBytes(ev, 100, 250_001)-train || e.WorkBytes <= want.WorkBytes {

@@ -41,13 +41,20 @@ func TestSwapInFreesDroppedPartitions(t *testing.T) {
 // ringTrainer imports a ring of n entities in parts partitions and returns
 // a trainer of it with the extra config lines (before the tables).
 func ringTrainer(t *testing.T, n, parts int, extra string) *Trainer {
-	dir := t.TempDir()
 	var edges strings.Builder
 	for i := range n {
 		fmt.Fprintf(&edges, "e%d\tr\te%d\n", i, (i+7)%n)
 	}
+	return edgeTrainer(t, edges.String(), parts, extra)
+}
+
+// edgeTrainer imports edges (lhs, relation r, rhs; one entity type) in
+// parts partitions and returns a trainer of them with the extra config
+// lines (before the tables).
+func edgeTrainer(t *testing.T, edges string, parts int, extra string) *Trainer {
+	dir := t.TempDir()
 	tsv := filepath.Join(dir, "edges.tsv")
-	if err := os.WriteFile(tsv, []byte(edges.String()), 0o644); err != nil {
+	if err := os.WriteFile(tsv, []byte(edges), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Parse([]byte(fmt.Sprintf(`entity_path = %q

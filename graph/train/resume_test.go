@@ -99,6 +99,9 @@ func TestKillAndResume(t *testing.T) {
 		"bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = \"buffer\"", 1)
 	t.Run("buffer/P=6/c=4", func(t *testing.T) { killAndResume(t, buffered, 6, 1200) })
 	t.Run("buffer/P=6/c=4/interleave", func(t *testing.T) { killAndResume(t, buffered+"interleave_buckets = true\n", 6, 1200) })
+	t.Run("buffer/P=6/c=4/degree", func(t *testing.T) {
+		killAndResume(t, strings.Replace(buffered, `negatives = "buffer"`, `negatives = "buffer_degree"`, 1), 6, 1200)
+	})
 }
 
 func killAndResume(t *testing.T, settings string, parts, edges int) {
@@ -272,7 +275,8 @@ func TestInterruptBetweenCommits(t *testing.T) {
 	for _, tc := range []struct {
 		order, extra string
 		c, parts     int
-	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}, {"buffer", "negatives = \"buffer\"\n", 4, 6}} {
+	}{{"inside_out", "", 2, 4}, {"buffer", "", 4, 6}, {"buffer", "negatives = \"buffer\"\n", 4, 6},
+		{"buffer", "negatives = \"buffer_degree\"\n", 4, 6}} {
 		t.Run(fmt.Sprintf("%s/c=%d/%s", tc.order, tc.c, strings.NewReplacer("\n", "", `"`, "", " ", "").Replace(tc.extra)), func(t *testing.T) {
 			interruptBetweenCommits(t, tc.order, tc.extra, tc.c, tc.parts)
 		})

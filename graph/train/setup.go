@@ -89,6 +89,9 @@ func NewModel(cfg *config.Config, numRelations int) (*model.Model, error) {
 		NumBatchNegs: cfg.NumBatchNegs, NumUniformNegs: cfg.NumUniformNegs, DisableLhsNegs: cfg.DisableLhsNegs,
 		DisableRhsNegs: cfg.DisableRhsNegs, RegCoef: cfg.RegularizationCoef, Lr: float32(cfg.Lr),
 		RelationLr: float32(relLr), GlobalEmb: cfg.GlobalEmb, Dynamic: cfg.DynamicRelations}
+	if cfg.DegreeNegatives() {
+		s.DegreeNegs, s.NumBatchNegs = cfg.NumBatchNegs, 0
+	}
 	m, err := model.New(s, rels, len(types))
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)

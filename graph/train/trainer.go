@@ -98,6 +98,11 @@ type Trainer struct {
 	// wait for the end of a buffer state (checkpoint_buckets unset).
 	clock commitClock
 	align bool
+	// degree holds every partition's entity degrees and alias the
+	// resident ones' samplers, with negatives = "buffer_degree"
+	// (degrees.go).
+	degree map[tableKey][]uint32
+	alias  map[tableKey]*model.Alias
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -236,6 +241,11 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 	l, r := t.plan.Shape()
 	if pos.Epoch < t.cfg.NumEpochs {
 		t.replayResidency(pos)
+		if t.cfg.DegreeNegatives() && t.degree == nil {
+			if err := t.countDegrees(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	for pos.Epoch < t.cfg.NumEpochs {
 		start := time.Now()
@@ -477,12 +487,23 @@ func (t *Trainer) negativePools() map[int]*model.Pool {
 		return nil
 	}
 	pools := map[int]*model.Pool{}
-	for _, k := range t.res.keys() {
+	keys := t.res.keys()
+	for _, k := range keys {
 		var tabs []*model.Table
 		if p := pools[k.typ]; p != nil {
 			tabs = p.Tabs
 		}
 		pools[k.typ] = model.NewPool(append(tabs, t.tables[k]))
+	}
+	if t.cfg.DegreeNegatives() {
+		samplers := t.degreeSamplers(keys)
+		byType := map[int][]*model.Alias{}
+		for _, k := range keys {
+			byType[k.typ] = append(byType[k.typ], samplers[k])
+		}
+		for typ, p := range pools {
+			pools[typ] = p.WithDegrees(byType[typ])
+		}
 	}
 	return pools
 }

@@ -1,0 +1,105 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/batchprep/batchprep/graph"
+	"github.com/batchprep/batchprep/graph/train/model"
+)
+
+// Degree negatives (negatives = "buffer_degree"). At P = 1 a chunk's batch
+// negatives are the other positives' entities: draws weighted by degree
+// from the whole graph. Under partitioning they come from the bucket's two
+// partitions only. Degree negatives take their place: the same number per
+// chunk, drawn from every resident partition of the side's entity type,
+// each row with probability proportional to its entity's degree. An
+// entity's degree is the number of training edges it is an endpoint of
+// (either side, any relation; held-out edges are not counted), counted
+// once per Run from the plan's first pass, so it is the same on every
+// machine and after every resume.
+
+// countDegrees counts every entity's degree into t.degree, one array per
+// partition, preparing each bucket of each edge set and chunk as the
+// plan's first pass does (its holdout is the same in every pass).
+func (t *Trainer) countDegrees(ctx context.Context) error {
+	deg := map[tableKey][]uint32{}
+	counts := func(typ string, part int) ([]uint32, error) {
+		k := tableKey{t.typeIdx[typ], part}
+		if d, ok := deg[k]; ok {
+			return d, nil
+		}
+		n, err := t.store.EntityCount(typ, part)
+		if err != nil {
+			return nil, err
+		}
+		deg[k] = make([]uint32, n)
+		return deg[k], nil
+	}
+	l, r := t.plan.Shape()
+	for set := range t.plan.NumEdgeSets() {
+		for chunk := range t.plan.NumChunks() {
+			for i := range l {
+				for j := range r {
+					pb, err := t.plan.PrepareBucket(ctx, 0, set, chunk, graph.Bucket{Lhs: i, Rhs: j})
+					if err != nil {
+						return err
+					}
+					e, held := pb.Data(), pb.Holdout()
+					for row := range e.Len() {
+						if len(held) > 0 && held[0] == uint32(row) {
+							held = held[1:]
+							continue
+						}
+						rc := t.cfg.Relations[0]
+						if !t.cfg.DynamicRelations {
+							rc = t.cfg.Relations[e.Rel[row]]
+						}
+						for _, side := range [2]struct {
+							typ        string
+							coord, off int
+						}{{rc.Lhs, i, int(e.Lhs[row])}, {rc.Rhs, j, int(e.Rhs[row])}} {
+							d, err := counts(side.typ, partOf(t.cfg, side.typ, side.coord))
+							if err != nil {
+								return err
+							}
+							if d[side.off] == math.MaxUint32 {
+								return fmt.Errorf("train: negatives = \"buffer_degree\": entity %d of partition %d of type %s has more than %d edges", side.off, side.coord, side.typ, uint32(math.MaxUint32))
+							}
+							d[side.off]++
+						}
+					}
+				}
+			}
+		}
+	}
+	t.degree = deg
+	return nil
+}
+
+// degreeSamplers returns the degree samplers of the resident tables keys,
+// building those of newly resident ones and forgetting those of evicted
+// ones, so that t.alias holds the buffer's samplers only.
+func (t *Trainer) degreeSamplers(keys []tableKey) map[tableKey]*model.Alias {
+	if t.alias == nil {
+		t.alias = map[tableKey]*model.Alias{}
+	}
+	keep := map[tableKey]bool{}
+	for _, k := range keys {
+		keep[k] = true
+		if t.alias[k] == nil {
+			d := t.degree[k]
+			if d == nil { // a partition no training edge touches
+				d = make([]uint32, t.tables[k].Rows)
+			}
+			t.alias[k] = model.NewAlias(d)
+		}
+	}
+	for k := range t.alias {
+		if !keep[k] {
+			delete(t.alias, k)
+		}
+	}
+	return t.alias
+}
