@@ -91,3 +91,37 @@ func awsGetter(b *testing.B, s *miniotest.Server, etag string) rangeGetter {
 		return err
 	}
 }
+
+// BenchmarkOpen times Open (the client, the cache directory, a HEAD) and
+// Close of one object on a MinIO on loopback: "shared" as Open does it,
+// "fresh" with the process's clients forgotten before every Open (a
+// client, its configuration and its connections made per object):
+//
+//	go test -run '^$' -bench 'Open$' -count 6 ./internal/objstore
+func BenchmarkOpen(b *testing.B) {
+	s := miniotest.Start(b)
+	s.MakeBucket(testBucket)
+	s.Put(testBucket, testKey, randomBytes(1<<10, 1))
+	miniotest.SetEnv(b, s.Env())
+	opt := Options{CacheDir: b.TempDir()}
+	for _, fresh := range []bool{false, true} {
+		name := "shared"
+		if fresh {
+			name = "fresh"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if fresh {
+					clients.Lock()
+					clear(clients.m)
+					clients.Unlock()
+				}
+				o, err := Open(context.Background(), testURL, opt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				o.Close()
+			}
+		})
+	}
+}

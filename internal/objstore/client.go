@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -25,6 +27,48 @@ type client struct {
 	source string
 }
 
+// clients holds the clients made so far, by the AWS environment and the
+// connection pool's size they were made for: loading the configuration
+// reads files and may ask a credentials service, and one client's
+// connections serve every object of its endpoint, so each process makes
+// one per environment.
+var clients = struct {
+	sync.Mutex
+	m map[clientKey]*client
+}{m: map[clientKey]*client{}}
+
+type clientKey struct {
+	env  string // every AWS_ variable, sorted
+	idle int    // idle connections per host
+}
+
+// sharedClient returns the client for the process's AWS environment and
+// opt, made by newClient the first time. A failed load is not kept.
+func sharedClient(ctx context.Context, opt Options) (*client, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "AWS_") {
+			env = append(env, kv)
+		}
+	}
+	slices.Sort(env)
+	key := clientKey{strings.Join(env, "\x00"), idleConns(opt)}
+	clients.Lock()
+	defer clients.Unlock()
+	if c := clients.m[key]; c != nil {
+		return c, nil
+	}
+	c, err := newClient(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	clients.m[key] = c
+	return c, nil
+}
+
+// idleConns is the idle connections a client keeps per host.
+func idleConns(opt Options) int { return max(2*opt.FetchConcurrency, 16) }
+
 // newClient loads the AWS SDK's standard configuration chain: environment
 // variables, AWS_PROFILE and the shared config and credentials files,
 // AWS_REGION, AWS_ENDPOINT_URL or AWS_ENDPOINT_URL_S3. With an endpoint,
@@ -33,7 +77,7 @@ type client struct {
 // own retries are off: fetch retries (invariant 4).
 func newClient(ctx context.Context, opt Options) (*client, error) {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-		tr.MaxIdleConnsPerHost = max(2*opt.FetchConcurrency, 16)
+		tr.MaxIdleConnsPerHost = idleConns(opt)
 		tr.DisableCompression = true
 	})
 	cfg, err := config.LoadDefaultConfig(ctx,

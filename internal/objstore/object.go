@@ -79,7 +79,7 @@ func Open(ctx context.Context, url string, opt Options) (*Object, error) {
 	if opt, err = opt.withDefaults(); err != nil {
 		return nil, err
 	}
-	c, err := newClient(ctx, opt)
+	c, err := sharedClient(ctx, opt)
 	if err != nil {
 		return nil, err
 	}

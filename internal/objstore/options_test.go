@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,5 +40,36 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if err := (Options{}).Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// One client per AWS environment: opens with the same environment share
+// it (and its connections); another endpoint, region or key makes another.
+func TestClientSharedByEnvironment(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "id")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_REGION", "r1")
+	ctx := context.Background()
+	opt, err := Options{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := sharedClient(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := sharedClient(ctx, opt); b != a {
+		t.Fatal("the same environment made a second client")
+	}
+	t.Setenv("AWS_REGION", "r2")
+	c, _ := sharedClient(ctx, opt)
+	if c == a || c.s3.Options().Region != "r2" {
+		t.Fatalf("another region: client %p (first %p), region %q", c, a, c.s3.Options().Region)
+	}
+	more := opt
+	more.FetchConcurrency = 64
+	if d, _ := sharedClient(ctx, more); d == c {
+		t.Fatal("another connection pool size shared a client")
 	}
 }

@@ -44,7 +44,7 @@ func Put(ctx context.Context, url, path string, opt Options) (etag string, err e
 	if size > MaxPutBytes {
 		return "", &Error{URL: url, Op: "put", Msg: fmt.Sprintf("%s is %d bytes, over the %d one PUT request can store", path, size, int64(MaxPutBytes))}
 	}
-	c, err := newClient(ctx, opt)
+	c, err := sharedClient(ctx, opt)
 	if err != nil {
 		return "", err
 	}
