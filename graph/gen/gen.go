@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"strconv"
 
+	"github.com/batchprep/batchprep/internal/alias"
 	"github.com/batchprep/batchprep/internal/mix"
 )
 
@@ -72,9 +73,9 @@ func (p Params) weight(i int) uint64 {
 // sampler holds the alias tables of a graph.
 type sampler struct {
 	p     Params
-	all   *alias
-	comm  []*alias // per community; column j is entity c + j*C
-	inCut uint64   // a draw below inCut puts the rhs in the community
+	all   *alias.Table
+	comm  []*alias.Table // per community; column j is entity c + j*C
+	inCut uint64         // a draw below inCut puts the rhs in the community
 }
 
 func newSampler(p Params) *sampler {
@@ -83,17 +84,17 @@ func newSampler(p Params) *sampler {
 	for i := range w {
 		w[i] = p.weight(i)
 	}
-	s.all = newAlias(w)
+	s.all = alias.New(w)
 	if p.Communities >= 2 {
 		C := p.Communities
-		s.comm = make([]*alias, C)
+		s.comm = make([]*alias.Table, C)
 		cw := make([]uint64, 0, p.Entities/C+1)
 		for c := 0; c < C; c++ {
 			cw = cw[:0]
 			for i := c; i < p.Entities; i += C {
 				cw = append(cw, w[i])
 			}
-			s.comm[c] = newAlias(cw)
+			s.comm[c] = alias.New(cw)
 		}
 		if p.PIn >= 1 {
 			s.inCut = math.MaxUint64
@@ -118,15 +119,15 @@ func Generate(p Params, emit func(lhs, rel, rhs uint32) error) error {
 	C := uint32(max(p.Communities, 1))
 	rels := uint64(p.Relations)
 	for range p.Edges {
-		lhs := s.all.draw(r.Uint64())
+		lhs := s.all.Draw(r.Uint64())
 		inside := s.comm != nil && r.Uint64() < s.inCut
 		var rhs uint32
 		for try := 0; try < maxRedraws; try++ {
 			if inside {
 				c := lhs % C
-				rhs = c + s.comm[c].draw(r.Uint64())*C
+				rhs = c + s.comm[c].Draw(r.Uint64())*C
 			} else {
-				rhs = s.all.draw(r.Uint64())
+				rhs = s.all.Draw(r.Uint64())
 			}
 			if rhs != lhs {
 				break

@@ -120,24 +120,6 @@ func TestCommunities(t *testing.T) {
 	}
 }
 
-// TestAliasExact checks that the table gives every column exactly its
-// weight: column j's mass, counted in units of 1/(n*total), is w_j*n.
-func TestAliasExact(t *testing.T) {
-	w := []uint64{1, 7, 7, 100, 3, 1 << 30, 2, 55555}
-	a := newAlias(w)
-	n := uint64(len(w))
-	mass := make([]uint64, n)
-	for j := range w {
-		mass[j] += a.keep[j]
-		mass[a.other[j]] += a.total - a.keep[j]
-	}
-	for j := range w {
-		if mass[j] != w[j]*n {
-			t.Errorf("column %d: mass %d, want %d", j, mass[j], w[j]*n)
-		}
-	}
-}
-
 func TestValidate(t *testing.T) {
 	ok := Params{Entities: 10, Edges: 5, Relations: 1}
 	for _, c := range []struct {

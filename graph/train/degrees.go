@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/batchprep/batchprep/graph"
-	"github.com/batchprep/batchprep/graph/train/model"
+	"github.com/batchprep/batchprep/internal/alias"
 )
 
 // Degree negatives (negatives = "buffer_degree"). At P = 1 a chunk's batch
@@ -80,26 +80,26 @@ func (t *Trainer) countDegrees(ctx context.Context) error {
 
 // degreeSamplers returns the degree samplers of the resident tables keys,
 // building those of newly resident ones and forgetting those of evicted
-// ones, so that t.alias holds the buffer's samplers only.
-func (t *Trainer) degreeSamplers(keys []tableKey) map[tableKey]*model.Alias {
-	if t.alias == nil {
-		t.alias = map[tableKey]*model.Alias{}
+// ones, so that t.samplers holds the buffer's samplers only.
+func (t *Trainer) degreeSamplers(keys []tableKey) map[tableKey]*alias.Table {
+	if t.samplers == nil {
+		t.samplers = map[tableKey]*alias.Table{}
 	}
 	keep := map[tableKey]bool{}
 	for _, k := range keys {
 		keep[k] = true
-		if t.alias[k] == nil {
+		if t.samplers[k] == nil {
 			d := t.degree[k]
 			if d == nil { // a partition no training edge touches
 				d = make([]uint32, t.tables[k].Rows)
 			}
-			t.alias[k] = model.NewAlias(d)
+			t.samplers[k] = alias.New(d)
 		}
 	}
-	for k := range t.alias {
+	for k := range t.samplers {
 		if !keep[k] {
-			delete(t.alias, k)
+			delete(t.samplers, k)
 		}
 	}
-	return t.alias
+	return t.samplers
 }

@@ -144,11 +144,11 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 					sum += uint64(x)
 				}
 			}
-			if pools[0].Degrees() != sum || len(tr.alias) != len(keys) {
-				t.Fatalf("bucket %v: pool degrees %d, want %d over %v; %d samplers held", b, pools[0].Degrees(), sum, keys, len(tr.alias))
+			if pools[0].Degrees() != sum || len(tr.samplers) != len(keys) {
+				t.Fatalf("bucket %v: pool degrees %d, want %d over %v; %d samplers held", b, pools[0].Degrees(), sum, keys, len(tr.samplers))
 			}
 			for i, k := range keys {
-				if a := tr.alias[k]; a == nil || pools[0].Deg[i] != a || a.Len() != tr.tables[k].Rows {
+				if a := tr.samplers[k]; a == nil || pools[0].Deg[i] != a || a.Len() != tr.tables[k].Rows {
 					t.Fatalf("bucket %v: sampler %d is not resident partition %v's", b, i, k)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/plan"
 	"github.com/batchprep/batchprep/graph/train/model"
+	"github.com/batchprep/batchprep/internal/alias"
 	"github.com/batchprep/batchprep/internal/mix"
 )
 
@@ -98,11 +99,11 @@ type Trainer struct {
 	// wait for the end of a buffer state (checkpoint_buckets unset).
 	clock commitClock
 	align bool
-	// degree holds every partition's entity degrees and alias the
-	// resident ones' samplers, with negatives = "buffer_degree"
+	// degree holds every partition's entity degrees and samplers the
+	// resident ones' degree samplers, with negatives = "buffer_degree"
 	// (degrees.go).
-	degree map[tableKey][]uint32
-	alias  map[tableKey]*model.Alias
+	degree   map[tableKey][]uint32
+	samplers map[tableKey]*alias.Table
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -497,7 +498,7 @@ func (t *Trainer) negativePools() map[int]*model.Pool {
 	}
 	if t.cfg.DegreeNegatives() {
 		samplers := t.degreeSamplers(keys)
-		byType := map[int][]*model.Alias{}
+		byType := map[int][]*alias.Table{}
 		for _, k := range keys {
 			byType[k.typ] = append(byType[k.typ], samplers[k])
 		}

@@ -3,6 +3,8 @@ package model
 import (
 	"math/rand/v2"
 	"sort"
+
+	"github.com/batchprep/batchprep/internal/alias"
 )
 
 // Pool is where one side's uniform negatives come from with buffer
@@ -19,7 +21,7 @@ type Pool struct {
 	cum  []int // cum[i]: rows of Tabs[:i+1]
 	// Deg[i] draws rows of Tabs[i] by degree; degCum[i] is the degrees
 	// of Tabs[:i+1].
-	Deg    []*Alias
+	Deg    []*alias.Table
 	degCum []uint64
 }
 
@@ -36,7 +38,7 @@ func NewPool(tabs []*Table) *Pool {
 
 // WithDegrees returns the pool with deg[i] drawing rows of Tabs[i] by
 // degree (one per table, each as long as its table).
-func (p *Pool) WithDegrees(deg []*Alias) *Pool {
+func (p *Pool) WithDegrees(deg []*alias.Table) *Pool {
 	if len(deg) != len(p.Tabs) {
 		panic("model: WithDegrees: one sampler per table")
 	}
@@ -69,7 +71,7 @@ func (p *Pool) locateDegree(rng *rand.Rand) (*Table, uint32) {
 	for p.degCum[i] <= x {
 		i++
 	}
-	return p.Tabs[i], p.Deg[i].Draw(rng)
+	return p.Tabs[i], p.Deg[i].Draw(rng.Uint64())
 }
 
 // Rows is the pool's row count, all tables together.

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/batchprep/batchprep/internal/alias"
 )
 
 // Buffer negatives (StepPools): a step draws its uniform negatives from
@@ -70,5 +72,72 @@ func TestStepPoolsDrawsFromEveryTable(t *testing.T) {
 	sc := NewWorker(newModel()).Step(b, c, c, rand.New(rand.NewPCG(9, 9)))
 	if sa != sc || !slices.Equal(a.Emb, c.Emb) {
 		t.Errorf("a pool of the own table differs from Step: %+v %+v", sa, sc)
+	}
+}
+
+// Degree draws (negatives = "buffer_degree"): a pool with degree samplers
+// draws rows over all its tables in proportion to their degrees, rows of
+// degree 0 never; a step's degree negatives are the first DegreeNegs draws
+// of each chunk and side, and its uniform ones the rest.
+func TestPoolDegreeDraws(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	tabs := []*Table{NewTable(2, 4, 0.1, rng), NewTable(4, 4, 0.1, rng)}
+	deg := [][]uint32{{0, 3}, {1, 0, 0, 4}}
+	pool := NewPool(tabs).WithDegrees([]*alias.Table{alias.New(deg[0]), alias.New(deg[1])})
+	if pool.Degrees() != 8 {
+		t.Fatalf("degrees %d, want 8", pool.Degrees())
+	}
+	counts := map[[2]int]int{}
+	const draws = 800000
+	for range draws {
+		tab, row := pool.locateDegree(rng)
+		ti := 0
+		if tab == tabs[1] {
+			ti = 1
+		}
+		counts[[2]int{ti, int(row)}]++
+	}
+	for ti, d := range deg {
+		for row, x := range d {
+			got, want := counts[[2]int{ti, row}], draws*int(x)/8
+			if got < want*98/100 || got > want*102/100 {
+				t.Errorf("table %d row %d (degree %d): %d draws of %d, want about %d", ti, row, x, got, draws, want)
+			}
+		}
+	}
+
+	// In a step: chunks of 5 positives, 5 degree and 20 uniform draws per
+	// side. The rhs side's own table is tabs[0], whose row 0 has degree
+	// 0: the degree draws never give it, the uniform ones do.
+	op, _ := NewOperator("diagonal", 4)
+	m, err := New(Settings{Dim: 4, Comparator: "dot", Loss: "softmax", DegreeNegs: 5, NumUniformNegs: 20,
+		Lr: 0.1, RelationLr: 0.1}, []Relation{{Op: op, Weight: 1}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorker(m)
+	w.pools = [2]*Pool{pool, pool}
+	w.drawNegatives(40, 5, 5, 25, true, true, tabs[0], tabs[0], rand.New(rand.NewPCG(7, 8)))
+	if len(w.drawn) != 8*2*25 {
+		t.Fatalf("%d draws, want %d", len(w.drawn), 8*2*25)
+	}
+	uniformOwnZero := 0
+	for i, x := range w.drawn {
+		if x&farBit != 0 {
+			f := w.farDraws[x&^farBit]
+			if i%25 < 5 && deg[1][f.row] == 0 {
+				t.Fatalf("draw %d: degree draw of row %d of degree 0", i, f.row)
+			}
+			continue
+		}
+		if x == 0 {
+			if i%25 < 5 {
+				t.Fatalf("draw %d: degree draw of own row 0 (degree 0)", i)
+			}
+			uniformOwnZero++
+		}
+	}
+	if uniformOwnZero == 0 {
+		t.Errorf("no uniform draw of own row 0: uniform draws are not uniform")
 	}
 }
