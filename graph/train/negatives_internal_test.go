@@ -18,24 +18,14 @@ import (
 func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 	for _, neg := range []string{"buffer", "bucket"} {
 		tr := ringTrainer(t, 120, 6, fmt.Sprintf("bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = %q\n", neg))
-		l, r := tr.plan.Shape()
 		full := 0
-		for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
-			b := tr.bucketAt(pos)
-			if pos.Index == 0 {
-				tr.replayResidency(pos)
-			} else {
-				tr.admitAt(pos, b)
-			}
-			if err := tr.swapIn(b); err != nil {
-				t.Fatal(err)
-			}
+		walkPass(t, tr, func(b graph.Bucket) {
 			pools := tr.negativePools()
 			if neg == "bucket" {
 				if pools != nil {
 					t.Fatalf("negatives = bucket: pools %v", pools)
 				}
-				continue
+				return
 			}
 			keys := tr.res.keys()
 			if len(pools) != 1 || len(pools[0].Tabs) != len(keys) || len(tr.tables) != len(keys) {
@@ -54,7 +44,7 @@ func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 			if len(keys) == 4 {
 				full++
 			}
-		}
+		})
 		if neg == "buffer" && full < 10 {
 			t.Fatalf("%d buckets with a full buffer of 4", full)
 		}
@@ -126,16 +116,7 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 			t.Fatalf("eval_fraction %s: degrees sum to %d, want 2 x (%d stored - %d held out)", frac, got, stored, held)
 		}
 		// The pools along a pass.
-		for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
-			b := tr.bucketAt(pos)
-			if pos.Index == 0 {
-				tr.replayResidency(pos)
-			} else {
-				tr.admitAt(pos, b)
-			}
-			if err := tr.swapIn(b); err != nil {
-				t.Fatal(err)
-			}
+		walkPass(t, tr, func(b graph.Bucket) {
 			pools := tr.negativePools()
 			keys := tr.res.keys()
 			var sum uint64
@@ -152,6 +133,25 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 					t.Fatalf("bucket %v: sampler %d is not resident partition %v's", b, i, k)
 				}
 			}
+		})
+	}
+}
+
+// walkPass admits and swaps in the buckets of tr's first pass in turn, as
+// Run does, calling at with each once its partitions are resident.
+func walkPass(t *testing.T, tr *Trainer, at func(b graph.Bucket)) {
+	t.Helper()
+	l, r := tr.plan.Shape()
+	for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
+		b := tr.bucketAt(pos)
+		if pos.Index == 0 {
+			tr.replayResidency(pos)
+		} else {
+			tr.admitAt(pos, b)
 		}
+		if err := tr.swapIn(b); err != nil {
+			t.Fatal(err)
+		}
+		at(b)
 	}
 }
