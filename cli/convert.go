@@ -76,7 +76,8 @@ func runConvert(env *Env, args []string) error {
 		return err
 	}
 	defer dst.close()
-	src := corpusFiles{env.Ctx, *objects}
+	src := newCorpusFiles(env.Ctx, *objects)
+	defer src.close()
 	format, err := src.detect(in)
 	if err != nil {
 		return err

@@ -11,19 +11,61 @@ import (
 )
 
 // corpusFiles opens the corpora a command names, local files or objects
-// (s3://BUCKET/KEY) read with the object flags' options (objectFlags).
+// (s3://BUCKET/KEY) read with the object flags' options (objectFlags). An
+// object is opened (looked up with a HEAD) once per command, and all the
+// command does with it reads that version; close closes them.
 type corpusFiles struct {
 	ctx     context.Context
 	objects objstore.Options
+	opened  map[string]*objstore.Object
 }
 
-// open opens the corpus at path (file.OpenWith).
+func newCorpusFiles(ctx context.Context, objects objstore.Options) corpusFiles {
+	return corpusFiles{ctx: ctx, objects: objects, opened: map[string]*objstore.Object{}}
+}
+
+// object returns the object at url, opening it the first time.
+func (c corpusFiles) object(url string) (*objstore.Object, error) {
+	if o := c.opened[url]; o != nil {
+		return o, nil
+	}
+	o, err := objstore.Open(c.ctx, url, c.objects)
+	if err != nil {
+		return nil, err
+	}
+	c.opened[url] = o
+	return o, nil
+}
+
+// close closes the objects opened, after the readers of them.
+func (c corpusFiles) close() {
+	for _, o := range c.opened {
+		o.Close()
+	}
+}
+
+// open opens the corpus at path (file.OpenWith; file.OpenSharedObject for
+// an object).
 func (c corpusFiles) open(path string, cfg ctf.Config) (file.Reader, error) {
-	return file.OpenWith(c.ctx, path, cfg, file.Options{Objects: c.objects})
+	if !file.IsObject(path) {
+		return file.OpenWith(c.ctx, path, cfg, file.Options{Objects: c.objects})
+	}
+	o, err := c.object(path)
+	if err != nil {
+		return nil, err
+	}
+	return file.OpenSharedObject(c.ctx, o, cfg, file.Options{Objects: c.objects})
 }
 
-// withBlob calls do with the bytes at path and closes them after.
+// withBlob calls do with the bytes at path (a local file is closed after).
 func (c corpusFiles) withBlob(path string, do func(corpus.Blob) error) error {
+	if file.IsObject(path) {
+		o, err := c.object(path)
+		if err != nil {
+			return err
+		}
+		return do(o)
+	}
 	b, err := file.OpenBlob(c.ctx, path, c.objects)
 	if err != nil {
 		return err

@@ -159,7 +159,8 @@ func runInspect(env *Env, args []string) error {
 		}
 		cfg.Streams = append(cfg.Streams, st)
 	}
-	in := corpusFiles{env.Ctx, *objects}
+	in := newCorpusFiles(env.Ctx, *objects)
+	defer in.close()
 	if len(mix) > 0 {
 		return runInspectMix(env, in, mix, cfg, *format)
 	}

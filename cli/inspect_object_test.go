@@ -68,3 +68,30 @@ func TestObjectRetriesReported(t *testing.T) {
 		}
 	}
 }
+
+// An object is looked up once per command: `inspect` (which detects the
+// format, infers the streams and reads) and `convert` send one HEAD each,
+// counted by a proxy (requests that are not GETs).
+func TestObjectOneHeadPerCommand(t *testing.T) {
+	ctfPath, pqPath := mixFiles(t)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "tiny.ctf", ctfPath)
+	s.PutFile("corpora", "second-pq", pqPath)
+	p := s.ProxyFor(t)
+	miniotest.SetEnv(t, p.Env(t, s))
+	out := filepath.Join(t.TempDir(), "tiny.parquet")
+	for _, args := range [][]string{
+		{"inspect", "s3://corpora/tiny.ctf"},
+		{"inspect", "s3://corpora/second-pq"},
+		{"convert", "s3://corpora/tiny.ctf", out},
+	} {
+		before, gets := p.Requests(), p.Gets()
+		if code, _, errOut := run(t, append(args, "--cache-dir", t.TempDir())...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		if heads := p.Requests() - before - (p.Gets() - gets); heads != 1 {
+			t.Errorf("%v: %d requests besides GETs, want 1 HEAD", args, heads)
+		}
+	}
+}

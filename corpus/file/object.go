@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/internal/objstore"
@@ -37,7 +38,7 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 	if err != nil {
 		return nil, err
 	}
-	r, err := openObjectReader(ctx, obj, url, cfg, opt)
+	r, err := openObjectReader(ctx, obj, obj, url, cfg, opt)
 	if err != nil {
 		obj.Close()
 		return nil, err
@@ -45,9 +46,16 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 	return r, nil
 }
 
-func openObjectReader(ctx context.Context, obj *objstore.Object, url string, cfg ctf.Config, opt Options) (Reader, error) {
-	if DetectBlob(obj, url) == Parquet {
-		r, err := parquet.OpenFile(ctx, obj, url, ParquetConfig(cfg))
+// keptObject is an Object whose Close leaves it open.
+type keptObject struct{ *objstore.Object }
+
+func (keptObject) Close() error { return nil }
+
+// openObjectReader opens the corpus in obj, read through blob (obj
+// itself, or obj kept open).
+func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blob, url string, cfg ctf.Config, opt Options) (Reader, error) {
+	if DetectBlob(blob, url) == Parquet {
+		r, err := parquet.OpenFile(ctx, blob, url, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +67,7 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, url string, cfg
 	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("ctf: the index cache of %s: %w", url, err)
 	}
-	r, err := ctf.OpenContext(ctx, url, cfg, ctf.OpenOptions{File: obj, Progress: opt.Progress})
+	r, err := ctf.OpenContext(ctx, url, cfg, ctf.OpenOptions{File: blob, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}

@@ -17,5 +17,16 @@ func OpenObject(ctx context.Context, obj *objstore.Object, url string, cfg ctf.C
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return openObjectReader(ctx, obj, url, cfg, opt)
+	return openObjectReader(ctx, obj, obj, url, cfg, opt)
+}
+
+// OpenSharedObject is OpenObject of an object the caller keeps: the Reader
+// reads obj (the version it saw at open) and leaves it open when closed,
+// so that a command can open an object once for everything it does with
+// it. The caller closes obj after the Reader.
+func OpenSharedObject(ctx context.Context, obj *objstore.Object, cfg ctf.Config, opt Options) (Reader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return openObjectReader(ctx, obj, keptObject{obj}, obj.URL(), cfg, opt)
 }
