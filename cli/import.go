@@ -89,6 +89,9 @@ func runImport(env *Env, args []string) error {
 	}
 	opts := importer.DefaultOptions()
 	opts.Format, opts.Objects = fmtSel, *objects
+	inputs := newEdgeInputs(*objects)
+	defer inputs.close()
+	opts.Open = inputs.open
 	for _, c := range []struct {
 		flag string
 		val  string
@@ -105,7 +108,7 @@ func runImport(env *Env, args []string) error {
 	if !set["rhs-col"] && !set["rel-col"] && !set["weight-col"] && opts.LhsName == "" {
 		// A two-column edge list (SNAP's "FromNodeId ToNodeId") has its rhs
 		// in column 1.
-		if n := firstFileColumns(env.Ctx, files[0], fmtSel, d, opts.Objects); n == 2 {
+		if n := firstFileColumns(env.Ctx, files[0], fmtSel, d, inputs.open); n == 2 {
 			opts.RhsCol = 1
 		}
 	}
@@ -123,7 +126,7 @@ func runImport(env *Env, args []string) error {
 	if cfg.DynamicRelations && !set["rel-col"] {
 		warnRelationColumn(env, files, opts)
 	}
-	total := inputBytes(env.Ctx, files, opts.Objects)
+	total := inputBytes(env.Ctx, files, inputs.open)
 	parse := newProgress(env, "import: parse", "bytes", total, *quiet)
 	var write *progress
 	var lastFileBytes int64
@@ -181,8 +184,8 @@ func columnFlag(flag, val string, idx *int, name *string) error {
 
 // firstFileColumns is the number of fields of path's first edge line, or
 // of its top-level columns for a Parquet file; 0 when unknown.
-func firstFileColumns(ctx context.Context, path string, f importer.Format, d importer.Delimiter, opt objstore.Options) int {
-	in, err := importer.OpenInput(ctx, path, opt)
+func firstFileColumns(ctx context.Context, path string, f importer.Format, d importer.Delimiter, open inputOpener) int {
+	in, err := open(ctx, path)
 	if err != nil {
 		return 0
 	}
@@ -208,10 +211,10 @@ func firstFileColumns(ctx context.Context, path string, f importer.Format, d imp
 
 // inputBytes is the size of the edge files (of those that can be
 // opened), for the progress line.
-func inputBytes(ctx context.Context, files []string, opt objstore.Options) int64 {
+func inputBytes(ctx context.Context, files []string, open inputOpener) int64 {
 	var total int64
 	for _, f := range files {
-		if in, err := importer.OpenInput(ctx, f, opt); err == nil {
+		if in, err := open(ctx, f); err == nil {
 			if fi, err := in.Stat(); err == nil {
 				total += fi.Size()
 			}
@@ -230,7 +233,7 @@ func warnRelationColumn(env *Env, files []string, o importer.Options) {
 		if o.LhsName != "" || o.RhsName != "" || o.RelName != "" || o.WeightName != "" {
 			return // columns chosen by name: the user looked at the file
 		}
-		n := firstFileColumns(env.Ctx, f, o.Format, o.Delimiter, o.Objects)
+		n := firstFileColumns(env.Ctx, f, o.Format, o.Delimiter, o.Open)
 		if n < 3 {
 			continue
 		}
@@ -318,3 +321,45 @@ func printImportSummary(env *Env, rep importer.Report) {
 		}
 	}
 }
+
+// inputOpener opens an edge file (importer.Options.Open).
+type inputOpener = func(ctx context.Context, path string) (importer.Input, error)
+
+// edgeInputs opens the edge files of one import: a local file each time,
+// an object once (one HEAD) for every step, so that counting its columns,
+// sizing the progress bar and importing read one version. close closes
+// the objects after the import.
+type edgeInputs struct {
+	opt    objstore.Options
+	opened map[string]*objstore.Object
+}
+
+func newEdgeInputs(opt objstore.Options) edgeInputs {
+	return edgeInputs{opt: opt, opened: map[string]*objstore.Object{}}
+}
+
+func (e edgeInputs) open(ctx context.Context, path string) (importer.Input, error) {
+	if !objstore.IsURL(path) {
+		return importer.OpenInput(ctx, path, e.opt)
+	}
+	o := e.opened[path]
+	if o == nil {
+		var err error
+		if o, err = objstore.Open(ctx, path, e.opt); err != nil {
+			return nil, err
+		}
+		e.opened[path] = o
+	}
+	return keptInput{o}, nil
+}
+
+func (e edgeInputs) close() {
+	for _, o := range e.opened {
+		o.Close()
+	}
+}
+
+// keptInput is an object whose Close leaves it open (edgeInputs closes it).
+type keptInput struct{ *objstore.Object }
+
+func (keptInput) Close() error { return nil }

@@ -58,8 +58,8 @@ func manifestBody(t *testing.T, manifest []byte, want string) []byte {
 // same bytes from a local file writes, byte for byte (the manifest names
 // its source, the URL or the path, and is compared without it), for a TSV file, a
 // two-column edge list (its rhs column found in the object), and Parquet
-// files (named .parquet or told by their first bytes); a missing object is
-// exit 1 naming the bucket and key.
+// files (named .parquet or told by their first bytes), with one HEAD
+// request per import; a missing object is exit 1 naming the bucket and key.
 func TestImportObject(t *testing.T) {
 	dir, cfgPath, tsv := importFixture(t)
 	pairs := filepath.Join(dir, "pairs.tsv")
@@ -85,7 +85,8 @@ func TestImportObject(t *testing.T) {
 	s.PutFile("edges", "fb/pairs.tsv", pairs)
 	s.PutFile("edges", "fb/edges.parquet", pq)
 	s.PutFile("edges", "fb/edges-pq", pq)
-	miniotest.SetEnv(t, s.Env())
+	p := s.ProxyFor(t)
+	miniotest.SetEnv(t, p.Env(t, s))
 	cache := t.TempDir()
 	byIndex := []string{"--lhs-col", "0", "--rel-col", "1", "--rhs-col", "2"}
 	byName := []string{"--lhs-col", "src", "--rel-col", "rel", "--rhs-col", "dst"}
@@ -106,7 +107,14 @@ func TestImportObject(t *testing.T) {
 			}
 			return storeBytes(t, dir)
 		}
-		want, got := imp(tc.local), imp(tc.url)
+		want := imp(tc.local)
+		// One HEAD (the requests that are not GETs) for every step of
+		// the import: counting columns, sizing the progress, reading.
+		before, gets := p.Requests(), p.Gets()
+		got := imp(tc.url)
+		if heads := p.Requests() - before - (p.Gets() - gets); heads != 1 {
+			t.Errorf("import %s: %d requests besides GETs, want 1 HEAD", tc.url, heads)
+		}
 		if len(got) != len(want) || len(want) == 0 {
 			t.Errorf("import %s: %d files, the local file's import %d", tc.url, len(got), len(want))
 		}

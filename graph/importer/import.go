@@ -164,7 +164,11 @@ func (p *parser) relationNames(cfg *config.Config) []string {
 }
 
 func parseFile(ctx context.Context, p *parser, name string, idx int, before int64, opts *Options) (*fileEdges, error) {
-	f, err := OpenInput(ctx, name, opts.Objects)
+	open := opts.Open
+	if open == nil {
+		open = func(ctx context.Context, path string) (Input, error) { return OpenInput(ctx, path, opts.Objects) }
+	}
+	f, err := open(ctx, name)
 	if err != nil {
 		return nil, err
 	}

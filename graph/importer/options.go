@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -62,6 +63,11 @@ type Options struct {
 	// requests in flight, retries and the local cache (the zero value
 	// means objstore's defaults). It does not change what is imported.
 	Objects objstore.Options
+	// Open, when set, opens each edge file in place of OpenInput (a
+	// command that keeps its objects open from one step to the next, so
+	// that each is looked up once and read in one version). The importer
+	// closes what it opens.
+	Open func(ctx context.Context, path string) (Input, error)
 	// Progress, when set, is called from the importing goroutine now and
 	// then (after each 128 KiB block parsed and after each bucket written).
 	Progress func(Progress)
