@@ -22,8 +22,9 @@ import (
 
 // countDegrees counts every entity's degree into t.degree, one array per
 // partition, preparing each bucket of each edge set and chunk as the
-// plan's first pass does (its holdout is the same in every pass).
-func (t *Trainer) countDegrees(ctx context.Context) error {
+// plan's first pass does (its holdout is the same in every pass). It
+// returns the number of training edges counted.
+func (t *Trainer) countDegrees(ctx context.Context) (edges int64, err error) {
 	deg := map[tableKey][]uint32{}
 	counts := func(typ string, part int) ([]uint32, error) {
 		k := tableKey{t.typeIdx[typ], part}
@@ -44,7 +45,7 @@ func (t *Trainer) countDegrees(ctx context.Context) error {
 				for j := range r {
 					pb, err := t.plan.PrepareBucket(ctx, 0, set, chunk, graph.Bucket{Lhs: i, Rhs: j})
 					if err != nil {
-						return err
+						return 0, err
 					}
 					e, held := pb.Data(), pb.Holdout()
 					for row := range e.Len() {
@@ -62,20 +63,21 @@ func (t *Trainer) countDegrees(ctx context.Context) error {
 						}{{rc.Lhs, i, int(e.Lhs[row])}, {rc.Rhs, j, int(e.Rhs[row])}} {
 							d, err := counts(side.typ, partOf(t.cfg, side.typ, side.coord))
 							if err != nil {
-								return err
+								return 0, err
 							}
 							if d[side.off] == math.MaxUint32 {
-								return fmt.Errorf("train: negatives = \"buffer_degree\": entity %d of partition %d of type %s has more than %d edges", side.off, side.coord, side.typ, uint32(math.MaxUint32))
+								return 0, fmt.Errorf("train: negatives = \"buffer_degree\": entity %d of partition %d of type %s has more than %d edges", side.off, side.coord, side.typ, uint32(math.MaxUint32))
 							}
 							d[side.off]++
 						}
+						edges++
 					}
 				}
 			}
 		}
 	}
 	t.degree = deg
-	return nil
+	return edges, nil
 }
 
 // degreeSamplers returns the degree samplers of the resident tables keys,

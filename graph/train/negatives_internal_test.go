@@ -67,7 +67,8 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 	const settings = "bucket_order = \"buffer\"\npartition_buffer = 3\nnegatives = \"buffer_degree\"\n"
 	for _, frac := range []string{"0", "0.25"} {
 		tr := edgeTrainer(t, sb.String(), 4, settings+"eval_fraction = "+frac+"\n")
-		if err := tr.countDegrees(context.Background()); err != nil {
+		counted, err := tr.countDegrees(context.Background())
+		if err != nil {
 			t.Fatal(err)
 		}
 		// The store's edges, counted directly, and the held-out ones.
@@ -112,7 +113,7 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 				}
 			}
 		}
-		if stored != 2*(n-1) || all != uint64(2*stored) || got != uint64(2*(stored-held)) || (frac != "0" && held == 0) {
+		if stored != 2*(n-1) || all != uint64(2*stored) || got != uint64(2*(stored-held)) || counted != int64(stored-held) || (frac != "0" && held == 0) {
 			t.Fatalf("eval_fraction %s: degrees sum to %d, want 2 x (%d stored - %d held out)", frac, got, stored, held)
 		}
 		// The pools along a pass.
