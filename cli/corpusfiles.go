@@ -17,32 +17,15 @@ import (
 type corpusFiles struct {
 	ctx     context.Context
 	objects objstore.Options
-	opened  map[string]*objstore.Object
+	opened  *objstore.Opened
 }
 
 func newCorpusFiles(ctx context.Context, objects objstore.Options) corpusFiles {
-	return corpusFiles{ctx: ctx, objects: objects, opened: map[string]*objstore.Object{}}
-}
-
-// object returns the object at url, opening it the first time.
-func (c corpusFiles) object(url string) (*objstore.Object, error) {
-	if o := c.opened[url]; o != nil {
-		return o, nil
-	}
-	o, err := objstore.Open(c.ctx, url, c.objects)
-	if err != nil {
-		return nil, err
-	}
-	c.opened[url] = o
-	return o, nil
+	return corpusFiles{ctx: ctx, objects: objects, opened: objstore.NewOpened(objects)}
 }
 
 // close closes the objects opened, after the readers of them.
-func (c corpusFiles) close() {
-	for _, o := range c.opened {
-		o.Close()
-	}
-}
+func (c corpusFiles) close() { c.opened.Close() }
 
 // open opens the corpus at path (file.OpenWith; file.OpenSharedObject for
 // an object).
@@ -50,7 +33,7 @@ func (c corpusFiles) open(path string, cfg ctf.Config) (file.Reader, error) {
 	if !file.IsObject(path) {
 		return file.OpenWith(c.ctx, path, cfg, file.Options{Objects: c.objects})
 	}
-	o, err := c.object(path)
+	o, err := c.opened.Open(c.ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +43,7 @@ func (c corpusFiles) open(path string, cfg ctf.Config) (file.Reader, error) {
 // withBlob calls do with the bytes at path (a local file is closed after).
 func (c corpusFiles) withBlob(path string, do func(corpus.Blob) error) error {
 	if file.IsObject(path) {
-		o, err := c.object(path)
+		o, err := c.opened.Open(c.ctx, path)
 		if err != nil {
 			return err
 		}

@@ -331,35 +331,22 @@ type inputOpener = func(ctx context.Context, path string) (importer.Input, error
 // the objects after the import.
 type edgeInputs struct {
 	opt    objstore.Options
-	opened map[string]*objstore.Object
+	opened *objstore.Opened
 }
 
 func newEdgeInputs(opt objstore.Options) edgeInputs {
-	return edgeInputs{opt: opt, opened: map[string]*objstore.Object{}}
+	return edgeInputs{opt: opt, opened: objstore.NewOpened(opt)}
 }
 
 func (e edgeInputs) open(ctx context.Context, path string) (importer.Input, error) {
 	if !objstore.IsURL(path) {
 		return importer.OpenInput(ctx, path, e.opt)
 	}
-	o := e.opened[path]
-	if o == nil {
-		var err error
-		if o, err = objstore.Open(ctx, path, e.opt); err != nil {
-			return nil, err
-		}
-		e.opened[path] = o
+	o, err := e.opened.Open(ctx, path)
+	if err != nil {
+		return nil, err
 	}
-	return keptInput{o}, nil
+	return objstore.Kept{Object: o}, nil
 }
 
-func (e edgeInputs) close() {
-	for _, o := range e.opened {
-		o.Close()
-	}
-}
-
-// keptInput is an object whose Close leaves it open (edgeInputs closes it).
-type keptInput struct{ *objstore.Object }
-
-func (keptInput) Close() error { return nil }
+func (e edgeInputs) close() { e.opened.Close() }

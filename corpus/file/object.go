@@ -46,11 +46,6 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 	return r, nil
 }
 
-// keptObject is an Object whose Close leaves it open.
-type keptObject struct{ *objstore.Object }
-
-func (keptObject) Close() error { return nil }
-
 // openObjectReader opens the corpus in obj, read through blob (obj
 // itself, or obj kept open).
 func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blob, url string, cfg ctf.Config, opt Options) (Reader, error) {

@@ -28,5 +28,5 @@ func OpenSharedObject(ctx context.Context, obj *objstore.Object, cfg ctf.Config,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return openObjectReader(ctx, obj, keptObject{obj}, obj.URL(), cfg, opt)
+	return openObjectReader(ctx, obj, objstore.Kept{Object: obj}, obj.URL(), cfg, opt)
 }
