@@ -68,6 +68,11 @@ type Config struct {
 	// entity's degree); "" means "bucket". Omitted from Canonical when
 	// empty.
 	Negatives string `json:"negatives,omitempty" toml:"negatives"`
+	// DegreeExponent (ours), with negatives = "buffer_degree": a degree
+	// negative draws each entity with probability proportional to its
+	// degree raised to this power, one of DegreeExponents; 0 means unset
+	// (DefaultDegreeExponent). Omitted from Canonical when 0.
+	DegreeExponent float64 `json:"degree_exponent,omitempty" toml:"degree_exponent"`
 	// InterleaveBuckets (ours) trains the consecutive buckets of the order
 	// whose partitions are all resident together, their batches
 	// interleaved in a seeded order, instead of one bucket after the

@@ -60,7 +60,7 @@ func TestPBGDumpLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	ours := map[string]bool{"seed": true, "edge_roles": true, "memory_limit": true, "checkpoint_buckets": true,
-		"partition_buffer": true, "negatives": true, "interleave_buckets": true} // batchprep's keys, not PBG's
+		"partition_buffer": true, "negatives": true, "degree_exponent": true, "interleave_buckets": true} // batchprep's keys, not PBG's
 	for _, k := range KnownKeys() {
 		if _, ok := m[k]; !ok && !ours[k] {
 			t.Errorf("testdata/pbg_full.json lacks known key %q", k)
@@ -139,6 +139,10 @@ func TestErrorsNameTheKey(t *testing.T) {
 		{"partition_buffer = 1\n", "partition_buffer", ">= 2"},
 		{"partition_buffer = -3\n", "partition_buffer", ">= 2"},
 		{"negatives = \"all\"\n", "negatives", `"all" is not one of bucket, buffer`},
+		{"degree_exponent = 0.5\n", "degree_exponent", `applies to negatives = "buffer_degree" only (negatives is "")`},
+		{"negatives = \"buffer\"\ndegree_exponent = 1.0\n", "degree_exponent", `(negatives is "buffer")`},
+		{"negatives = \"buffer_degree\"\ndegree_exponent = 0.3\n", "degree_exponent", "0.3 is not one of 0.25, 0.5, 0.75, 1"},
+		{"negatives = \"buffer_degree\"\ndegree_exponent = \"sqrt\"\n", "degree_exponent", "want a number"},
 		{"num_epochs = -1\n", "num_epochs", ">= 0"},
 		{"batch_size = 0\n", "batch_size", ">= 1"},
 		{"eval_fraction = 1.0\n", "eval_fraction", "[0, 1)"},

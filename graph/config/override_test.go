@@ -35,6 +35,20 @@ rhs = "node"
 	if c.Dimension == 400 {
 		t.Fatal("the original config changed")
 	}
+	// degree_exponent: unset is the default; set, it is kept.
+	for set, want := range map[string]float64{"": DefaultDegreeExponent, "degree_exponent=1": 1, "degree_exponent=0.25": 0.25} {
+		sets := []string{"negatives=buffer_degree"}
+		if set != "" {
+			sets = append(sets, set)
+		}
+		d, err := WithOverrides(c, sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.DegreeNegatives() || d.DegreePower() != want {
+			t.Errorf("%q: degree power %v, want %v", set, d.DegreePower(), want)
+		}
+	}
 	for _, bad := range []string{"batch_size=-3", "relations.5.operator=x", "nokey", "bucket_order=sideways", "partition_buffer=1"} {
 		_, err := WithOverrides(c, []string{bad})
 		if err == nil {

@@ -59,6 +59,7 @@ var topKeys = map[string]field{
 	"checkpoint_buckets":               {kind: kInt},
 	"partition_buffer":                 {kind: kInt},
 	"negatives":                        {kind: kString},
+	"degree_exponent":                  {kind: kFloat},
 	"interleave_buckets":               {kind: kBool},
 
 	"dimension":             {kind: kInt},

@@ -65,6 +65,14 @@ func (c *Config) CheckpointEvery() int {
 	return k * max(c.Buffer()/2, 1)
 }
 
+// DegreeExponents are the values degree_exponent takes: powers of a
+// degree that sqrt and products compute exactly rounded, so that a weight
+// is the same on every machine.
+var DegreeExponents = []float64{0.25, 0.5, 0.75, 1}
+
+// DefaultDegreeExponent is degree_exponent when unset.
+const DefaultDegreeExponent = 0.5
+
 // DefaultPartitionBuffer is partition_buffer when unset and no memory
 // budget chooses it: PBG's two partitions per entity type.
 const DefaultPartitionBuffer = 2
@@ -88,3 +96,13 @@ func (c *Config) BufferNegatives() bool {
 // draws weighted by degree from every resident partition (negatives =
 // "buffer_degree").
 func (c *Config) DegreeNegatives() bool { return c.Negatives == "buffer_degree" }
+
+// DegreePower is the power of an entity's degree that its degree
+// negatives' weight follows: degree_exponent, or DefaultDegreeExponent
+// when it is unset.
+func (c *Config) DegreePower() float64 {
+	if c.DegreeExponent != 0 {
+		return c.DegreeExponent
+	}
+	return DefaultDegreeExponent
+}

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -68,6 +69,14 @@ func (c *Config) Validate() error {
 	if c.Negatives != "" {
 		if err := oneOf("negatives", c.Negatives, NegativesAll); err != nil {
 			return err
+		}
+	}
+	if c.DegreeExponent != 0 {
+		if !c.DegreeNegatives() {
+			return keyErr("degree_exponent", "applies to negatives = \"buffer_degree\" only (negatives is %q)", c.Negatives)
+		}
+		if !slices.Contains(DegreeExponents, c.DegreeExponent) {
+			return keyErr("degree_exponent", "%v is not one of 0.25, 0.5, 0.75, 1", c.DegreeExponent)
 		}
 	}
 	seen := map[string]int{}

@@ -42,7 +42,7 @@ func pbgVersion(cfg *config.Config, man *train.Manifest, store Store) (int, erro
 }
 
 // ours are the config keys batchprep adds to PBG's schema.
-var ours = []string{"edge_roles", "seed", "memory_limit", "checkpoint_buckets", "partition_buffer", "negatives", "interleave_buckets"}
+var ours = []string{"edge_roles", "seed", "memory_limit", "checkpoint_buckets", "partition_buffer", "negatives", "degree_exponent", "interleave_buckets"}
 
 // laterKeys are keys of PBG's config schema that not every PBG release
 // knows, with their defaults. A release refuses a config.json with a key

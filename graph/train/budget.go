@@ -65,7 +65,7 @@ type Prediction struct {
 	GroupBuckets  int    // buckets prepared at once: 1, or with interleave_buckets at most min(c x c, the buckets of a pass)
 	EdgeBytes     uint64 // the plan's arrays for that chunk
 	ModelBytes    uint64 // relation operators and global embeddings, with Adagrad state
-	DegreeBytes   uint64 // negatives = "buffer_degree": every entity's degree (4 bytes) and the buffer's samplers (12 bytes a row)
+	DegreeBytes   uint64 // negatives = "buffer_degree": every entity's degree (4 bytes), the buffer's samplers (12 bytes a row) and the building of one (8 bytes a row of the largest partition: its weights and work lists)
 	RuntimeBytes  uint64 // program, Go runtime and the heap's slack
 	Peak          uint64 // the sum
 
@@ -173,7 +173,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 	rowBytes := (d + 1) * 4
 	pr := &Prediction{Budget: budget, BudgetFrom: from, Dim: cfg.Dimension, Workers: cfg.NumWorkers(), ChunkEdges: s.chunkEdges,
 		Buffer: cfg.Buffer()}
-	var largestRows, largestPartitioned, fresh uint64
+	var largestRows, largestPartitioned, fresh, degreeBuild uint64
 	smallestRows := uint64(math.MaxUint64)
 	for _, typ := range cfg.EntityTypes() {
 		counts := slices.Clone(s.rows[typ])
@@ -198,6 +198,9 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 			for _, n := range counts {
 				pr.DegreeBytes += 4 * n
 			}
+			if len(counts) > 0 {
+				degreeBuild = max(degreeBuild, 8*counts[0])
+			}
 		}
 		if len(counts) > 0 {
 			smallestRows = min(smallestRows, counts[len(counts)-1])
@@ -207,6 +210,7 @@ func predict(cfg *config.Config, s shape, budget uint64, from string) *Predictio
 			}
 		}
 	}
+	pr.DegreeBytes += degreeBuild
 	pr.LargestPart = largestRows * rowBytes
 	pr.WorkBytes = workBytes(cfg, d, largestRows)
 	pr.SlotBytes, pr.SlotTables = slotBytes(cfg, largestRows), int(slotTables(cfg))

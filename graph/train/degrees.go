@@ -1,9 +1,13 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"math/bits"
+	"slices"
 
 	"github.com/batchprep/batchprep/graph"
 	"github.com/batchprep/batchprep/internal/alias"
@@ -76,8 +80,60 @@ func (t *Trainer) countDegrees(ctx context.Context) (edges int64, err error) {
 			}
 		}
 	}
+	for _, k := range slices.SortedFunc(maps.Keys(deg), func(a, b tableKey) int {
+		return cmp.Or(cmp.Compare(a.typ, b.typ), cmp.Compare(a.part, b.part))
+	}) {
+		if err := checkDegreeTotal(deg[k], t.cfg.DegreePower()); err != nil {
+			return 0, fmt.Errorf("train: negatives = \"buffer_degree\": partition %d of type %s: %w", k.part, t.types[k.typ], err)
+		}
+	}
 	t.degree = deg
 	return edges, nil
+}
+
+// degreeWeights returns the integer weights of degree negatives for the
+// degrees d: d itself for the exponent 1, else floor(d^e * 2^s) with the
+// scale s keeping a degree of 1 at 128 or more and the largest weight
+// below 2^32. Each power is a square root or a product of square roots of
+// an exact value, which IEEE 754 rounds exactly, so the weights (and the
+// alias tables built from them) are the same on every machine.
+func degreeWeights(d []uint32, e float64) []uint32 {
+	if e == 1 {
+		return d
+	}
+	w := make([]uint32, len(d))
+	for i, x := range d {
+		f := float64(x)
+		switch e {
+		case 0.5:
+			w[i] = uint32(math.Sqrt(f * (1 << 16))) // at most 2^24
+		case 0.25:
+			w[i] = uint32(math.Sqrt(math.Sqrt(f * (1 << 32)))) // at most 2^16
+		case 0.75:
+			w[i] = uint32(math.Sqrt(f) * math.Sqrt(math.Sqrt(f)) * (1 << 7)) // below 2^31
+		default:
+			panic(fmt.Sprintf("train: degree exponent %v", e)) // config.Validate refuses it
+		}
+	}
+	return w
+}
+
+// checkDegreeTotal reports an error when the alias table of a partition's
+// degree weights would overflow: the sum of the weights times the rows must
+// stay below 2^64 (alias.New).
+func checkDegreeTotal(d []uint32, e float64) error {
+	var total uint64
+	for _, x := range degreeWeights(d, e) {
+		var carry uint64
+		total, carry = bits.Add64(total, uint64(x), 0)
+		if carry != 0 {
+			return fmt.Errorf("the sum of its %d entities' degree weights exceeds 2^64", len(d))
+		}
+	}
+	if hi, _ := bits.Mul64(total, uint64(len(d))); hi != 0 {
+		return fmt.Errorf("its %d entities' degree weights (sum %d) are too many to sample exactly: the sum times the entities must stay below 2^64", len(d), total)
+	}
+	return nil
 }
 
 // degreeSamplers returns the degree samplers of the resident tables keys,
@@ -95,7 +151,7 @@ func (t *Trainer) degreeSamplers(keys []tableKey) map[tableKey]*alias.Table {
 			if d == nil { // a partition no training edge touches
 				d = make([]uint32, t.tables[k].Rows)
 			}
-			t.samplers[k] = alias.New(d)
+			t.samplers[k] = alias.New(degreeWeights(d, t.cfg.DegreePower()))
 		}
 	}
 	for k := range t.samplers {

@@ -38,6 +38,13 @@ func Fingerprint(cfg *config.Config, store string) map[string]any {
 	if !cfg.BufferNegatives() {
 		delete(m, "negatives")
 	}
+	// degree_exponent decides what is trained with degree negatives only,
+	// where its unset value is its default.
+	if cfg.DegreeNegatives() {
+		m["degree_exponent"] = cfg.DegreePower()
+	} else {
+		delete(m, "degree_exponent")
+	}
 	m["workers"] = float64(cfg.NumWorkers())
 	m["edge_store"] = store
 	return m

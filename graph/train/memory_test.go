@@ -80,6 +80,28 @@ func TestPartitionBufferFingerprinted(t *testing.T) {
 	}
 }
 
+// degree_exponent is in the fingerprint with degree negatives only, unset
+// as its default: a checkpoint of one power refuses a config of another.
+func TestDegreeExponentFingerprinted(t *testing.T) {
+	dir := t.TempDir()
+	cfg := fixture(t, dir, ringEdges(20), "dimension = 4\n", 1)
+	cfg.Negatives = "buffer"
+	if _, ok := train.Fingerprint(cfg, "s")["degree_exponent"]; ok {
+		t.Error("negatives = buffer: degree_exponent in the fingerprint")
+	}
+	unset, half, one := *cfg, *cfg, *cfg
+	for _, c := range []*config.Config{&unset, &half, &one} {
+		c.Negatives = "buffer_degree"
+	}
+	half.DegreeExponent, one.DegreeExponent = 0.5, 1
+	if d := train.DiffFingerprints(train.Fingerprint(&unset, "s"), train.Fingerprint(&half, "s")); len(d) > 0 {
+		t.Errorf("unset and its default differ: %v", d)
+	}
+	if d := train.DiffFingerprints(train.Fingerprint(&half, "s"), train.Fingerprint(&one, "s")); len(d) != 1 || !strings.Contains(d[0], "degree_exponent: checkpoint has 0.5, config has 1") {
+		t.Errorf("0.5 against 1: %v", d)
+	}
+}
+
 // A run over its budget is refused before it starts, naming the smallest
 // num_partitions that would fit; a checkpoint larger than the free disk
 // space is refused too.

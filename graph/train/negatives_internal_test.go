@@ -3,6 +3,10 @@ package train
 import (
 	"context"
 	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,8 +58,9 @@ func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 // Degree negatives (negatives = "buffer_degree"): every entity's degree is
 // the number of training edges it is an endpoint of, held-out edges not
 // counted; at every bucket the pools carry one degree sampler per
-// resident partition, of that partition's degrees, and the trainer keeps
-// the samplers of resident partitions only.
+// resident partition, of that partition's degree weights (the degrees to
+// degree_exponent's power; the exponent 1 with the holdout, the default
+// without), and the trainer keeps the samplers of resident partitions only.
 func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 	// A star and a ring: e0 is an endpoint of every star edge.
 	var sb strings.Builder
@@ -66,7 +71,11 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 	}
 	const settings = "bucket_order = \"buffer\"\npartition_buffer = 3\nnegatives = \"buffer_degree\"\n"
 	for _, frac := range []string{"0", "0.25"} {
-		tr := edgeTrainer(t, sb.String(), 4, settings+"eval_fraction = "+frac+"\n")
+		exponent := ""
+		if frac != "0" {
+			exponent = "degree_exponent = 1.0\n"
+		}
+		tr := edgeTrainer(t, sb.String(), 4, settings+exponent+"eval_fraction = "+frac+"\n")
 		counted, err := tr.countDegrees(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -122,7 +131,7 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 			keys := tr.res.keys()
 			var sum uint64
 			for _, k := range keys {
-				for _, x := range tr.degree[k] {
+				for _, x := range degreeWeights(tr.degree[k], tr.cfg.DegreePower()) {
 					sum += uint64(x)
 				}
 			}
@@ -154,5 +163,73 @@ func walkPass(t *testing.T, tr *Trainer, at func(b graph.Bucket)) {
 			t.Fatal(err)
 		}
 		at(b)
+	}
+}
+
+// Degree weights: the exponent 1 keeps the degrees; every other power is
+// within one of d^e scaled (2^8, 2^8, 2^7 for 0.5, 0.25, 0.75), never
+// decreasing, 0 for a degree of 0 and at least 128 for any other; and the
+// values are fixed (the same on every machine: these were computed once).
+func TestDegreeWeights(t *testing.T) {
+	d := []uint32{0, 1, 2, 3, 4, 5, 7, 10, 99, 100, 1000, 65535, 65536, 1<<24 + 1, 123456789, math.MaxUint32 - 1, math.MaxUint32}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		d = append(d, uint32(rng.Uint64N(1<<uint(rng.IntN(33)))))
+	}
+	slices.Sort(d)
+	if w := degreeWeights(d, 1); &w[0] != &d[0] {
+		t.Fatal("exponent 1: the degrees are not used as they are")
+	}
+	golden := map[float64][]uint32{}
+	for _, e := range []float64{0.5, 0.25, 0.75} {
+		w := degreeWeights(d, e)
+		scale := map[float64]float64{0.5: 256, 0.25: 256, 0.75: 128}[e]
+		for i, x := range d {
+			exact := new(big.Float).SetPrec(200).SetUint64(uint64(x))
+			r := new(big.Float).SetPrec(200).Sqrt(exact)
+			switch e {
+			case 0.25:
+				r.Sqrt(r)
+			case 0.75:
+				r.Mul(r, new(big.Float).SetPrec(200).Sqrt(r))
+			}
+			r.Mul(r, big.NewFloat(scale))
+			want, _ := r.Float64()
+			if math.Abs(float64(w[i])-math.Floor(want)) > 1 {
+				t.Fatalf("exponent %v: degree %d weighs %d, want %v", e, x, w[i], want)
+			}
+			if i > 0 && w[i] < w[i-1] || x == 0 && w[i] != 0 || x > 0 && w[i] < 128 {
+				t.Fatalf("exponent %v: degree %d weighs %d (degree %d: %d)", e, x, w[i], d[max(i-1, 0)], w[max(i-1, 0)])
+			}
+		}
+		golden[e] = degreeWeights([]uint32{1, 2, 3, 10, 1000, math.MaxUint32}, e)
+	}
+	want := map[float64][]uint32{
+		0.5:  {256, 362, 443, 809, 8095, 16777215},
+		0.25: {256, 304, 336, 455, 1439, 65535},
+		0.75: {128, 215, 291, 719, 22761, 2147483647},
+	}
+	for e, w := range want {
+		if !slices.Equal(golden[e], w) {
+			t.Errorf("exponent %v: weights %v, want %v", e, golden[e], w)
+		}
+	}
+}
+
+// A partition whose degree weights would overflow the alias table's
+// arithmetic is refused before training, not sampled wrong.
+func TestDegreeTotalChecked(t *testing.T) {
+	d := make([]uint32, 1<<16+1) // (2^16+1)^2 x (2^32-1) > 2^64
+	for i := range d {
+		d[i] = math.MaxUint32
+	}
+	if err := checkDegreeTotal(d, 1); err == nil || !strings.Contains(err.Error(), "65537 entities") {
+		t.Fatalf("exponent 1: %v", err)
+	}
+	if err := checkDegreeTotal(d, 0.5); err != nil {
+		t.Fatalf("exponent 0.5 (weights of 2^24): %v", err)
+	}
+	if err := checkDegreeTotal(d[:1<<15], 1); err != nil {
+		t.Fatalf("exponent 1, 2^15 rows: %v", err)
 	}
 }

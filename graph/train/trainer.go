@@ -249,7 +249,7 @@ func (t *Trainer) Run(ctx context.Context) (err error) {
 				return err
 			}
 			if t.opts.Note != nil {
-				t.opts.Note(fmt.Sprintf("negatives = \"buffer_degree\": entity degrees counted from %d training edges in %.2f s", edges, time.Since(begin).Seconds()))
+				t.opts.Note(fmt.Sprintf("negatives = \"buffer_degree\": entity degrees counted from %d training edges in %.2f s; draws weighted by degree^%v", edges, time.Since(begin).Seconds(), t.cfg.DegreePower()))
 			}
 		}
 	}
