@@ -10,7 +10,8 @@
 #   SETTINGS="1/-/2/bucket 8/buffer/8/buffer" RUNS=1 bash bench/fbparts.sh
 #
 # A setting is P/order/c/negatives[/interleave] ("-": the config's order;
-# "interleave": interleave_buckets = true). Work files go to
+# "interleave": interleave_buckets = true). SET="KEY=VALUE ..." adds train
+# settings to every setting (e.g. SET="degree_exponent=1"). Work files go to
 # $BATCHPREP_BENCH_DIR (kept) or a temporary directory (removed), about 1 GB
 # at a time. MRR does not depend on the machine's load. Results:
 # bench-out/fbparts.txt.
@@ -38,6 +39,7 @@ for s in $SETTINGS; do
   sets=(--set "partition_buffer=$c" --set "negatives=\"$negs\"")
   [ "$order" = - ] || sets+=(--set "bucket_order=\"$order\"")
   [ "${inter:-}" != interleave ] || sets+=(--set "interleave_buckets=true")
+  for kv in ${SET:-}; do sets+=(--set "$kv"); done
   sum=0
   for r in $(seq 1 "$RUNS"); do
     ck=$dir/p$p/ck-$r
