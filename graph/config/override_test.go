@@ -36,7 +36,7 @@ rhs = "node"
 		t.Fatal("the original config changed")
 	}
 	// degree_exponent: unset is the default; set, it is kept.
-	for set, want := range map[string]float64{"": DefaultDegreeExponent, "degree_exponent=1": 1, "degree_exponent=0.25": 0.25} {
+	for set, want := range map[string]float64{"": DefaultDegreeExponent, "degree_exponent=1": 1, "degree_exponent=0.5": 0.5} {
 		sets := []string{"negatives=buffer_degree"}
 		if set != "" {
 			sets = append(sets, set)

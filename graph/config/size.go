@@ -71,7 +71,7 @@ func (c *Config) CheckpointEvery() int {
 var DegreeExponents = []float64{0.25, 0.5, 0.75, 1}
 
 // DefaultDegreeExponent is degree_exponent when unset.
-const DefaultDegreeExponent = 0.5
+const DefaultDegreeExponent = 0.25
 
 // DefaultPartitionBuffer is partition_buffer when unset and no memory
 // budget chooses it: PBG's two partitions per entity type.

@@ -92,11 +92,12 @@ func (t *Trainer) countDegrees(ctx context.Context) (edges int64, err error) {
 }
 
 // degreeWeights returns the integer weights of degree negatives for the
-// degrees d: d itself for the exponent 1, else floor(d^e * 2^s) with the
-// scale s keeping a degree of 1 at 128 or more and the largest weight
-// below 2^32. Each power is a square root or a product of square roots of
-// an exact value, which IEEE 754 rounds exactly, so the weights (and the
-// alias tables built from them) are the same on every machine.
+// degrees d: d itself for the exponent 1, else d^e * 2^s rounded down
+// (within one of it), the scale s keeping a degree of 1 at 128 or more
+// and every weight below 2^32. Each power is a square root or a product
+// of square roots of an exact value, which IEEE 754 rounds exactly, so the
+// weights (and the alias tables built from them) are the same on every
+// machine.
 func degreeWeights(d []uint32, e float64) []uint32 {
 	if e == 1 {
 		return d

@@ -89,16 +89,16 @@ func TestDegreeExponentFingerprinted(t *testing.T) {
 	if _, ok := train.Fingerprint(cfg, "s")["degree_exponent"]; ok {
 		t.Error("negatives = buffer: degree_exponent in the fingerprint")
 	}
-	unset, half, one := *cfg, *cfg, *cfg
-	for _, c := range []*config.Config{&unset, &half, &one} {
+	unset, quarter, one := *cfg, *cfg, *cfg
+	for _, c := range []*config.Config{&unset, &quarter, &one} {
 		c.Negatives = "buffer_degree"
 	}
-	half.DegreeExponent, one.DegreeExponent = 0.5, 1
-	if d := train.DiffFingerprints(train.Fingerprint(&unset, "s"), train.Fingerprint(&half, "s")); len(d) > 0 {
+	quarter.DegreeExponent, one.DegreeExponent = 0.25, 1
+	if d := train.DiffFingerprints(train.Fingerprint(&unset, "s"), train.Fingerprint(&quarter, "s")); len(d) > 0 {
 		t.Errorf("unset and its default differ: %v", d)
 	}
-	if d := train.DiffFingerprints(train.Fingerprint(&half, "s"), train.Fingerprint(&one, "s")); len(d) != 1 || !strings.Contains(d[0], "degree_exponent: checkpoint has 0.5, config has 1") {
-		t.Errorf("0.5 against 1: %v", d)
+	if d := train.DiffFingerprints(train.Fingerprint(&quarter, "s"), train.Fingerprint(&one, "s")); len(d) != 1 || !strings.Contains(d[0], "degree_exponent: checkpoint has 0.25, config has 1") {
+		t.Errorf("0.25 against 1: %v", d)
 	}
 }
 

@@ -233,3 +233,53 @@ func TestDegreeTotalChecked(t *testing.T) {
 		t.Fatalf("exponent 1, 2^15 rows: %v", err)
 	}
 }
+
+// Residency balance: with degree negatives, each resident partition's
+// draws weigh (most << 8) / n, n the buckets of the pass it is resident
+// for (counted here along the pass as Run admits them). With c = P the
+// first pass fills the buffer, so its partitions are weighted too.
+func TestResidencyBalance(t *testing.T) {
+	for _, c := range []int{4, 6} {
+		tr := ringTrainer(t, 120, 6, fmt.Sprintf("bucket_order = \"buffer\"\npartition_buffer = %d\nnegatives = \"buffer_degree\"\neval_fraction = 0\n", c))
+		if _, err := tr.countDegrees(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		counts := map[tableKey]uint64{}
+		walkPass(t, tr, func(graph.Bucket) {
+			for _, k := range tr.res.keys() {
+				counts[k]++
+			}
+		})
+		var most uint64
+		for _, n := range counts {
+			most = max(most, n)
+		}
+		l, r := tr.plan.Shape()
+		weighted := 0
+		for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
+			b := tr.bucketAt(pos)
+			if pos.Index == 0 {
+				tr.replayResidency(pos)
+			} else {
+				tr.admitAt(pos, b)
+			}
+			if err := tr.swapIn(b); err != nil {
+				t.Fatal(err)
+			}
+			pools := tr.negativePools()
+			tr.balancePools(pools, pos)
+			if pools[0].Weight == nil {
+				continue // the buffer's partitions are resident equally long
+			}
+			weighted++
+			for i, k := range tr.res.keys() {
+				if want := (most << 8) / counts[k]; pools[0].Weight[i] != want {
+					t.Fatalf("bucket %v: partition %v weighs %d, want %d (resident for %d of the pass's buckets, most %d)", b, k, pools[0].Weight[i], want, counts[k], most)
+				}
+			}
+		}
+		if weighted == 0 {
+			t.Fatalf("c = %d of 6: no pool weighted", c)
+		}
+	}
+}

@@ -104,6 +104,11 @@ type Trainer struct {
 	// (degrees.go).
 	degree   map[tableKey][]uint32
 	samplers map[tableKey]*alias.Table
+	// balance holds the residency weights of one pass (balance.go).
+	balance struct {
+		pass    Position
+		weights map[tableKey]uint64
+	}
 }
 
 // New prepares a run: it validates the config for training, builds the plan
@@ -390,6 +395,7 @@ const (
 // summed loss and number of trained edges.
 func (t *Trainer) trainBuckets(ctx context.Context, pbs []*plan.Prepared, order [][]int32) ([]float64, []int, error) {
 	pools := t.negativePools()
+	t.balancePools(pools, Position{Epoch: pbs[0].Epoch, EdgeSet: pbs[0].EdgeSet, Chunk: pbs[0].Chunk})
 	nw := pbs[0].Workers()
 	losses := make([][]float64, nw)
 	counts := make([][]int, nw)

@@ -23,6 +23,11 @@ type Pool struct {
 	// of Tabs[:i+1].
 	Deg    []*alias.Table
 	degCum []uint64
+	// With table weights (Weighted), Tabs[i] is drawn in proportion to its
+	// rows (or degrees) times Weight[i]: wCum and wDegCum are those
+	// products summed over Tabs[:i+1].
+	Weight        []uint64
+	wCum, wDegCum []uint64
 }
 
 // NewPool returns the pool of tabs, in that order.
@@ -54,6 +59,38 @@ func (p *Pool) WithDegrees(deg []*alias.Table) *Pool {
 	return q
 }
 
+// Weighted returns the pool with Tabs[i]'s draws, uniform and by degree,
+// weighted by w[i] > 0: a uniform draw takes table i with probability
+// rows_i·w_i / Σ rows·w, then a row of it uniformly; a degree draw takes
+// it with probability degrees_i·w_i / Σ degrees·w, then a row by its
+// sampler. The products and their sums must stay below 2^64.
+func (p *Pool) Weighted(w []uint64) *Pool {
+	if len(w) != len(p.Tabs) {
+		panic("model: Weighted: one weight per table")
+	}
+	q := *p
+	q.Weight, q.wCum, q.wDegCum = w, nil, nil
+	var n, d uint64
+	for i, t := range p.Tabs {
+		n += uint64(t.Rows) * w[i]
+		q.wCum = append(q.wCum, n)
+		if len(p.Deg) > 0 {
+			d += p.Deg[i].Total() * w[i]
+			q.wDegCum = append(q.wDegCum, d)
+		}
+	}
+	return &q
+}
+
+// pick returns the index of the table whose share of cum holds x.
+func pick(cum []uint64, x uint64) int {
+	i := 0
+	for cum[i] <= x {
+		i++
+	}
+	return i
+}
+
 // Degrees is the sum of the degrees of the pool's rows (0 without
 // samplers).
 func (p *Pool) Degrees() uint64 {
@@ -66,12 +103,23 @@ func (p *Pool) Degrees() uint64 {
 // locateDegree draws a row by degree: a table in proportion to its
 // degrees, then a row of it by its sampler. Degrees must be > 0.
 func (p *Pool) locateDegree(rng *rand.Rand) (*Table, uint32) {
-	x := rng.Uint64N(p.Degrees())
-	i := 0
-	for p.degCum[i] <= x {
-		i++
+	cum := p.degCum
+	if p.wDegCum != nil {
+		cum = p.wDegCum
 	}
+	i := pick(cum, rng.Uint64N(cum[len(cum)-1]))
 	return p.Tabs[i], p.Deg[i].Draw(rng.Uint64())
+}
+
+// locateWeighted draws a row uniformly from a table drawn by weight.
+func (p *Pool) locateWeighted(rng *rand.Rand) (*Table, uint32) {
+	x := rng.Uint64N(p.wCum[len(p.wCum)-1])
+	i := pick(p.wCum, x)
+	start := uint64(0)
+	if i > 0 {
+		start = p.wCum[i-1]
+	}
+	return p.Tabs[i], uint32((x - start) / p.Weight[i])
 }
 
 // Rows is the pool's row count, all tables together.
@@ -127,6 +175,8 @@ func (w *Worker) draw(own *Table, pool *Pool, degree bool, rng *rand.Rand) uint3
 	var row uint32
 	if degree && pool.Degrees() > 0 {
 		tab, row = pool.locateDegree(rng)
+	} else if pool.wCum != nil {
+		tab, row = pool.locateWeighted(rng)
 	} else {
 		tab, row = pool.locate(rng.IntN(pool.Rows()))
 	}

@@ -141,3 +141,49 @@ func TestPoolDegreeDraws(t *testing.T) {
 		t.Errorf("no uniform draw of own row 0: uniform draws are not uniform")
 	}
 }
+
+// Weighted pools: a uniform draw takes a table in proportion to its rows
+// times its weight and a row of it uniformly; a degree draw takes a table
+// in proportion to its degrees times its weight and a row by degree. The
+// unweighted sums stay what they were.
+func TestPoolWeightedDraws(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	tabs := []*Table{NewTable(2, 4, 0.1, rng), NewTable(4, 4, 0.1, rng)}
+	deg := [][]uint32{{0, 3}, {1, 0, 0, 4}}
+	pool := NewPool(tabs).WithDegrees([]*alias.Table{alias.New(deg[0]), alias.New(deg[1])}).Weighted([]uint64{6, 1})
+	if pool.Degrees() != 8 || pool.Rows() != 6 {
+		t.Fatalf("degrees %d, rows %d: want the unweighted 8 and 6", pool.Degrees(), pool.Rows())
+	}
+	const draws = 800000
+	// Uniform: table 0 weighs 2·6 = 12, table 1 4·1 = 4 (of 16).
+	uni, bydeg := map[[2]int]int{}, map[[2]int]int{}
+	w := &Worker{} // draw uses its far draws only
+	for range draws {
+		for _, degree := range []bool{false, true} {
+			x := w.draw(tabs[0], pool, degree, rng)
+			key := [2]int{0, int(x)}
+			if x&farBit != 0 {
+				f := w.farDraws[x&^farBit]
+				key = [2]int{1, int(f.row)}
+			}
+			if degree {
+				bydeg[key]++
+			} else {
+				uni[key]++
+			}
+		}
+		w.farDraws = w.farDraws[:0]
+	}
+	check := func(what string, got map[[2]int]int, want map[[2]int]float64) {
+		t.Helper()
+		for k, p := range want {
+			n := float64(draws) * p
+			if g := float64(got[k]); g < n*0.98 || g > n*1.02 || (p == 0 && got[k] != 0) {
+				t.Errorf("%s: table %d row %d: %d draws, want about %.0f", what, k[0], k[1], got[k], n)
+			}
+		}
+	}
+	check("uniform", uni, map[[2]int]float64{{0, 0}: 6. / 16, {0, 1}: 6. / 16, {1, 0}: 1. / 16, {1, 3}: 1. / 16})
+	// By degree: table 0 weighs 3·6 = 18, table 1 5·1 = 5 (of 23).
+	check("degree", bydeg, map[[2]int]float64{{0, 0}: 0, {0, 1}: 18. / 23, {1, 0}: 1. / 23, {1, 1}: 0, {1, 3}: 4. / 23})
+}
