@@ -23,7 +23,7 @@ func TestNegativePoolsHoldEveryResidentPartition(t *testing.T) {
 	for _, neg := range []string{"buffer", "bucket"} {
 		tr := ringTrainer(t, 120, 6, fmt.Sprintf("bucket_order = \"buffer\"\npartition_buffer = 4\nnegatives = %q\n", neg))
 		full := 0
-		walkPass(t, tr, func(b graph.Bucket) {
+		walkPass(t, tr, func(_ Position, b graph.Bucket) {
 			pools := tr.negativePools()
 			if neg == "bucket" {
 				if pools != nil {
@@ -126,7 +126,7 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 			t.Fatalf("eval_fraction %s: degrees sum to %d, want 2 x (%d stored - %d held out)", frac, got, stored, held)
 		}
 		// The pools along a pass.
-		walkPass(t, tr, func(b graph.Bucket) {
+		walkPass(t, tr, func(_ Position, b graph.Bucket) {
 			pools := tr.negativePools()
 			keys := tr.res.keys()
 			var sum uint64
@@ -149,7 +149,7 @@ func TestDegreeNegativesCountTrainingEdges(t *testing.T) {
 
 // walkPass admits and swaps in the buckets of tr's first pass in turn, as
 // Run does, calling at with each once its partitions are resident.
-func walkPass(t *testing.T, tr *Trainer, at func(b graph.Bucket)) {
+func walkPass(t *testing.T, tr *Trainer, at func(pos Position, b graph.Bucket)) {
 	t.Helper()
 	l, r := tr.plan.Shape()
 	for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
@@ -162,7 +162,7 @@ func walkPass(t *testing.T, tr *Trainer, at func(b graph.Bucket)) {
 		if err := tr.swapIn(b); err != nil {
 			t.Fatal(err)
 		}
-		at(b)
+		at(pos, b)
 	}
 }
 
@@ -245,7 +245,7 @@ func TestResidencyBalance(t *testing.T) {
 			t.Fatal(err)
 		}
 		counts := map[tableKey]uint64{}
-		walkPass(t, tr, func(graph.Bucket) {
+		walkPass(t, tr, func(Position, graph.Bucket) {
 			for _, k := range tr.res.keys() {
 				counts[k]++
 			}
@@ -254,22 +254,12 @@ func TestResidencyBalance(t *testing.T) {
 		for _, n := range counts {
 			most = max(most, n)
 		}
-		l, r := tr.plan.Shape()
 		weighted := 0
-		for pos := (Position{}); pos.Epoch == 0; pos = tr.advance(pos, l*r) {
-			b := tr.bucketAt(pos)
-			if pos.Index == 0 {
-				tr.replayResidency(pos)
-			} else {
-				tr.admitAt(pos, b)
-			}
-			if err := tr.swapIn(b); err != nil {
-				t.Fatal(err)
-			}
+		walkPass(t, tr, func(pos Position, b graph.Bucket) {
 			pools := tr.negativePools()
 			tr.balancePools(pools, pos)
 			if pools[0].Weight == nil {
-				continue // the buffer's partitions are resident equally long
+				return // the buffer's partitions are resident equally long
 			}
 			weighted++
 			for i, k := range tr.res.keys() {
@@ -277,7 +267,7 @@ func TestResidencyBalance(t *testing.T) {
 					t.Fatalf("bucket %v: partition %v weighs %d, want %d (resident for %d of the pass's buckets, most %d)", b, k, pools[0].Weight[i], want, counts[k], most)
 				}
 			}
-		}
+		})
 		if weighted == 0 {
 			t.Fatalf("c = %d of 6: no pool weighted", c)
 		}
