@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"math/bits"
 
 	"github.com/batchprep/batchprep/graph/train/model"
@@ -18,29 +19,35 @@ import (
 
 // residencyWeights returns each resident partition's weight among the
 // buffer's negatives for the pass of pos: (most << 8) / n, n the buckets of
-// the pass the partition is resident for (counted on a replay of the
-// buffer from the plan's start, so the same after a resume) and most the
-// largest n. The weights of the current pass are kept.
+// the pass the partition is resident for and most the largest n. The
+// counts come from a replay of the buffer from the plan's start (so they
+// are the same after a resume), walked forward from pass to pass; the
+// weights of the current pass are kept.
 func (t *Trainer) residencyWeights(pos Position) map[tableKey]uint64 {
 	start := Position{Epoch: pos.Epoch, EdgeSet: pos.EdgeSet, Chunk: pos.Chunk}
-	if t.balance.weights != nil && t.balance.pass == start {
-		return t.balance.weights
+	bl := &t.balance
+	if bl.weights != nil && bl.pass == start {
+		return bl.weights
+	}
+	if bl.sim == nil || positionLess(start, bl.at) {
+		bl.sim, bl.at = newResidency(t.res.c), Position{}
 	}
 	l, r := t.plan.Shape()
-	sim := newResidency(t.res.c)
 	counts := map[tableKey]uint64{}
-	for p := (Position{}); p.Epoch < t.cfg.NumEpochs; p = t.advance(p, l*r) {
+	p := bl.at
+	for ; p.Epoch < t.cfg.NumEpochs; p = t.advance(p, l*r) {
 		pass := Position{Epoch: p.Epoch, EdgeSet: p.EdgeSet, Chunk: p.Chunk}
 		if pass != start && len(counts) > 0 {
 			break
 		}
-		sim.admit(t.needed(t.bucketAt(p)), func(k tableKey) int { return t.look.next(p, k) })
+		bl.sim.admit(t.needed(t.bucketAt(p)), func(k tableKey) int { return t.look.next(p, k) })
 		if pass == start {
-			for _, k := range sim.keys() {
+			for _, k := range bl.sim.keys() {
 				counts[k]++
 			}
 		}
 	}
+	bl.at = p
 	var most uint64
 	for _, n := range counts {
 		most = max(most, n)
@@ -49,8 +56,14 @@ func (t *Trainer) residencyWeights(pos Position) map[tableKey]uint64 {
 	for k, n := range counts {
 		w[k] = (most << 8) / n
 	}
-	t.balance.pass, t.balance.weights = start, w
+	bl.pass, bl.weights = start, w
 	return w
+}
+
+// positionLess reports whether a comes before b in the plan.
+func positionLess(a, b Position) bool {
+	return cmp.Or(cmp.Compare(a.Epoch, b.Epoch), cmp.Compare(a.EdgeSet, b.EdgeSet),
+		cmp.Compare(a.Chunk, b.Chunk), cmp.Compare(a.Index, b.Index)) < 0
 }
 
 // balancePools weights each pool's tables by residencyWeights; a pool

@@ -104,10 +104,12 @@ type Trainer struct {
 	// (degrees.go).
 	degree   map[tableKey][]uint32
 	samplers map[tableKey]*alias.Table
-	// balance holds the residency weights of one pass (balance.go).
+	// balance holds the residency weights of one pass and the replay of
+	// the buffer they are counted on, up to position at (balance.go).
 	balance struct {
-		pass    Position
-		weights map[tableKey]uint64
+		pass, at Position
+		weights  map[tableKey]uint64
+		sim      *residency
 	}
 }
 
