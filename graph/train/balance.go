@@ -1,8 +1,8 @@
 package train
 
 import (
-	"cmp"
 	"math/bits"
+	"slices"
 
 	"github.com/batchprep/batchprep/graph/train/model"
 )
@@ -29,7 +29,7 @@ func (t *Trainer) residencyWeights(pos Position) map[tableKey]uint64 {
 	if bl.weights != nil && bl.pass == start {
 		return bl.weights
 	}
-	if bl.sim == nil || positionLess(start, bl.at) {
+	if bl.sim == nil || before(start, bl.at) {
 		bl.sim, bl.at = newResidency(t.res.c), Position{}
 	}
 	l, r := t.plan.Shape()
@@ -60,12 +60,6 @@ func (t *Trainer) residencyWeights(pos Position) map[tableKey]uint64 {
 	return w
 }
 
-// positionLess reports whether a comes before b in the plan.
-func positionLess(a, b Position) bool {
-	return cmp.Or(cmp.Compare(a.Epoch, b.Epoch), cmp.Compare(a.EdgeSet, b.EdgeSet),
-		cmp.Compare(a.Chunk, b.Chunk), cmp.Compare(a.Index, b.Index)) < 0
-}
-
 // balancePools weights each pool's tables by residencyWeights; a pool
 // whose tables all weigh the same (every partition resident throughout, as
 // at P = 1) is left as it is, and so is one whose weighted totals would
@@ -81,20 +75,11 @@ func (t *Trainer) balancePools(pools map[int]*model.Pool, pos Position) {
 	}
 	for typ, p := range pools {
 		ws := byType[typ]
-		if len(ws) != len(p.Tabs) || allEqual(ws) || !fitsWeighted(p, ws) {
+		if len(ws) != len(p.Tabs) || slices.Min(ws) == slices.Max(ws) || !fitsWeighted(p, ws) {
 			continue
 		}
 		pools[typ] = p.Weighted(ws)
 	}
-}
-
-func allEqual(ws []uint64) bool {
-	for _, x := range ws {
-		if x != ws[0] {
-			return false
-		}
-	}
-	return true
 }
 
 // fitsWeighted reports whether a pool's rows and degree weights, each
