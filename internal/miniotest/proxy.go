@@ -68,6 +68,8 @@ type Proxy struct {
 	injected atomic.Int64
 	inFlight atomic.Int64 // GETs
 	maxIn    atomic.Int64
+	heads    atomic.Int64 // HEADs in flight
+	maxHeads atomic.Int64
 
 	mu     sync.Mutex
 	delay  time.Duration
@@ -141,25 +143,39 @@ func (p *Proxy) Injected() int64 { return p.injected.Load() }
 // MaxInFlight is the largest number of GETs that were in progress at once.
 func (p *Proxy) MaxInFlight() int64 { return p.maxIn.Load() }
 
+// MaxHeadsInFlight is the largest number of HEADs (an object's open) that
+// were in progress at once.
+func (p *Proxy) MaxHeadsInFlight() int64 { return p.maxHeads.Load() }
+
 // ResetCounts sets the counters to zero; scheduled faults by number keep
 // their numbers.
 func (p *Proxy) ResetCounts() {
 	p.gets.Store(0)
 	p.maxIn.Store(0)
+	p.maxHeads.Store(0)
+}
+
+// track counts a request in flight in cur, raising top to the most seen;
+// the caller calls the function it returns when the request ends.
+func track(cur, top *atomic.Int64) func() {
+	in := cur.Add(1)
+	for {
+		m := top.Load()
+		if in <= m || top.CompareAndSwap(m, in) {
+			break
+		}
+	}
+	return func() { cur.Add(-1) }
 }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	n := p.requests.Add(1)
-	if r.Method == http.MethodGet {
+	switch r.Method {
+	case http.MethodGet:
 		p.gets.Add(1)
-		in := p.inFlight.Add(1)
-		defer p.inFlight.Add(-1)
-		for {
-			m := p.maxIn.Load()
-			if in <= m || p.maxIn.CompareAndSwap(m, in) {
-				break
-			}
-		}
+		defer track(&p.inFlight, &p.maxIn)()
+	case http.MethodHead:
+		defer track(&p.heads, &p.maxHeads)()
 	}
 	p.mu.Lock()
 	delay := p.delay
