@@ -1,16 +1,52 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 
+	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/mixture"
 	"github.com/batchprep/batchprep/corpus/source"
+	"github.com/batchprep/batchprep/internal/ordered"
 )
+
+// mixOpenWorkers is how many corpora of a mixture open at once.
+var mixOpenWorkers = 8
+
+// heldWarnings passes one corpus's warnings to out, holding those that
+// come before release (while the corpora before it are still opening).
+type heldWarnings struct {
+	mu       sync.Mutex
+	out      func(ctf.Error)
+	held     []ctf.Error
+	released bool
+}
+
+func (h *heldWarnings) warn(e ctf.Error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		h.out(e)
+		return
+	}
+	h.held = append(h.held, e)
+}
+
+// release passes the held warnings on, and every later one at once.
+func (h *heldWarnings) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.held {
+		h.out(e)
+	}
+	h.held, h.released = nil, true
+}
 
 // runReadMix is read with --mix: several corpora read as one weighted
 // mixture (corpus/mixture, docs/mixtures.md). Every other flag keeps its
@@ -44,20 +80,48 @@ func runReadMix(env *Env, f *readFlags) error {
 	}()
 	openCtx, stopOpen := openContext(env.Ctx)
 	defer stopOpen()
-	corpora := make([]mixture.Corpus, len(specs))
-	for i, sp := range specs {
+	for _, sp := range specs {
 		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
 			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
 		}
-		r, err := file.OpenWith(openCtx, sp.Path, ctfCfg, file.Options{Objects: *f.objects})
+	}
+	// Parquet objects open at once (each waits on round trips: a HEAD, a
+	// footer); a CTF corpus or a local file opens one at a time, beside
+	// them, since its open may be an index pass on every core. Each
+	// corpus's warnings are held until the ones before it have opened, so
+	// that stderr reads as if they had opened in turn.
+	corpora := make([]mixture.Corpus, len(specs))
+	held := make([]*heldWarnings, len(specs))
+	for i := range held {
+		held[i] = &heldWarnings{out: diag.warn}
+	}
+	var serial sync.Mutex
+	var openErr error
+	ordered.Open(openCtx, len(specs), mixOpenWorkers, func(ctx context.Context, i int) (file.Reader, error) {
+		path := specs[i].Path
+		if !file.IsObject(path) || file.Detect(path) != file.Parquet {
+			serial.Lock()
+			defer serial.Unlock()
+		}
+		cfg := ctfCfg
+		cfg.Warn = held[i].warn
+		return file.OpenWith(ctx, path, cfg, file.Options{Objects: *f.objects})
+	}, func(i int, r file.Reader, err error) bool {
+		held[i].release()
 		if err != nil {
-			return fmt.Errorf("--mix %d (%s): %w", i, sp.Path, err)
+			openErr = fmt.Errorf("--mix %d (%s): %w", i, specs[i].Path, err)
+			return false
 		}
 		readers = append(readers, r)
-		if err := checkChunkMemory(sp.Path, r.Layout(), r.Streams(), physicalMemory()); err != nil {
-			return err
+		if err := checkChunkMemory(specs[i].Path, r.Layout(), r.Streams(), physicalMemory()); err != nil {
+			openErr = err
+			return false
 		}
-		corpora[i] = mixture.Corpus{Source: r, Weight: sp.Weight, Name: sp.Path}
+		corpora[i] = mixture.Corpus{Source: r, Weight: specs[i].Weight, Name: specs[i].Path}
+		return true
+	}, func(r file.Reader) { r.Close() })
+	if openErr != nil {
+		return openErr
 	}
 	mx, err := mixture.New(corpora, srcCfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -179,5 +180,42 @@ func TestObjectReaderReused(t *testing.T) {
 	// The cache holds the two local files and the new version, not the old one.
 	if n, _ := srv.OpenReadersForTest(); n != 3 {
 		t.Errorf("%d readers cached, want 3 (the old version's is dropped)", n)
+	}
+}
+
+// TestObjectsMixtureOpensAtOnce: a call's mixture of Parquet objects opens
+// them at once (HEADs overlap behind a delaying proxy, which one open at a
+// time never shows) and streams what the same mixture of local files
+// does; with files[1] and files[2] refused, the answer names files[1], as
+// opening them in turn would.
+func TestObjectsMixtureOpensAtOnce(t *testing.T) {
+	pqPath := parquetCorpus(t, 53)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	var objects, locals []string
+	for k := range 4 {
+		s.PutFile("corpora", fmt.Sprintf("p%d.parquet", k), pqPath)
+		objects = append(objects, fmt.Sprintf("s3://corpora/p%d.parquet", k))
+		locals = append(locals, pqPath)
+	}
+	proxy := s.ProxyFor(t)
+	proxy.SetDelay(30 * time.Millisecond)
+	miniotest.SetEnv(t, proxy.Env(t, s))
+	_, conn, _ := startServer(t, serve.Options{AllowBuckets: []string{"corpora"},
+		Objects: objstore.Options{CacheDir: t.TempDir()}})
+	mix := func(files ...string) *pb.SequenceRequest {
+		r := objectReq(files...)
+		r.Weights = []string{"1", "2", "3", "4"}
+		return r
+	}
+	want := collect(t, conn, mix(locals...))
+	proxy.ResetCounts()
+	sameStream(t, "mixture of objects", collect(t, conn, mix(objects...)), want)
+	if n := proxy.MaxHeadsInFlight(); n < 2 {
+		t.Errorf("at most %d HEAD in flight: the objects opened one at a time", n)
+	}
+	_, err := collectErr(t.Context(), conn, mix(objects[0], "s3://secret/a.parquet", "s3://secret/b.parquet", objects[3]))
+	if st := status.Convert(err); st.Code() != codes.PermissionDenied || !strings.HasPrefix(st.Message(), "files[1]: ") {
+		t.Errorf("files[1] and files[2] refused: %v", err)
 	}
 }

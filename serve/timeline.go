@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/mixture"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/objstore"
+	"github.com/batchprep/batchprep/internal/ordered"
 )
 
 // minibatch is one minibatch a call sends: a source's minibatch and, for a
@@ -75,6 +78,9 @@ func (setup *sequenceSetup) fileField(i int) string {
 	return fmt.Sprintf("files[%d]", i)
 }
 
+// mixOpenWorkers is how many corpora of a mixture one call opens at once.
+const mixOpenWorkers = 8
+
 // openTimeline opens the call's corpus, or each corpus of its mixture, as
 // a single corpus is opened (the data root's checks and the reader cache,
 // invariants 3 and 10), each with its own error budget reporting to diag,
@@ -92,23 +98,45 @@ func (s *Server) openTimeline(ctx context.Context, setup *sequenceSetup, diag *d
 			closeAll()
 		}
 	}()
+	// A mixture's Parquet objects are acquired at once (each waits on
+	// round trips); a CTF corpus or a local file one at a time beside them,
+	// since its open may be an index pass on every core. Sessions start in
+	// order, so that the call's warnings read as if they had opened in turn.
 	srcs := make([]corpus.Source, len(setup.files))
-	for i, path := range setup.files {
-		r, release, err := s.acquire(ctx, setup.fileField(i), path, setup.built.CTF)
-		if err != nil {
-			return nil, nil, err
+	type acquired struct {
+		r       file.Reader
+		release func()
+	}
+	var serial sync.Mutex
+	ordered.Open(ctx, len(setup.files), mixOpenWorkers, func(ctx context.Context, i int) (acquired, error) {
+		path := setup.files[i]
+		if !objstore.IsURL(path) || file.Detect(path) != file.Parquet {
+			serial.Lock()
+			defer serial.Unlock()
 		}
-		releases = append(releases, release)
+		r, release, err := s.acquire(ctx, setup.fileField(i), path, setup.built.CTF)
+		return acquired{r, release}, err
+	}, func(i int, a acquired, aerr error) bool {
+		if err = aerr; err != nil {
+			return false
+		}
+		releases = append(releases, a.release)
 		// The call reads the shared index with its own error budget, as
 		// `batchprep read` would: other calls on the file neither spend it
 		// nor hide a chunk's warnings from it.
+		path := setup.files[i]
 		warn := diag.warn
 		if objstore.IsURL(path) {
 			warn = s.objectWarn(setup.fileField(i), path, warn)
 		}
-		if srcs[i], err = r.Session(setup.built.CTF.MaxErrors, warn); err != nil {
-			return nil, nil, s.dataError(codes.InvalidArgument, setup.fileField(i), path, err)
+		if srcs[i], err = a.r.Session(setup.built.CTF.MaxErrors, warn); err != nil {
+			err = s.dataError(codes.InvalidArgument, setup.fileField(i), path, err)
+			return false
 		}
+		return true
+	}, func(a acquired) { a.release() })
+	if err != nil {
+		return nil, nil, err
 	}
 	if setup.weights == nil {
 		src, err := source.New(srcs[0], setup.built.Source)
