@@ -88,7 +88,7 @@ class PositionService:
             return {"error": "the dataset in the training process is gone"}
         try:
             return ds._loop_position()
-        except Exception as e:  # e.g. pin_memory=True: say why to the worker
+        except Exception as e:  # e.g. a torch whose loader is not recognized: say why to the worker
             return {"error": str(e)}
 
 

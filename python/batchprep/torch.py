@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
 import threading
 from collections import deque
@@ -69,8 +70,8 @@ def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
     item in this thread: torch's _MultiProcessingDataLoaderIter._task_info,
     {task index: (worker,) or (worker, item)}; an entry with an item holds
     an item that arrived before the one the loop waits for. _DROPPED when
-    the iterator unpickles it in its _reset; None when not found (another
-    torch, or a pin_memory thread)."""
+    the iterator unpickles or takes it in its _reset; None when not found
+    (another torch)."""
     if threading.current_thread() is not threading.main_thread():
         return None
     f = sys._getframe(2)
@@ -88,14 +89,91 @@ def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
     return None
 
 
+def _torch_version() -> str:
+    import torch
+    return str(torch.__version__)
+
+
 def _handed_over(token: str, state: bytes, item: Any) -> Any:
     ds = _datasets.get(token)
     if ds is not None and get_worker_info() is None:
-        ds._serve_position()
-        buffer = _loader_buffer()
-        if buffer is not _DROPPED:
-            ds._arrived(state, buffer)
+        q = _pinning_queue()
+        if q is not None:
+            # Unpickled by torch's pin_memory thread, ahead of the loop: the
+            # state is recorded when the loop's thread takes the pinned item
+            # from q (_PinnedQueue).
+            if type(q) is queue.Queue:
+                q.__class__ = _PinnedQueue
+                q._bp_pinned = deque()  # type: ignore[attr-defined]
+            if isinstance(q, _PinnedQueue):
+                return _Pinning(q, token, state, item)
+        _received(ds, state)
     return item
+
+
+def _received(ds: "SequenceDataset", state: bytes) -> None:
+    """In the training process's main thread, as the DataLoader takes an
+    item in: record its state with the dataset (see _Handoff)."""
+    ds._serve_position()
+    buffer = _loader_buffer()
+    if buffer is not _DROPPED:
+        ds._arrived(state, buffer)
+
+
+def _pinning_queue() -> "Optional[queue.Queue[Any]]":
+    """The queue of pinned items when this thread is torch's pin_memory
+    thread unpickling an item (in its _pin_memory_loop), else None."""
+    if threading.current_thread() is threading.main_thread():
+        return None
+    f = sys._getframe(2)
+    for _ in range(16):
+        if f is None:
+            return None
+        if f.f_code.co_name in ("_pin_memory_loop", "do_one_step"):
+            q = f.f_locals.get("out_queue")
+            return q if isinstance(q, queue.Queue) else None
+        f = f.f_back
+    return None
+
+
+class _Pinning:
+    """What an item becomes in torch's pin_memory thread: torch calls its
+    pin_memory(), which pins the item itself and lists it, with its state,
+    with the queue the thread then puts it in."""
+
+    __slots__ = ("queue", "token", "state", "item")
+
+    def __init__(self, q: "_PinnedQueue", token: str, state: bytes, item: Any) -> None:
+        self.queue, self.token, self.state, self.item = q, token, state, item
+
+    def pin_memory(self, device: Any = None) -> Any:
+        from torch.utils.data._utils.pin_memory import pin_memory
+        item = pin_memory(self.item) if device is None else pin_memory(self.item, device)
+        self.queue._bp_pinned.append((item, self.token, self.state))
+        return item
+
+
+class _PinnedQueue(queue.Queue):  # type: ignore[type-arg]
+    """torch's queue of pinned items (the pin_memory thread puts, the
+    DataLoader takes in the loop's thread), once an item of ours went
+    through it: taking one of ours records its state with the dataset as
+    the unpickling of an unpinned item does, in the same thread and under
+    the same loader frames. _get runs under the queue's lock in the taking
+    thread, even for a get begun before the class was set. Our items leave
+    in the order they were pinned (one thread pins and puts them), so an
+    item taken is ours when it is the first one listed."""
+
+    _bp_pinned: "deque[Tuple[Any, str, bytes]]"
+
+    def _get(self) -> Any:
+        got = queue.Queue._get(self)  # type: ignore[attr-defined]
+        pinned = self._bp_pinned
+        if pinned and type(got) is tuple and len(got) == 2 and got[1] is pinned[0][0]:
+            _, token, state = pinned.popleft()
+            ds = _datasets.get(token)
+            if ds is not None:
+                _received(ds, state)
+        return got
 
 
 class _Handoff:
@@ -165,8 +243,10 @@ class SequenceDataset(IterableDataset):
     persistent_workers=True (Linux) the reading worker asks the training
     process where its loop stands at the start of each later iteration, so
     a loop left early or a load_state_dict() between iterations is followed
-    as without it. Not with pin_memory=True, whose thread takes items ahead
-    of the loop (state_dict() then raises).
+    as without it. With pin_memory=True torch's pinning thread takes items
+    ahead of the loop; a state is recorded when the loop's thread takes the
+    pinned item in, so state_dict() is as exact (a torch whose pinning
+    thread this does not recognize makes state_dict() raise, saying so).
 
     len() is the minibatches of one epoch when the epoch is a number of
     samples and mb one size; otherwise it raises TypeError saying why (see
@@ -189,7 +269,7 @@ class SequenceDataset(IterableDataset):
         self._start: Optional[int] = kw.pop("start", None)
         # From DataLoader workers: the states of the latest items, in arrival
         # order, and the loader's reorder buffer (see _Handoff); None when
-        # the loader's buffer could not be found (pin_memory=True).
+        # the loader's buffer could not be found (another torch).
         self._arrivals: "deque[bytes]" = deque(maxlen=4096)
         self._buffer: Optional[Dict[int, Tuple[Any, ...]]] = {}
         self._iterated = False      # this copy was iterated in a DataLoader worker
@@ -225,9 +305,10 @@ class SequenceDataset(IterableDataset):
         """The state after the last item the loop received."""
         if self._arrivals:
             if self._buffer is None:
-                raise RuntimeError("SequenceDataset: DataLoader items were taken by a thread other than the main one "
-                                   "(pin_memory=True), ahead of the loop: the position is not known; use "
-                                   "pin_memory=False, or save mb.state of the last minibatch used")
+                raise RuntimeError("SequenceDataset: DataLoader items were taken in a way this torch (%s) does not show "
+                                   "(its pin_memory thread, or its loader's reorder buffer, were not found): the "
+                                   "position is not known; use pin_memory=False, or save mb.state of the last "
+                                   "minibatch used" % _torch_version())
             held = sum(1 for info in self._buffer.values() if len(info) == 2)
             if held < len(self._arrivals):
                 return self._arrivals[-1 - held]

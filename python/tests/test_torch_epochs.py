@@ -1,6 +1,7 @@
 """SequenceDataset over many epochs as PyTorch loops use it: persistent
 DataLoader workers, and len() for progress bars."""
 
+import contextlib
 import json
 import os
 import re
@@ -84,6 +85,80 @@ class PersistentWorkersTest(unittest.TestCase):
         ds = self.dataset(mb="5", seed=4, epochs=2, workers=2, rank=1, transform=lambda mb: mb.sequences.tolist())
         loader = DataLoader(ds, batch_size=None, num_workers=2, persistent_workers=True)
         self.assertEqual([list(loader) for _ in range(2)], want)
+
+
+@contextlib.contextmanager
+def pinning_without_gpu():
+    """pin_memory=True as on a GPU machine: torch starts its pinning thread
+    only when CUDA is available, so pretend it is. The items here hold no
+    tensors, so the thread pins nothing and CUDA is never called."""
+    cuda = torch.cuda
+    saved = cuda.is_available, cuda.current_device, cuda.set_device
+    cuda.is_available, cuda.current_device, cuda.set_device = (lambda: True), (lambda: 0), (lambda device: None)
+    try:
+        yield
+    finally:
+        cuda.is_available, cuda.current_device, cuda.set_device = saved
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+class PinMemoryTest(unittest.TestCase):
+    """DataLoader(pin_memory=True): items pass through torch's pinning
+    thread, ahead of the loop; state_dict() is still the position after the
+    last item the loop received."""
+
+    @classmethod
+    def setUpClass(cls):
+        binary()
+        cls.corpus = os.path.join(tempfile.mkdtemp(), "c.ctf")
+        write_corpus(cls.corpus, 40)
+
+    def dataset(self, **kw):
+        return SequenceDataset([self.corpus], STREAMS, **dict(dict(rank=0, workers=1, mb="7", seed=3, epochs=3), **kw))
+
+    def test_resume_where_the_loop_left(self):
+        plain = DataLoader(self.dataset(), batch_size=None)
+        want = [[mb.sequences.tolist() for mb in plain] for _ in range(3)]
+        for persistent in (False, True):
+            for stop in (0, 1, 3, 7):
+                with self.subTest(persistent=persistent, stop=stop), pinning_without_gpu():
+                    ds = self.dataset()
+                    loader = DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True,
+                                        persistent_workers=persistent)
+                    it = iter(loader)
+                    if getattr(it, "_pin_memory_thread", None) is None:
+                        self.skipTest("this torch (%s) starts no pinning thread here" % torch.__version__)
+                    got = []
+                    for i, mb in enumerate(it):
+                        got.append(mb.sequences.tolist())
+                        self.assertEqual(ds.state_dict()["state"], mb.state)
+                        if i == stop:
+                            break
+                    saved = json.loads(json.dumps(ds.state_dict()))
+                    del it
+                    if persistent:  # the same loader's next iteration continues
+                        got += [mb.sequences.tolist() for mb in loader]
+                        self.assertEqual(got, want[0])
+                    ds2 = self.dataset()
+                    ds2.load_state_dict(saved)
+                    loader2 = DataLoader(ds2, batch_size=None, num_workers=2, pin_memory=True)
+                    rest = [mb.sequences.tolist() for mb in loader2]
+                    self.assertEqual(got[:stop + 1] + rest, want[0])
+                    self.assertEqual([[mb.sequences.tolist() for mb in loader2] for _ in range(2)], want[1:])
+
+    def test_items_that_are_one_object(self):
+        # A transform that returns the same object for every minibatch: the
+        # states still follow the loop item by item.
+        plain = self.dataset(transform=lambda mb: "same")
+        want = []
+        for _ in DataLoader(plain, batch_size=None):
+            want.append(plain.state_dict())
+        with pinning_without_gpu():
+            ds = self.dataset(transform=lambda mb: "same")
+            got = []
+            for _ in DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True):
+                got.append(ds.state_dict())
+        self.assertEqual(got, want)
 
 
 @unittest.skipIf(torch is None, "python3-torch absent")
