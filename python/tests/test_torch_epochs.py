@@ -90,15 +90,16 @@ class PersistentWorkersTest(unittest.TestCase):
 @contextlib.contextmanager
 def pinning_without_gpu():
     """pin_memory=True as on a GPU machine: torch starts its pinning thread
-    only when CUDA is available, so pretend it is. The items here hold no
-    tensors, so the thread pins nothing and CUDA is never called."""
+    only when CUDA is available, so pretend it is, and "pin" a tensor by
+    copying it (pinned memory needs CUDA)."""
     cuda = torch.cuda
-    saved = cuda.is_available, cuda.current_device, cuda.set_device
+    saved = cuda.is_available, cuda.current_device, cuda.set_device, torch.Tensor.pin_memory
     cuda.is_available, cuda.current_device, cuda.set_device = (lambda: True), (lambda: 0), (lambda device: None)
+    torch.Tensor.pin_memory = lambda self, device=None: self.clone()
     try:
         yield
     finally:
-        cuda.is_available, cuda.current_device, cuda.set_device = saved
+        cuda.is_available, cuda.current_device, cuda.set_device, torch.Tensor.pin_memory = saved
 
 
 @unittest.skipIf(torch is None, "python3-torch absent")
@@ -146,19 +147,22 @@ class PinMemoryTest(unittest.TestCase):
                     self.assertEqual(got[:stop + 1] + rest, want[0])
                     self.assertEqual([[mb.sequences.tolist() for mb in loader2] for _ in range(2)], want[1:])
 
-    def test_items_that_are_one_object(self):
-        # A transform that returns the same object for every minibatch: the
-        # states still follow the loop item by item.
-        plain = self.dataset(transform=lambda mb: "same")
-        want = []
-        for _ in DataLoader(plain, batch_size=None):
-            want.append(plain.state_dict())
-        with pinning_without_gpu():
-            ds = self.dataset(transform=lambda mb: "same")
-            got = []
-            for _ in DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True):
-                got.append(ds.state_dict())
-        self.assertEqual(got, want)
+    def test_transformed_items(self):
+        # Tensors, which pinning copies, and the same object for every
+        # minibatch: the states still follow the loop item by item.
+        for name, transform in (("tensors", lambda mb: {"s": torch.tensor(mb.sequences.tolist())}),
+                                ("one object", lambda mb: "same")):
+            with self.subTest(transform=name):
+                plain = self.dataset(transform=transform)
+                want = []
+                for item in DataLoader(plain, batch_size=None):
+                    want.append((str(item), plain.state_dict()))
+                with pinning_without_gpu():
+                    ds = self.dataset(transform=transform)
+                    got = []
+                    for item in DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True):
+                        got.append((str(item), ds.state_dict()))
+                self.assertEqual(got, want)
 
 
 @unittest.skipIf(torch is None, "python3-torch absent")
