@@ -83,6 +83,20 @@ class MinIO:
                 "AWS_SHARED_CREDENTIALS_FILE": absent + "-credentials", "AWS_EC2_METADATA_DISABLED": "true"}
 
     def _put(self, path, body):
+        """PUT body at path, retrying 503 (a server that answers ready may
+        still be starting its subsystems, notably on a loaded machine) for
+        up to a minute, as the Go tests' SDK client retries."""
+        deadline, wait = time.time() + 60, 0.05
+        while True:
+            try:
+                return self._put_once(path, body)
+            except urllib.error.HTTPError as e:
+                if e.code != 503 or time.time() + wait > deadline:
+                    raise
+            time.sleep(wait)
+            wait = min(2 * wait, 2.0)
+
+    def _put_once(self, path, body):
         now = datetime.datetime.now(datetime.timezone.utc)
         amz, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
         digest = hashlib.sha256(body).hexdigest()
