@@ -98,6 +98,10 @@ class LocalServer:
         with _live_lock:
             _live.add(self)
 
+    def alive(self):
+        """Whether the server is still running."""
+        return self._proc is not None and self._proc.poll() is None
+
     def close(self):
         """Stop the server: close its stdin and wait for it (quietly), then
         remove its socket directory."""

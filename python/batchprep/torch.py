@@ -19,10 +19,11 @@ import numpy as np
 from torch.utils.data import IterableDataset, get_worker_info
 
 from . import loop_position
-from .client import read
+from .client import _Stream
 from .minibatch import Minibatch
-from .request import INT32_MAX, Files, check_int, state_bytes
-from .server import check_cache_dir
+from .request import INT32_MAX, Files, check_int, sequence_request, state_bytes
+from .server import Connection, check_cache_dir
+from .shared import usable as shared_memory_usable
 
 _STATE_VERSION = 1
 
@@ -87,6 +88,20 @@ def _loader_buffer() -> Optional[Dict[int, Tuple[Any, ...]]]:
                 return _DROPPED
         f = f.f_back
     return None
+
+
+# read()'s keywords that choose the connection, not the request.
+_CONNECTION_KEYWORDS = ("address", "token", "root_certificates", "cache_dir")
+
+# Connections a forked DataLoader worker inherited (SequenceDataset._connection).
+_inherited: "list[Connection]" = []
+
+
+def _close_connection(conn: Connection, pid: int) -> None:
+    """Close a dataset's connection when the dataset goes, in the process
+    that made it only."""
+    if os.getpid() == pid:
+        conn.close()
 
 
 def _torch_version() -> str:
@@ -248,6 +263,12 @@ class SequenceDataset(IterableDataset):
     pinned item in, so state_dict() is as exact (a torch whose pinning
     thread this does not recognize makes state_dict() raise, saying so).
 
+    The process that iterates (this one with num_workers=0, or a
+    persistent worker) keeps its private server from one iteration to the
+    next, and the server keeps the corpus's index: an epoch after the first
+    starts without an index pass. A worker that is not persistent starts a
+    server, and indexes the corpus, every epoch.
+
     len() is the minibatches of one epoch when the epoch is a number of
     samples and mb one size; otherwise it raises TypeError saying why (see
     __len__)."""
@@ -278,12 +299,38 @@ class SequenceDataset(IterableDataset):
         # In the training process, once items arrive from workers: answers
         # persistent workers' questions about the loop's position.
         self._service: Optional[loop_position.PositionService] = None
+        # The connection of the process that iterates, kept across its
+        # iterations (_connection).
+        self._conn: Optional[Connection] = None
+        self._conn_pid = 0
         _datasets[self._token] = self
 
     def __getstate__(self) -> Dict[str, Any]:
         d = self.__dict__.copy()
         d["_service"] = None  # the training process's thread stays there
+        d["_conn"], d["_conn_pid"] = None, 0  # a worker connects for itself
         return d
+
+    def _connection(self) -> Connection:
+        """This process's connection, made at its first iteration and kept
+        for the next ones: its server's reader cache keeps the corpus's
+        index, so an epoch after the first opens the corpus without an index
+        pass. A forked DataLoader worker connects for itself; the copy of
+        another process's connection it inherited is kept, untouched."""
+        conn, pid = self._conn, os.getpid()
+        if conn is not None and self._conn_pid != pid:
+            _inherited.append(conn)  # never closed nor freed here
+            conn = None
+        if conn is not None and conn.server is not None and not conn.server.alive():
+            conn.close()
+            conn = None
+        if conn is None:
+            kw = self.kw
+            conn = Connection(kw.get("address"), token=kw.get("token"), root_certificates=kw.get("root_certificates"),
+                              cache_dir=kw.get("cache_dir"))
+            self._conn, self._conn_pid = conn, pid
+            weakref.finalize(self, _close_connection, conn, pid)
+        return conn
 
     def _serve_position(self) -> None:
         """In the training process, once an item came from a worker: answer
@@ -361,8 +408,12 @@ class SequenceDataset(IterableDataset):
         # when the epoch is known; a start= position ends it at the first
         # minibatch that ends an epoch.
         limit = epoch + 1 if self._start is None else (self.epochs or INT32_MAX)
-        with read(self.files, self.streams, workers=self.workers, rank=self.rank, state=state,
-                  start=self._start, epochs=limit, **self.kw) as it:
+        req = sequence_request(self.files, self.streams, workers=self.workers, rank=self.rank, state=state,
+                               start=self._start, epochs=limit,
+                               **{k: v for k, v in self.kw.items() if k not in _CONNECTION_KEYWORDS})
+        conn = self._connection()
+        req.shared_memory = conn.server is not None and shared_memory_usable()
+        with _Stream(conn, req, own_conn=False) as it:
             for mb in it:
                 item = self.transform(mb) if self.transform else mb
                 if info is None:

@@ -165,6 +165,38 @@ class PinMemoryTest(unittest.TestCase):
                 self.assertEqual(got, want)
 
 
+def server_reads(pid):
+    """The bytes process pid has read so far (/proc/PID/io's rchar)."""
+    with open("/proc/%d/io" % pid) as f:
+        return int(next(line for line in f if line.startswith("rchar:")).split()[1])
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+@unittest.skipUnless(os.path.exists("/proc/self/io"), "no /proc/PID/io here")
+class ServerKeptTest(unittest.TestCase):
+    def test_one_index_pass(self):
+        # The process that iterates keeps its server across epochs, so the
+        # server's reader cache keeps the index: the first epoch reads the
+        # file twice (index pass and sweep), each later one once.
+        path = os.path.join(tempfile.mkdtemp(), "c.ctf")
+        write_corpus(path, 60000)
+        size = os.path.getsize(path)
+        ds = SequenceDataset([path], STREAMS, rank=0, workers=1, mb="4096", seed=1, epochs=3)
+        loader = DataLoader(ds, batch_size=None)
+        reads, servers = [], set()
+        for _ in range(3):
+            n = sum(1 for _ in loader)
+            self.assertGreater(n, 0)
+            server = ds._conn.server
+            servers.add(server._proc.pid)
+            reads.append(server_reads(server._proc.pid))
+        self.assertEqual(len(servers), 1, "a server per epoch")
+        self.assertGreater(reads[0], 1.8 * size, "the first epoch's index pass is not counted")
+        for e in (1, 2):
+            self.assertLess(reads[e] - reads[e - 1], 1.5 * size, "epoch %d read the file %.2f times" % (
+                e, (reads[e] - reads[e - 1]) / size))
+
+
 @unittest.skipIf(torch is None, "python3-torch absent")
 class LenTest(unittest.TestCase):
     @classmethod
