@@ -16,8 +16,9 @@ import (
 	"github.com/batchprep/batchprep/internal/ordered"
 )
 
-// mixOpenWorkers is how many corpora of a mixture open at once.
-var mixOpenWorkers = 8
+// mixOpenWorkers is how many corpora of a mixture open at once (a
+// variable for the benchmark's one-at-a-time baseline).
+var mixOpenWorkers = file.MixOpens
 
 // heldWarnings passes one corpus's warnings to out, holding those that
 // come before release (while the corpora before it are still opening).
@@ -85,11 +86,9 @@ func runReadMix(env *Env, f *readFlags) error {
 			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
 		}
 	}
-	// Parquet objects open at once (each waits on round trips: a HEAD, a
-	// footer); a CTF corpus or a local file opens one at a time, beside
-	// them, since its open may be an index pass on every core. Each
-	// corpus's warnings are held until the ones before it have opened, so
-	// that stderr reads as if they had opened in turn.
+	// Parquet objects open at once, the others one at a time beside them
+	// (file.OpensAtOnce). Each corpus's warnings are held until the ones
+	// before it have opened, so stderr reads as if they had opened in turn.
 	corpora := make([]mixture.Corpus, len(specs))
 	held := make([]*heldWarnings, len(specs))
 	for i := range held {
@@ -99,7 +98,7 @@ func runReadMix(env *Env, f *readFlags) error {
 	var openErr error
 	ordered.Open(openCtx, len(specs), mixOpenWorkers, func(ctx context.Context, i int) (file.Reader, error) {
 		path := specs[i].Path
-		if !file.IsObject(path) || file.Detect(path) != file.Parquet {
+		if !file.OpensAtOnce(path) {
 			serial.Lock()
 			defer serial.Unlock()
 		}

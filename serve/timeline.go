@@ -78,9 +78,6 @@ func (setup *sequenceSetup) fileField(i int) string {
 	return fmt.Sprintf("files[%d]", i)
 }
 
-// mixOpenWorkers is how many corpora of a mixture one call opens at once.
-const mixOpenWorkers = 8
-
 // openTimeline opens the call's corpus, or each corpus of its mixture, as
 // a single corpus is opened (the data root's checks and the reader cache,
 // invariants 3 and 10), each with its own error budget reporting to diag,
@@ -98,19 +95,18 @@ func (s *Server) openTimeline(ctx context.Context, setup *sequenceSetup, diag *d
 			closeAll()
 		}
 	}()
-	// A mixture's Parquet objects are acquired at once (each waits on
-	// round trips); a CTF corpus or a local file one at a time beside them,
-	// since its open may be an index pass on every core. Sessions start in
-	// order, so that the call's warnings read as if they had opened in turn.
+	// A mixture's Parquet objects are acquired at once, the others one at a
+	// time beside them (file.OpensAtOnce). Sessions start in order, so the
+	// call's warnings read as if the corpora had opened in turn.
 	srcs := make([]corpus.Source, len(setup.files))
 	type acquired struct {
 		r       file.Reader
 		release func()
 	}
 	var serial sync.Mutex
-	ordered.Open(ctx, len(setup.files), mixOpenWorkers, func(ctx context.Context, i int) (acquired, error) {
+	ordered.Open(ctx, len(setup.files), file.MixOpens, func(ctx context.Context, i int) (acquired, error) {
 		path := setup.files[i]
-		if !objstore.IsURL(path) || file.Detect(path) != file.Parquet {
+		if !file.OpensAtOnce(path) {
 			serial.Lock()
 			defer serial.Unlock()
 		}

@@ -28,6 +28,15 @@ type Options struct {
 // (s3://BUCKET/KEY) rather than a local file.
 func IsObject(path string) bool { return objstore.IsURL(path) }
 
+// OpensAtOnce reports whether the corpus at path may open beside others
+// (a mixture's, corpus/mixture): a Parquet object's open waits on round
+// trips (a HEAD, a footer), while a CTF corpus's or a local file's may be
+// an index pass on every core, so those open one at a time.
+func OpensAtOnce(path string) bool { return IsObject(path) && Detect(path) == Parquet }
+
+// MixOpens is how many of a mixture's corpora open at once.
+const MixOpens = 8
+
 // openObject opens the corpus in the object at url (invariant 4). A CTF
 // object's index is always cached, in the cache directory under
 // index/<hash of the URL>, and reused while the object's ETag, its size
