@@ -16,6 +16,7 @@ import weakref
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
+import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from . import loop_position
@@ -102,11 +103,6 @@ def _close_connection(conn: Connection, pid: int) -> None:
     that made it only."""
     if os.getpid() == pid:
         conn.close()
-
-
-def _torch_version() -> str:
-    import torch
-    return str(torch.__version__)
 
 
 def _handed_over(token: str, state: bytes, item: Any) -> Any:
@@ -355,7 +351,7 @@ class SequenceDataset(IterableDataset):
                 raise RuntimeError("SequenceDataset: DataLoader items were taken in a way this torch (%s) does not show "
                                    "(its pin_memory thread, or its loader's reorder buffer, were not found): the "
                                    "position is not known; use pin_memory=False, or save mb.state of the last "
-                                   "minibatch used" % _torch_version())
+                                   "minibatch used" % torch.__version__)
             held = sum(1 for info in self._buffer.values() if len(info) == 2)
             if held < len(self._arrivals):
                 return self._arrivals[-1 - held]

@@ -21,8 +21,9 @@ except ImportError:  # pragma: no cover
 STREAMS = ["x:2", "y:7:sparse"]
 
 
-@unittest.skipIf(torch is None, "python3-torch absent")
-class PersistentWorkersTest(unittest.TestCase):
+class CorpusCase(unittest.TestCase):
+    """A 40-sequence corpus and datasets over it (mb 7, seed 3, 3 epochs)."""
+
     @classmethod
     def setUpClass(cls):
         binary()
@@ -32,6 +33,10 @@ class PersistentWorkersTest(unittest.TestCase):
     def dataset(self, **kw):
         kw = dict(dict(rank=0, workers=1, mb="7", seed=3, epochs=3), **kw)
         return SequenceDataset([self.corpus], STREAMS, **kw)
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+class PersistentWorkersTest(CorpusCase):
 
     def epochs(self, loader, n):
         return [[mb.sequences.tolist() for mb in loader] for _ in range(n)]
@@ -103,19 +108,10 @@ def pinning_without_gpu():
 
 
 @unittest.skipIf(torch is None, "python3-torch absent")
-class PinMemoryTest(unittest.TestCase):
+class PinMemoryTest(CorpusCase):
     """DataLoader(pin_memory=True): items pass through torch's pinning
     thread, ahead of the loop; state_dict() is still the position after the
     last item the loop received."""
-
-    @classmethod
-    def setUpClass(cls):
-        binary()
-        cls.corpus = os.path.join(tempfile.mkdtemp(), "c.ctf")
-        write_corpus(cls.corpus, 40)
-
-    def dataset(self, **kw):
-        return SequenceDataset([self.corpus], STREAMS, **dict(dict(rank=0, workers=1, mb="7", seed=3, epochs=3), **kw))
 
     def test_resume_where_the_loop_left(self):
         plain = DataLoader(self.dataset(), batch_size=None)
