@@ -81,14 +81,24 @@ func (o Options) withDefaults() (Options, error) {
 	if o.blockSize == 0 {
 		o.blockSize = blockSize
 	}
-	if o.CacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return o, fmt.Errorf("objstore: no cache-dir given and no user cache directory: %w", err)
-		}
-		o.CacheDir = filepath.Join(dir, "batchprep", "objects")
+	dir, err := o.Dir()
+	if err != nil {
+		return o, err
 	}
+	o.CacheDir = dir
 	return o, nil
+}
+
+// Dir is the cache directory: CacheDir, or its default when it is empty.
+func (o Options) Dir() (string, error) {
+	if o.CacheDir != "" {
+		return o.CacheDir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("objstore: no cache-dir given and no user cache directory: %w", err)
+	}
+	return filepath.Join(dir, "batchprep", "objects"), nil
 }
 
 // String shows the options as flags would set them.
