@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
@@ -37,6 +40,59 @@ func OpensAtOnce(path string) bool { return IsObject(path) && Detect(path) == Pa
 // MixOpens is how many of a mixture's corpora open at once.
 const MixOpens = 8
 
+// IndexCache returns cfg set to keep the index of the CTF corpus name (an
+// object's URL, or a local file's absolute path) in dir/index/<hash of
+// name>, a directory of its own, which it makes: two corpora of the same
+// base name never share a cache file. The cache is reused while the data
+// and the config match (ctf.Config.CacheIndex).
+//
+// Each use sets the directory's modification time, which PruneIndexCaches
+// reads.
+func IndexCache(cfg ctf.Config, dir, name string) (ctf.Config, error) {
+	sum := sha256.Sum256([]byte(name))
+	cfg.CacheIndex = true
+	cfg.CacheDir = filepath.Join(dir, "index", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
+		return cfg, fmt.Errorf("ctf: the index cache of %s: %w", name, err)
+	}
+	now := time.Now()
+	if err := os.Chtimes(cfg.CacheDir, now, now); err != nil {
+		return cfg, fmt.Errorf("ctf: the index cache of %s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+// IndexCacheUnused is how long an index cache may go unused before
+// PruneIndexCaches removes it.
+const IndexCacheUnused = 30 * 24 * time.Hour
+
+// PruneIndexCaches removes the index caches under dir/index that no open
+// has used for longer than unused (IndexCache), those of corpora deleted
+// or renamed among them, and returns how many it removed. A cache removed
+// while a reader maps it stays readable to that reader.
+func PruneIndexCaches(dir string, unused time.Duration) (int, error) {
+	root := filepath.Join(dir, "index")
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !e.IsDir() || time.Since(info.ModTime()) <= unused {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
+			return removed, err
+		}
+		removed++
+	}
+	return removed, nil
+}
+
 // openObject opens the corpus in the object at url (invariant 4). A CTF
 // object's index is always cached, in the cache directory under
 // index/<hash of the URL>, and reused while the object's ETag, its size
@@ -65,11 +121,9 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blo
 		}
 		return parquetReader{r}, nil
 	}
-	sum := sha256.Sum256([]byte(url))
-	cfg.CacheIndex = true
-	cfg.CacheDir = filepath.Join(obj.CacheDir(), "index", hex.EncodeToString(sum[:8]))
-	if err := os.MkdirAll(cfg.CacheDir, 0o755); err != nil {
-		return nil, fmt.Errorf("ctf: the index cache of %s: %w", url, err)
+	cfg, err := IndexCache(cfg, obj.CacheDir(), url)
+	if err != nil {
+		return nil, err
 	}
 	r, err := ctf.OpenContext(ctx, url, cfg, ctf.OpenOptions{File: blob, Progress: opt.Progress})
 	if err != nil {
