@@ -33,6 +33,9 @@ Objects (s3://BUCKET/KEY) are served from the buckets --allow-bucket names
 (repeatable; none by default; '*' allows every bucket the server's
 credentials reach: for a private server), read with the object flags
 (docs/object-storage.md); an object elsewhere is refused as a path outside.
+A CTF object's index is kept in the cache directory; --cache-index keeps
+local CTF files' indexes there too, so a server started later opens an
+unchanged file without an index pass.
 --max-minibatch-bytes and --max-minibatch-samples bound what one minibatch
 can make the server hold, --max-window-bytes the randomization window of a
 call (its chunks x chunk bytes of text), --max-concurrent-calls how many
@@ -85,6 +88,7 @@ func runServe(env *Env, args []string) error {
 	var buckets stringList
 	fs.Var(&buckets, "allow-bucket", "a bucket `NAME` whose objects (s3://NAME/KEY) clients may name (repeatable; none by default; '*': every bucket the server's credentials reach, for a private server)")
 	objects := objectFlags(fs, env)
+	cacheIndex := fs.Bool("cache-index", false, "keep local CTF corpora's indexes in the cache directory (--cache-dir, under index/) and reuse them while a file is unchanged: a restarted server opens it without an index pass (the Python client's private server sets it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -137,7 +141,7 @@ func runServe(env *Env, args []string) error {
 	o := serve.Options{Token: token, Registerer: reg, DataDirs: dataDirs,
 		MaxMinibatchBytes: int64(maxBytes), MaxMinibatchSamples: *maxSamples, MaxConcurrentCalls: *maxCalls,
 		MaxWindowBytes: int64(maxWindow), MaxCallsPerPeer: *perPeer, StallTimeout: time.Duration(stall),
-		AllowBuckets: buckets, Objects: *objects,
+		AllowBuckets: buckets, Objects: *objects, CacheIndex: *cacheIndex,
 		Logf: func(format string, args ...any) { fmt.Fprintf(env.Stderr, "batchprep serve: "+format+"\n", args...) }}
 	if *tlsCert != "" {
 		creds, err := credentials.NewServerTLSFromFile(*tlsCert, *tlsKey)

@@ -96,17 +96,18 @@ func objectStatus(field, url string, err *objstore.Error) error {
 	return status.Errorf(codes.Unavailable, "%s: %q: the object cannot be read now (the server's log has the details)", field, url)
 }
 
-// objectWarn passes on to a call the diagnostics of the data of the object
-// at url (they name the URL) and sends the rest to the server's log: they
-// are about the server's index cache and name its files (a stale index,
-// after the object was replaced).
-func (s *Server) objectWarn(field, url string, warn func(ctf.Error)) func(ctf.Error) {
+// corpusWarn passes on to a call the diagnostics of the data of its
+// corpus at path (a local file, or the object at a URL; they name it) and
+// sends those of the server's index cache to the server's log: they name
+// the cache's files (a stale index, after the corpus changed).
+func (s *Server) corpusWarn(field, path string, warn func(ctf.Error)) func(ctf.Error) {
+	object := objstore.IsURL(path)
 	return func(e ctf.Error) {
-		if e.File == url {
-			warn(e)
+		if errors.Is(e.Err, ctf.ErrCache) || object && e.File != path {
+			s.opts.Logf("%s %q: %v", field, path, &e)
 			return
 		}
-		s.opts.Logf("%s %q: %v", field, url, &e)
+		warn(e)
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/mixture"
 	"github.com/batchprep/batchprep/corpus/source"
-	"github.com/batchprep/batchprep/internal/objstore"
 	"github.com/batchprep/batchprep/internal/ordered"
 )
 
@@ -121,10 +120,7 @@ func (s *Server) openTimeline(ctx context.Context, setup *sequenceSetup, diag *d
 		// `batchprep read` would: other calls on the file neither spend it
 		// nor hide a chunk's warnings from it.
 		path := setup.files[i]
-		warn := diag.warn
-		if objstore.IsURL(path) {
-			warn = s.objectWarn(setup.fileField(i), path, warn)
-		}
+		warn := s.corpusWarn(setup.fileField(i), path, diag.warn)
 		if srcs[i], err = a.r.Session(setup.built.CTF.MaxErrors, warn); err != nil {
 			err = s.dataError(codes.InvalidArgument, setup.fileField(i), path, err)
 			return false
