@@ -70,7 +70,10 @@ class LocalServer:
     minibatches as long as it likes (an evaluation, a checkpoint). It reads
     objects (s3://BUCKET/KEY) in every bucket the user's AWS credentials
     reach (``--allow-bucket '*'``), caching them in cache_dir (None: the
-    server's default, under the user's cache directory).
+    server's default, under the user's cache directory). It keeps a CTF
+    file's index there too (``--cache-index``): the private server of a
+    later process (the next epoch's DataLoader worker, say) opens an
+    unchanged file without an index pass.
     """
 
     def __init__(self, binary=None, cache_dir=None):
@@ -81,7 +84,7 @@ class LocalServer:
             sock = os.path.join(self._dir, "serve.sock")
             self.args = [binary, "serve", "--listen", "unix:" + sock, "--metrics-listen", "off",
                          "--stall-timeout", "off", "--data-dir", os.getcwd(), "--data-dir", "/",
-                         "--allow-bucket", "*", "--stop-on-stdin-eof"]
+                         "--allow-bucket", "*", "--stop-on-stdin-eof", "--cache-index"]
             if cache_dir is not None:
                 self.args += ["--cache-dir", os.path.abspath(os.fspath(cache_dir))]
             # Its own session: a Ctrl-C in the terminal reaches this process,

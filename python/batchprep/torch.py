@@ -263,7 +263,8 @@ class SequenceDataset(IterableDataset):
     persistent worker) keeps its private server from one iteration to the
     next, and the server keeps the corpus's index: an epoch after the first
     starts without an index pass. A worker that is not persistent starts a
-    server, and indexes the corpus, every epoch.
+    server every epoch, which opens a CTF file's index from the cache
+    directory (cache_dir=) where the first epoch's server left it.
 
     len() is the minibatches of one epoch when the epoch is a number of
     samples and mb one size; otherwise it raises TypeError saying why (see

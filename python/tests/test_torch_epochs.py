@@ -193,6 +193,37 @@ class ServerKeptTest(unittest.TestCase):
                 e, (reads[e] - reads[e - 1]) / size))
 
 
+def _server_reads(mb):
+    """A transform: the minibatch's worker's server's reads so far, and its pid."""
+    pid = torch.utils.data.get_worker_info().dataset._conn.server._proc.pid
+    return server_reads(pid), pid
+
+
+@unittest.skipIf(torch is None, "python3-torch absent")
+@unittest.skipUnless(os.path.exists("/proc/self/io"), "no /proc/PID/io here")
+class IndexCachedTest(unittest.TestCase):
+    def test_workers_not_persistent(self):
+        # A DataLoader worker that is not persistent starts a private
+        # server every epoch; the servers keep the index in the cache
+        # directory, so only the first epoch reads the file twice.
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "c.ctf")
+        write_corpus(path, 60000)
+        size = os.path.getsize(path)
+        ds = SequenceDataset([path], STREAMS, rank=0, workers=1, mb="4096", seed=1, epochs=3,
+                             transform=_server_reads, cache_dir=os.path.join(d, "cache"))
+        loader = DataLoader(ds, batch_size=None, num_workers=1)
+        reads, servers = [], set()
+        for _ in range(3):
+            last = list(loader)[-1]
+            reads.append(last[0])
+            servers.add(last[1])
+        self.assertEqual(len(servers), 3, "the workers were persistent")
+        self.assertGreater(reads[0], 1.8 * size, "the first epoch's index pass is not counted")
+        for e in (1, 2):
+            self.assertLess(reads[e], 1.5 * size, "epoch %d read the file %.2f times" % (e, reads[e] / size))
+
+
 @unittest.skipIf(torch is None, "python3-torch absent")
 class LenTest(unittest.TestCase):
     @classmethod
