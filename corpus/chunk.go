@@ -119,3 +119,12 @@ type Recycler interface {
 type Prefetcher interface {
 	Prefetch(c int)
 }
+
+// AheadHinter is a Prefetcher that reads ahead only what it is told of (a
+// file read around the page cache, which has no readahead of its own): a
+// reader in file order hints it of the HintAhead chunks after the ones it
+// loads.
+type AheadHinter interface {
+	Prefetcher
+	HintAhead() int
+}

@@ -21,4 +21,14 @@ func (r *Reader) Prefetch(c int) {
 	}
 }
 
+// HintAhead implements corpus.AheadHinter: for a file read around the
+// page cache (internal/direct), the chunks its read-ahead bytes hold; 0
+// for others, which the kernel or the object store read ahead.
+func (r *Reader) HintAhead() int {
+	if a, ok := r.f.(interface{ AheadBytes() int64 }); ok {
+		return int(a.AheadBytes()/r.cfg.chunkBytes()) + 1
+	}
+	return 0
+}
+
 var noWillNeed = os.Getenv("BATCHPREP_NO_WILLNEED") != ""

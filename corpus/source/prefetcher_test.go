@@ -64,3 +64,60 @@ func TestPrefetcherAskedForQueuedChunks(t *testing.T) {
 		t.Fatalf("%d chunks loaded, %d of them asked for ahead", len(p.loaded), p.askedFirst)
 	}
 }
+
+// aheadHinting is prefetching that reads ahead only what it is told of
+// (corpus.AheadHinter), as a file read around the page cache does; it
+// counts the hints per chunk.
+type aheadHinting struct {
+	*prefetching
+	hints map[int]int
+}
+
+func (a *aheadHinting) Prefetch(c int) {
+	a.mu.Lock()
+	a.hints[c]++
+	a.mu.Unlock()
+	a.prefetching.Prefetch(c)
+}
+
+func (a *aheadHinting) HintAhead() int { return 6 }
+
+// TestFileOrderHintsAhead: in file order a corpus that reads ahead only
+// what it is told of hears of every chunk in every sweep, before it is
+// loaded; one that reads ahead by itself (the page cache's readahead)
+// hears only of the few chunks a load queues at once; what is delivered
+// does not change.
+func TestFileOrderHintsAhead(t *testing.T) {
+	tc := makeCorpus(t, rand.New(rand.NewPCG(5, 6)), corpusOpts{n: 600, chunkSeq: 10})
+	cfg := Config{Randomize: randomize.Config{Kind: "none"}, Prefetch: true}
+	sweep := func(src corpus.Source) []Minibatch {
+		s := mustNew(t, src, cfg)
+		var out []Minibatch
+		for s.Epoch() < 2 {
+			mb, err := s.NextK(25)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, cloneMB(mb))
+		}
+		return out
+	}
+	a := &aheadHinting{prefetching: &prefetching{testCorpus: tc, asked: map[int]bool{}, loaded: map[int]bool{}}, hints: map[int]int{}}
+	if !reflect.DeepEqual(sweep(a), sweep(tc)) {
+		t.Fatal("the hints changed what was delivered")
+	}
+	n := tc.Layout().NumChunks()
+	for c := 1; c < n; c++ { // chunk 0 is loaded before any hint
+		if a.hints[c] < 2 {
+			t.Errorf("chunk %d hinted %d times in 2 sweeps", c, a.hints[c])
+		}
+	}
+	if a.askedFirst < n-2 {
+		t.Errorf("%d of %d chunks hinted before their first load", a.askedFirst, n)
+	}
+	p := &prefetching{testCorpus: tc, asked: map[int]bool{}, loaded: map[int]bool{}}
+	sweep(p)
+	if len(p.asked) > n/4 {
+		t.Errorf("a corpus with a readahead of its own was hinted %d of %d chunks in file order", len(p.asked), n)
+	}
+}

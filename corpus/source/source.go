@@ -30,6 +30,9 @@ type Source struct {
 	finder chunkFinder
 	gather gather
 	need   []int // the chunks loadAhead and prefetchAfter list
+	// hinted[c] is 1 + the sweep in which chunk c was last hinted to an
+	// AheadHinter (hintAhead); nil until then.
+	hinted []uint64
 }
 
 // walk is the mutable timeline state of a Source.
@@ -392,6 +395,29 @@ func (s *Source) prefetchAfter(k int) {
 	}
 	s.need = list
 	s.cache.prefetch(list...)
+	if h, ok := s.src.(corpus.AheadHinter); ok {
+		s.hintAhead(h, la, u.sweep, list[len(list)-1])
+	}
+}
+
+// hintAhead tells h, which reads ahead only what it is told of, of the
+// chunks after c in sweep sw that its read-ahead holds, each once per
+// sweep (file order's chunks beyond the cache's few).
+func (s *Source) hintAhead(h corpus.AheadHinter, la randomize.ChunkLookahead, sw uint64, c int) {
+	if s.hinted == nil {
+		s.hinted = make([]uint64, len(s.gather.seen))
+	}
+	for range h.HintAhead() {
+		next, ok := la.ChunkAfter(sw, c)
+		if !ok {
+			return
+		}
+		c = next
+		if s.hinted[c] != sw+1 {
+			s.hinted[c] = sw + 1
+			h.Prefetch(c)
+		}
+	}
 }
 
 // windowPrefetch is the number of cache places kept for the next window's
