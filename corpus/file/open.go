@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/parquet"
+	"github.com/batchprep/batchprep/internal/direct"
 )
 
 // Reader is an open corpus file.
@@ -82,11 +84,57 @@ func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Re
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Detect(path), err)
 	}
-	r, err := OpenFile(ctx, f, path, cfg, opt.Progress)
+	var blob corpus.Blob = f
+	if Detect(path) == CTF {
+		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && DirectReads(info.Size()) {
+			if d, err := direct.Open(f, DirectAhead); err == nil {
+				blob = d // else the file system refuses direct reads: the page cache
+			}
+		}
+	}
+	r, err := OpenFile(ctx, blob, path, cfg, opt.Progress)
 	if err != nil {
-		f.Close()
+		blob.Close()
 	}
 	return r, err
+}
+
+// DirectAhead is how many bytes a corpus read around the page cache
+// reads ahead of its parse (internal/direct).
+const DirectAhead = 16 << 20
+
+// DirectReads reports whether OpenWith reads a local CTF corpus of size
+// bytes around the page cache (O_DIRECT, internal/direct): when it is
+// larger than the machine's memory, so that a sweep finds none of it
+// cached and filling and reclaiming the page cache would cost more system
+// time than the disk. BATCHPREP_DIRECT_READS=on or off decides instead.
+func DirectReads(size int64) bool {
+	switch os.Getenv("BATCHPREP_DIRECT_READS") {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	mem := memTotal()
+	return mem > 0 && size > mem
+}
+
+// memTotal is the machine's memory in bytes (/proc/meminfo's MemTotal;
+// 0 where there is none).
+func memTotal() int64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
 }
 
 // OpenFile is Open of a file the caller opened and checked already: f is
