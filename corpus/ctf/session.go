@@ -152,6 +152,9 @@ func (s *Session) Recycle(ch *corpus.Chunk) { s.r.Recycle(ch) }
 // Prefetch implements corpus.Prefetcher.
 func (s *Session) Prefetch(c int) { s.r.Prefetch(c) }
 
+// HintAhead implements corpus.AheadHinter (Reader.HintAhead).
+func (s *Session) HintAhead() int { return s.r.HintAhead() }
+
 // Summary is Reader.Summary with the session's counts.
 func (s *Session) Summary() Summary { return s.r.summary(&s.acct, true) }
 

@@ -84,17 +84,9 @@ func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Re
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Detect(path), err)
 	}
-	var blob corpus.Blob = f
-	if Detect(path) == CTF {
-		if info, err := f.Stat(); err == nil && info.Mode().IsRegular() && DirectReads(info.Size()) {
-			if d, err := direct.Open(f, DirectAhead); err == nil {
-				blob = d // else the file system refuses direct reads: the page cache
-			}
-		}
-	}
-	r, err := OpenFile(ctx, blob, path, cfg, opt.Progress)
+	r, err := OpenFile(ctx, f, path, cfg, opt.Progress)
 	if err != nil {
-		blob.Close()
+		f.Close()
 	}
 	return r, err
 }
@@ -103,11 +95,12 @@ func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Re
 // reads ahead of its parse (internal/direct).
 const DirectAhead = 16 << 20
 
-// DirectReads reports whether OpenWith reads a local CTF corpus of size
-// bytes around the page cache (O_DIRECT, internal/direct): when it is
-// larger than the machine's memory, so that a sweep finds none of it
-// cached and filling and reclaiming the page cache would cost more system
-// time than the disk. BATCHPREP_DIRECT_READS=on or off decides instead.
+// DirectReads reports whether OpenFile (so OpenWith and serve) reads a
+// local CTF corpus of size bytes around the page cache (O_DIRECT,
+// internal/direct): when it is larger than the machine's memory, so that
+// a sweep finds none of it cached and filling and reclaiming the page
+// cache would cost more system time than the disk.
+// BATCHPREP_DIRECT_READS=on or off decides instead.
 func DirectReads(size int64) bool {
 	switch os.Getenv("BATCHPREP_DIRECT_READS") {
 	case "on":
@@ -140,8 +133,9 @@ func memTotal() int64 {
 // OpenFile is Open of a file the caller opened and checked already: f is
 // what is read (path names it in messages), its format is told from its
 // first bytes or path's name, the index pass stops once ctx is done, and
-// progress (CTF only; may be nil) hears of the bytes it reads. On success
-// the Reader owns f; on error the caller does.
+// progress (CTF only; may be nil) hears of the bytes it reads. A CTF file
+// (an *os.File) for which DirectReads holds is read around the page
+// cache. On success the Reader owns f; on error the caller does.
 func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
 	if DetectBlob(f, path) == Parquet {
 		r, err := parquet.OpenFile(ctx, f, path, ParquetConfig(cfg))
@@ -150,8 +144,19 @@ func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, p
 		}
 		return parquetReader{r}, nil
 	}
-	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: f, Progress: progress})
+	var blob corpus.Blob = f
+	if osf, ok := f.(*os.File); ok {
+		if info, err := osf.Stat(); err == nil && info.Mode().IsRegular() && DirectReads(info.Size()) {
+			if d, err := direct.Open(osf, DirectAhead); err == nil {
+				blob = d // else the file system refuses direct reads: the page cache
+			}
+		}
+	}
+	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: blob, Progress: progress})
 	if err != nil {
+		if d, ok := blob.(*direct.File); ok {
+			d.Detach() // f is the caller's again
+		}
 		return nil, err
 	}
 	return ctfReader{r}, nil

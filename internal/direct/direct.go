@@ -284,15 +284,25 @@ func (x *File) Name() string { return x.f.Name() }
 
 // Close stops the reads ahead and closes the file.
 func (x *File) Close() error {
+	if x.Detach() {
+		return x.f.Close()
+	}
+	return nil
+}
+
+// Detach stops the reads ahead and closes what the File opened, leaving
+// the file it wraps open for its owner (a caller that could not use the
+// File); it reports whether the File was still open.
+func (x *File) Detach() bool {
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
-		return nil
+		return false
 	}
 	x.closed = true
 	x.cond.Broadcast()
 	x.mu.Unlock()
 	x.wg.Wait()
 	x.d.Close()
-	return x.f.Close()
+	return true
 }
