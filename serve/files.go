@@ -36,13 +36,6 @@ func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config
 		f.Close()
 		return nil, nil, refused(field, path)
 	}
-	if s.indexDir != "" && file.DetectBlob(f, real) == file.CTF {
-		if c, err := file.IndexCache(cfg, s.indexDir, real); err == nil {
-			cfg = c
-		} else {
-			s.opts.Logf("%s %q: %v (indexed without the cache)", field, path, err)
-		}
-	}
 	r, release, err := s.readers.acquire(ctx, fileBlob(f, real, info), cfg)
 	return s.acquired(ctx, field, path, r, release, err)
 }

@@ -32,6 +32,9 @@ type readerCache struct {
 	started int // index passes started (tests)
 	// progress, when set, hears of each block an index pass reads (tests).
 	progress func(n int64)
+	// indexDir keeps local CTF files' indexes (Options.CacheIndex); empty:
+	// none.
+	indexDir string
 }
 
 // readerEntry is an indexed file, or one being indexed (pending).
@@ -164,7 +167,7 @@ func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf
 	if o, ok := b.Blob.(*objstore.Object); ok {
 		r, err = file.OpenObject(ctx, o, b.name, cfg, file.Options{Progress: progress})
 	} else {
-		r, err = file.OpenFile(ctx, b.Blob, b.name, cfg, progress)
+		r, err = file.OpenFile(ctx, b.Blob, b.name, cfg, file.Options{Progress: progress, IndexDir: c.indexDir})
 	}
 	if err != nil {
 		b.Close()

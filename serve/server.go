@@ -97,9 +97,6 @@ type Server struct {
 	buckets buckets
 	calls   *callLimit
 	idle    *idleTrim
-	// indexDir holds local corpora's index caches (Options.CacheIndex);
-	// empty: none.
-	indexDir string
 }
 
 // New builds a Server; call Serve to accept connections.
@@ -146,11 +143,13 @@ func New(o Options) (*Server, error) {
 	}
 	s := &Server{opts: o, metrics: m, readers: newReaderCache(o.MaxOpenReaders), root: root, buckets: bk}
 	if o.CacheIndex {
-		if s.indexDir, err = o.Objects.Dir(); err != nil {
+		dir, err := o.Objects.Dir()
+		if err != nil {
 			root.close()
 			return nil, fmt.Errorf("serve: CacheIndex: %w", err)
 		}
-		if n, err := file.PruneIndexCaches(s.indexDir, file.IndexCacheUnused); err != nil {
+		s.readers.indexDir = dir
+		if n, err := file.PruneIndexCaches(dir, file.IndexCacheUnused); err != nil {
 			o.Logf("index cache: %v", err)
 		} else if n > 0 {
 			o.Logf("index cache: removed %d indexes unused for %v", n, file.IndexCacheUnused)

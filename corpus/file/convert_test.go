@@ -61,6 +61,12 @@ func minibatches(t *testing.T, path string, cfg ctf.Config, scfg source.Config) 
 		t.Fatal(err)
 	}
 	defer r.Close()
+	return twoEpochs(t, r, scfg)
+}
+
+// twoEpochs renders every minibatch of two epochs of r as text.
+func twoEpochs(t *testing.T, r Reader, scfg source.Config) []string {
+	t.Helper()
 	src, err := source.New(r, scfg)
 	if err != nil {
 		t.Fatal(err)

@@ -61,21 +61,8 @@ func TestDirectReadsSameMinibatches(t *testing.T) {
 		}
 		defer r.Close()
 		c, _ := CTFOf(r)
-		src, err := source.New(r, source.Config{Randomize: randomize.Config{Kind: kind, Seed: 3, WindowChunks: 16},
-			Prefetch: true, PrefetchChunks: 8, Schedule: source.ConstantSchedule(500)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
-		var out []string
-		for src.Epoch() < 2 {
-			mb, err := src.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, render(mb))
-		}
-		return out, c.HintAhead() > 0
+		return twoEpochs(t, r, source.Config{Randomize: randomize.Config{Kind: kind, Seed: 3, WindowChunks: 16},
+			Prefetch: true, PrefetchChunks: 8, Schedule: source.ConstantSchedule(500)}), c.HintAhead() > 0
 	}
 	for _, kind := range []string{"none", "window"} {
 		want, direct := read("off", kind)
@@ -90,14 +77,4 @@ func TestDirectReadsSameMinibatches(t *testing.T) {
 			t.Errorf("%s order: the minibatches differ", kind)
 		}
 	}
-}
-
-// render is a minibatch as text.
-func render(mb *source.Minibatch) string {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d %d %d %d %v %v %v", mb.Step, mb.Epoch, mb.Start, mb.End, mb.Sequences, mb.IDs, len(mb.Skipped))
-	for _, s := range mb.Streams {
-		fmt.Fprintf(&b, " | %v %v %v %v", s.SeqStart, s.RowStart, s.Indices, s.Values)
-	}
-	return b.String()
 }

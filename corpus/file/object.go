@@ -25,6 +25,9 @@ type Options struct {
 	Objects objstore.Options
 	// Progress, when set, hears of the bytes a CTF index pass reads.
 	Progress func(int64)
+	// IndexDir, when set, keeps a local CTF file's index in IndexDir, as
+	// an object's is kept in its cache directory (IndexCache).
+	IndexDir string
 }
 
 // IsObject reports whether path names an object in object storage

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -84,7 +83,7 @@ func OpenWith(ctx context.Context, path string, cfg ctf.Config, opt Options) (Re
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Detect(path), err)
 	}
-	r, err := OpenFile(ctx, f, path, cfg, opt.Progress)
+	r, err := OpenFile(ctx, f, path, cfg, opt)
 	if err != nil {
 		f.Close()
 	}
@@ -120,11 +119,9 @@ func memTotal() int64 {
 		return 0
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err == nil {
-				return kb << 10
-			}
+		var kb int64
+		if n, _ := fmt.Sscanf(line, "MemTotal: %d kB", &kb); n == 1 {
+			return kb << 10
 		}
 	}
 	return 0
@@ -133,16 +130,21 @@ func memTotal() int64 {
 // OpenFile is Open of a file the caller opened and checked already: f is
 // what is read (path names it in messages), its format is told from its
 // first bytes or path's name, the index pass stops once ctx is done, and
-// progress (CTF only; may be nil) hears of the bytes it reads. A CTF file
-// (an *os.File) for which DirectReads holds is read around the page
-// cache. On success the Reader owns f; on error the caller does.
-func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, progress func(int64)) (Reader, error) {
+// opt's Progress and IndexDir apply (its Objects do not). A CTF file (an
+// *os.File) for which DirectReads holds is read around the page cache. On
+// success the Reader owns f; on error the caller does.
+func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, opt Options) (Reader, error) {
 	if DetectBlob(f, path) == Parquet {
 		r, err := parquet.OpenFile(ctx, f, path, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err
 		}
 		return parquetReader{r}, nil
+	}
+	if opt.IndexDir != "" {
+		// A directory that cannot be made shows as the reader's
+		// diagnostic that the index cache could not be written.
+		cfg, _ = IndexCache(cfg, opt.IndexDir, path)
 	}
 	var blob corpus.Blob = f
 	if osf, ok := f.(*os.File); ok {
@@ -152,7 +154,7 @@ func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, p
 			}
 		}
 	}
-	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: blob, Progress: progress})
+	r, err := ctf.OpenContext(ctx, path, cfg, ctf.OpenOptions{File: blob, Progress: opt.Progress})
 	if err != nil {
 		if d, ok := blob.(*direct.File); ok {
 			d.Detach() // f is the caller's again

@@ -276,12 +276,6 @@ func (x *File) AheadBytes() int64 { return x.limit }
 // Stat is the file's.
 func (x *File) Stat() (fs.FileInfo, error) { return x.f.Stat() }
 
-// Fd is the file's descriptor (buffered).
-func (x *File) Fd() uintptr { return x.f.Fd() }
-
-// Name is the file's name.
-func (x *File) Name() string { return x.f.Name() }
-
 // Close stops the reads ahead and closes the file.
 func (x *File) Close() error {
 	if x.Detach() {
