@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/ordered"
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // Parallel indexing. A large file is cut at line starts into pieces of at
@@ -96,7 +96,7 @@ func buildIndexFile(ps *pass, f corpus.Blob, cfg *Config, file, spillDir string)
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	if info.Mode().IsRegular() {
-		n := indexRanges(info.Size(), runtime.GOMAXPROCS(0))
+		n := indexRanges(info.Size(), procs.Compute())
 		if n >= 2 {
 			x, ok, err := parallelIndexTo(ps, f, info.Size(), n, cfg, file, spillDir)
 			if err != nil {
@@ -176,7 +176,7 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 		return nil, false, err
 	}
 	ok = true
-	ordered.Run(n, max(2, runtime.GOMAXPROCS(0)), func(i int) *rangeIndex {
+	ordered.Run(n, max(2, procs.Compute()), func(i int) *rangeIndex {
 		return indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
 	}, func(i int, r *rangeIndex) bool {
 		// A failed piece, or the first data line in a later piece, which

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // InferStreams scans a CTF file and guesses its streams, in order of first
@@ -29,7 +29,7 @@ func InferStreams(path string) ([]corpus.Stream, error) {
 // InferStreamsBlob is InferStreams of the CTF data in f (a local file or
 // an object); name names it in messages.
 func InferStreamsBlob(f corpus.Blob, name string) ([]corpus.Stream, error) {
-	return inferFile(f, name, runtime.GOMAXPROCS(0), inferPiece)
+	return inferFile(f, name, procs.Compute(), inferPiece)
 }
 
 // InferPrefix is InferStreams over the whole lines in the first limit

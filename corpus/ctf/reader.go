@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/plural"
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // Reader is an indexed CTF file. It implements corpus.Source; LoadChunk is
@@ -62,8 +62,8 @@ func Open(path string, cfg Config) (*Reader, error) {
 // it never closes f.
 func openFile(ps *pass, f corpus.Blob, path string, cfg Config) (*Reader, error) {
 	cfg.Streams = append([]corpus.Stream(nil), cfg.Streams...)
-	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*runtime.GOMAXPROCS(0)),
-		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, runtime.GOMAXPROCS(0))}
+	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*procs.Compute()),
+		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, procs.Compute())}
 	if err := r.index(ps); err != nil {
 		return nil, err
 	}
@@ -358,14 +358,14 @@ func (r *Reader) charge(a *accounts, c int, rep parseReport) error {
 }
 
 // LoadAll loads every chunk in order, parsing up to workers of them at once
-// (workers < 1 means GOMAXPROCS), and calls fn with each in chunk order on
+// (workers < 1 means procs.Compute()), and calls fn with each in chunk order on
 // the caller's goroutine. Warnings, the error budget and fn see the chunks
 // exactly as a loop of LoadChunk(0), LoadChunk(1), ... would: only the
 // parsing runs in parallel, at most 2*workers chunks ahead of fn. The first
 // error (from loading or from fn) stops it.
 func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) error {
 	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = procs.Compute()
 	}
 	n := r.layout.NumChunks()
 	type parsed struct {

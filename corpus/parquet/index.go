@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/mapped"
 	"github.com/batchprep/batchprep/internal/ordered"
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // indexBatch is how many rows the index pass decodes at a time.
@@ -48,7 +48,7 @@ func (r *Reader) index(ctx context.Context, size int64) error {
 	}
 	r.totals = make([]int64, len(r.cfg.Streams))
 	var err error
-	ordered.Run(len(r.first)-1, runtime.GOMAXPROCS(0), func(g int) groupCounts {
+	ordered.Run(len(r.first)-1, procs.Compute(), func(g int) groupCounts {
 		return r.countGroup(ctx, g)
 	}, func(g int, gc groupCounts) bool {
 		if err = gc.err; err != nil {

@@ -2,12 +2,12 @@ package source
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // chunkCache keeps the most recently used parsed chunks, at most cap of them,
@@ -24,7 +24,7 @@ type chunkCache struct {
 	wg    sync.WaitGroup
 	loads int // chunk loads started (for tests and reports)
 	// The load queues: want's chunks (hi) go before prefetch's (lo). At
-	// most GOMAXPROCS background workers take from them, hi first; want's
+	// most procs.Compute() background workers take from them, hi first; want's
 	// caller works on hi as well.
 	hi, lo  []*cacheEntry
 	workers int
@@ -464,7 +464,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 // want makes the distinct chunks cs (at most cap of them) resident and
 // returns once every missing one has started loading: the resident ones
 // become the newest, then the others are inserted and loaded by up to
-// GOMAXPROCS workers, the caller's goroutine being one of them. The chunks a
+// procs.Compute() workers, the caller's goroutine being one of them. The chunks a
 // minibatch is about to need thus parse in parallel instead of one after the
 // other when it enters a new window, with no more loads in flight than there
 // are processors (each holds a read buffer of a chunk's size, so a 128-chunk
@@ -522,7 +522,7 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 	}
 	// Running workers are all busy loading (an idle one ends), so every
 	// queued entry may start one, up to one per processor.
-	for started := 0; cc.workers < runtime.GOMAXPROCS(0) && started < len(cc.hi)+len(cc.lo); started++ {
+	for started := 0; cc.workers < procs.Compute() && started < len(cc.hi)+len(cc.lo); started++ {
 		cc.workers++
 		cc.wg.Add(1)
 		go func() {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // align is the alignment of offsets, lengths and buffers of direct reads.
@@ -66,6 +68,9 @@ func Open(f *os.File, ahead int64) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The readers block in reads: processors of their own, so that the
+	// parse keeps every core (internal/procs).
+	procs.Reserve(Readers)
 	x := &File{f: f, d: d, size: info.Size(), ahead: map[int64]*pending{}, limit: ahead,
 		// Enough buffers kept for every range the limit lets be read ahead
 		// or reading, and for the callers' reads: a steady read allocates

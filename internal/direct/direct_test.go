@@ -7,8 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/batchprep/batchprep/internal/procs"
 )
 
 // testFile writes size random bytes to a file in a temporary directory
@@ -174,5 +177,24 @@ func TestNewReader(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data[off:]) {
 			t.Errorf("from %d: %d bytes, %v", off, len(got), err)
 		}
+	}
+}
+
+// TestOpenReservesProcessors: an open File has processors of its own for
+// its readers, so that the computing goroutines keep theirs
+// (internal/procs).
+func TestOpenReservesProcessors(t *testing.T) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		t.Skip("GOMAXPROCS is set: Open leaves the user's setting as it is")
+	}
+	before := runtime.GOMAXPROCS(0)
+	testFile(t, 10000, 1<<20)
+	testFile(t, 10000, 1<<20)
+	if got := runtime.GOMAXPROCS(0) - procs.Compute(); got != Readers {
+		t.Fatalf("GOMAXPROCS %d, computing goroutines %d: %d processors reserved, want Readers (%d)",
+			runtime.GOMAXPROCS(0), procs.Compute(), got, Readers)
+	}
+	if procs.Compute() > before {
+		t.Fatalf("computing goroutines %d, more than the %d processors before Open", procs.Compute(), before)
 	}
 }
