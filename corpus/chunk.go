@@ -114,8 +114,10 @@ type Recycler interface {
 // chunk's byte range ahead into the page cache). A reader calls Prefetch
 // for every chunk it queues for loading: a window entered queues a hundred
 // chunks, which a few goroutines then load one at a time, and the device
-// serves them many at once instead of one read per goroutine. It never
-// changes what a load returns.
+// serves them many at once instead of one read per goroutine. A reader
+// calls it again for a chunk it now needs sooner than the others queued
+// (a minibatch wants it before its load started), which a Prefetcher may
+// bring in first. It never changes what a load returns.
 type Prefetcher interface {
 	Prefetch(c int)
 }

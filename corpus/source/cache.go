@@ -491,6 +491,10 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 		q = &cc.hi
 	}
 	added := 0
+	// The chunks to hint (corpus.Prefetcher): the ones new to the cache,
+	// and those want moves ahead of a prefetch (hinted again: a File read
+	// around the page cache then reads them before the prefetch's).
+	var queued []int
 	for _, c := range cs {
 		if e := cc.slots[c]; e != nil {
 			cc.unlink(e)
@@ -498,10 +502,10 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 			if inline && !e.claimed.Load() {
 				*q = append(*q, e)
 				added++
+				queued = append(queued, c)
 			}
 		}
 	}
-	var queued []int // chunks new to the cache, for corpus.Prefetcher
 	for _, c := range cs {
 		if cc.slots[c] == nil {
 			*q = append(*q, cc.insert(c))

@@ -3,8 +3,10 @@ package source
 import (
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/randomize"
@@ -119,5 +121,43 @@ func TestFileOrderHintsAhead(t *testing.T) {
 	sweep(p)
 	if len(p.asked) > n/4 {
 		t.Errorf("a corpus with a readahead of its own was hinted %d of %d chunks in file order", len(p.asked), n)
+	}
+}
+
+// hintRecorder records the order of Prefetch calls on a gated corpus.
+type hintRecorder struct {
+	*gatedCorpus
+	hmu   sync.Mutex
+	hints []int
+}
+
+func (h *hintRecorder) Prefetch(c int) {
+	h.hmu.Lock()
+	defer h.hmu.Unlock()
+	h.hints = append(h.hints, c)
+}
+
+// TestWantHintsAgainWhatItMovesAhead: chunks a prefetch queued and a
+// minibatch then wants before their load started are hinted again, in the
+// order wanted (a File read around the page cache reads such ranges
+// first); chunks already loading are not.
+func TestWantHintsAgainWhatItMovesAhead(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	tc := oneSampleCorpus(t, 400, 4)
+	h := &hintRecorder{gatedCorpus: &gatedCorpus{Source: tc, gate: make(chan struct{})}}
+	cc := newChunkCache(h, 32)
+	cc.prefetch(0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	for deadline := time.Now().Add(10 * time.Second); h.started.Load() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the prefetch's loads did not start")
+		}
+	}
+	cc.want([]int{7, 0, 3, 12})
+	close(h.gate)
+	cc.wg.Wait()
+	h.hmu.Lock()
+	defer h.hmu.Unlock()
+	if want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 7, 3, 12}; !reflect.DeepEqual(h.hints, want) {
+		t.Fatalf("hints %v, want %v", h.hints, want)
 	}
 }

@@ -22,7 +22,11 @@ const align = 4096
 // File reads f's bytes with direct reads. Hint queues a range a caller
 // will read soon; goroutines of the File read queued ranges ahead, in the
 // order they were hinted, while the bytes read ahead and not yet taken
-// stay under a limit, so that the disk works while the caller parses.
+// stay under a limit, so that the disk works while the caller parses. A
+// range hinted again before its read started is wanted sooner than
+// thought: it moves to a second queue, read first, with a limit of its own
+// (so that ranges read ahead for later never keep out the ones a caller
+// is about to take).
 type File struct {
 	f    *os.File // the file as opened (Stat, Close)
 	d    *os.File // the same file opened for direct reads
@@ -32,10 +36,11 @@ type File struct {
 	cond   *sync.Cond
 	ahead  map[int64]*pending // by the range's offset: queued, reading or read
 	queue  []*pending         // hinted, not started, oldest first
+	urgent []*pending         // hinted again before they started, oldest first
 	done   []*pending         // read and not taken, oldest first
-	held   int64              // bytes reading or read, not taken
-	limit  int64
-	reads  int64 // ReadAt calls so far
+	held   [2]int64           // bytes reading or read, not taken, by queue
+	limit  int64              // of each queue
+	reads  int64              // ReadAt calls so far
 	bufs   chan []byte
 	closed bool
 	wg     sync.WaitGroup
@@ -47,6 +52,7 @@ type File struct {
 
 type pending struct {
 	off, n  int64
+	urgent  bool // hinted again: in x.urgent, or started from it
 	started bool
 	at      int64  // File.reads when its read ended
 	buf     []byte // the aligned buffer; data at buf[off%align:][:n]
@@ -84,22 +90,25 @@ func Open(f *os.File, ahead int64) (*File, error) {
 	return x, nil
 }
 
-// reader reads queued ranges while the bytes ahead stay under the limit.
+// reader reads queued ranges, the urgent ones first, while the bytes
+// ahead of each queue stay under the limit.
 func (x *File) reader() {
 	defer x.wg.Done()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for {
-		for !x.closed && (len(x.queue) == 0 || x.held+x.queue[0].n > x.limit) {
+		var p *pending
+		for !x.closed {
+			if p = x.nextLocked(); p != nil {
+				break
+			}
 			x.cond.Wait()
 		}
 		if x.closed {
 			return
 		}
-		p := x.queue[0]
-		x.queue = x.queue[1:]
 		p.started = true
-		x.held += p.n
+		x.held[b2i(p.urgent)] += p.n
 		x.mu.Unlock()
 		p.buf, p.err = x.read(p.off, p.n)
 		x.mu.Lock()
@@ -111,11 +120,33 @@ func (x *File) reader() {
 	}
 }
 
+// nextLocked takes the range to read next off its queue: the oldest
+// urgent one, else the oldest hinted one, if its queue's limit has room.
+func (x *File) nextLocked() *pending {
+	for _, q := range []*[]*pending{&x.urgent, &x.queue} {
+		if len(*q) == 0 {
+			continue
+		}
+		if p := (*q)[0]; x.held[b2i(p.urgent)]+p.n <= x.limit {
+			*q = (*q)[1:]
+			return p
+		}
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func (x *File) dropLocked(p *pending) {
 	x.dropped++
 	delete(x.ahead, p.off)
 	x.done = remove(x.done, p)
-	x.held -= p.n
+	x.held[b2i(p.urgent)] -= p.n
 	if p.buf != nil {
 		x.putBuffer(p.buf)
 		p.buf = nil
@@ -191,14 +222,24 @@ func (x *File) putBuffer(b []byte) {
 	}
 }
 
-// Hint queues [off, off+n) to be read ahead.
+// Hint queues [off, off+n) to be read ahead. A range hinted before and
+// not started yet moves to the urgent queue.
 func (x *File) Hint(off, n int64) {
 	if n <= 0 || off < 0 || off+n > x.size {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.closed || x.ahead[off] != nil {
+	if x.closed {
+		return
+	}
+	if p := x.ahead[off]; p != nil {
+		if !p.started && !p.urgent && p.n == n {
+			x.queue = remove(x.queue, p)
+			p.urgent = true
+			x.urgent = append(x.urgent, p)
+			x.cond.Signal()
+		}
 		return
 	}
 	p := &pending{off: off, n: n, ready: make(chan struct{})}
@@ -229,17 +270,21 @@ func (x *File) ReadAt(p []byte, off int64) (int, error) {
 		if h.started {
 			x.served++
 			x.done = remove(x.done, h)
-			x.held -= h.n
+			x.held[b2i(h.urgent)] -= h.n
 			x.cond.Broadcast()
 		} else {
-			x.queue = remove(x.queue, h)
+			if h.urgent {
+				x.urgent = remove(x.urgent, h)
+			} else {
+				x.queue = remove(x.queue, h)
+			}
 			h = nil
 		}
 	} else {
 		h = nil
 	}
 	x.reads++
-	if h == nil && len(x.done) > 0 && len(x.queue) > 0 && x.held+x.queue[0].n > x.limit &&
+	if h == nil && len(x.done) > 0 && len(x.queue) > 0 && x.held[0]+x.queue[0].n > x.limit &&
 		x.reads-x.done[0].at > 2*int64(len(x.done))+16 {
 		// A range read without a hint while the ranges read ahead fill
 		// the limit, the oldest of them read long ago: it was passed

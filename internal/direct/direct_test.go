@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/internal/procs"
 )
@@ -98,8 +99,8 @@ func TestHintsReadAhead(t *testing.T) {
 					t.Errorf("ReadAt(%d bytes at %d) = %d, %v, or other bytes", r[1], r[0], k, err)
 				}
 				x.mu.Lock()
-				if x.held > x.limit+piece {
-					t.Errorf("%d bytes held ahead, limit %d", x.held, x.limit)
+				if x.held[0] > x.limit+piece || x.held[1] != 0 {
+					t.Errorf("%d bytes held ahead (%d urgent), limit %d", x.held[0], x.held[1], x.limit)
 				}
 				x.mu.Unlock()
 			}
@@ -115,8 +116,52 @@ func TestHintsReadAhead(t *testing.T) {
 	if x.served < int64(len(ranges))/2 {
 		t.Errorf("%d of %d hinted reads served by a read ahead", x.served, len(ranges))
 	}
-	if x.dropped != 0 || len(x.ahead) != 0 || x.held != 0 {
-		t.Errorf("after every hinted range was read: %d dropped, %d left, %d bytes held", x.dropped, len(x.ahead), x.held)
+	if x.dropped != 0 || len(x.ahead) != 0 || x.held != [2]int64{} {
+		t.Errorf("after every hinted range was read: %d dropped, %d left, %v bytes held", x.dropped, len(x.ahead), x.held)
+	}
+}
+
+// TestRehintedRangesReadFirst: a range hinted again before its read
+// started is read ahead before the ranges hinted once, in the order of
+// the second hints, even while ranges read ahead fill the limit; each is
+// then served by its read ahead, and the bytes of each queue stay within
+// the limit.
+func TestRehintedRangesReadFirst(t *testing.T) {
+	const size, piece = 4 << 20, 256 << 10
+	x, data := testFile(t, size, 512<<10)
+	for off := int64(0); off < size; off += piece {
+		x.Hint(off, piece) // the first two fill the limit
+	}
+	late := []int64{12 * piece, 9 * piece, 14 * piece}
+	for _, off := range late {
+		x.Hint(off, piece)
+	}
+	started := func(off int64) bool {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		p := x.ahead[off]
+		return p != nil && p.started
+	}
+	for deadline := time.Now().Add(10 * time.Second); !started(late[0]) || !started(late[1]); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("ranges hinted again not read ahead while the first ones hold the limit")
+		}
+	}
+	x.mu.Lock()
+	if x.held[0] > x.limit || x.held[1] > x.limit {
+		t.Errorf("%v bytes held ahead, limit %d per queue", x.held, x.limit)
+	}
+	if p := x.ahead[late[2]]; p.started || x.urgent[0] != p {
+		t.Errorf("the third range hinted again started before the first two were taken, or is not next")
+	}
+	x.mu.Unlock()
+	for _, off := range late {
+		check(t, x, data, off, piece)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.served != int64(len(late)) {
+		t.Errorf("%d of the %d ranges hinted again served by reads ahead", x.served, len(late))
 	}
 }
 
