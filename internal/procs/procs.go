@@ -29,7 +29,9 @@ var (
 // goroutines that block in system calls, by raising GOMAXPROCS. It
 // changes nothing when an earlier call reserved n or more, or when the
 // GOMAXPROCS environment variable set the number (the user's choice
-// stands).
+// stands). Once raised, GOMAXPROCS no longer follows the runtime's own
+// updates (to a container's CPU limit that changes) for the rest of the
+// process.
 func Reserve(n int) {
 	mu.Lock()
 	defer mu.Unlock()
