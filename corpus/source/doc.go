@@ -60,7 +60,9 @@
 //     values. Schedule, CutAtSweep, Workers and Rank are not covered.
 //  9. Memory and scheduling. Parsed chunks live in an LRU cache of
 //     Randomizer.MaxResidentChunks()+1 chunks, plus PrefetchChunks places
-//     for the next window's chunks when they are prefetched (ResidentChunks). Assembling
+//     for the next window's chunks when they are prefetched, or ParseAhead
+//     in file order from a corpus that reads ahead only what it is told
+//     of (ResidentChunks). Assembling
 //     a minibatch pins at most that many chunks at once and none between
 //     calls, so no parsed chunk outlives its cache entry by more than one
 //     call. Prefetching, eviction, reading ahead in the cursor, the layout

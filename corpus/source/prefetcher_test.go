@@ -161,3 +161,30 @@ func TestWantHintsAgainWhatItMovesAhead(t *testing.T) {
 		t.Fatalf("hints %v, want %v", h.hints, want)
 	}
 }
+
+// TestParseAheadPlaces: file order from a corpus that reads ahead only
+// what it is told of keeps ParseAhead more chunks parsed ahead; other
+// corpora, other orders and reads without prefetching do not.
+func TestParseAheadPlaces(t *testing.T) {
+	tc := makeCorpus(t, rand.New(rand.NewPCG(7, 8)), corpusOpts{n: 600, chunkSeq: 10})
+	hinting := &aheadHinting{prefetching: &prefetching{testCorpus: tc, asked: map[int]bool{}, loaded: map[int]bool{}}, hints: map[int]int{}}
+	for _, c := range []struct {
+		kind     string
+		src      corpus.Source
+		prefetch bool
+		extra    int
+	}{
+		{"none", hinting, true, ParseAhead},
+		{"none", hinting, false, 0},
+		{"none", tc, true, 0},
+		{"window", hinting, true, 0},
+	} {
+		cfg := Config{Randomize: randomize.Config{Kind: c.kind, WindowChunks: 8}, Prefetch: c.prefetch, PrefetchChunks: 4}
+		s := mustNew(t, c.src, cfg)
+		base := s.rnd.MaxResidentChunks() + 1 + s.windowPrefetch()
+		if got := s.ResidentChunks(); got != base+c.extra {
+			t.Errorf("%s order, %T, prefetch %v: %d resident chunks, want %d + %d", c.kind, c.src, c.prefetch, got, base, c.extra)
+		}
+		s.Close()
+	}
+}
