@@ -135,6 +135,12 @@ func (x *File) nextLocked() *pending {
 	return nil
 }
 
+// blockedLocked reports whether a queue waits for its limit.
+func (x *File) blockedLocked() bool {
+	return len(x.queue) > 0 && x.held[0]+x.queue[0].n > x.limit ||
+		len(x.urgent) > 0 && x.held[1]+x.urgent[0].n > x.limit
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -284,10 +290,10 @@ func (x *File) ReadAt(p []byte, off int64) (int, error) {
 		h = nil
 	}
 	x.reads++
-	if h == nil && len(x.done) > 0 && len(x.queue) > 0 && x.held[0]+x.queue[0].n > x.limit &&
+	if h == nil && len(x.done) > 0 && x.blockedLocked() &&
 		x.reads-x.done[0].at > 2*int64(len(x.done))+16 {
-		// A range read without a hint while the ranges read ahead fill
-		// the limit, the oldest of them read long ago: it was passed
+		// A range read without a hint while the ranges read ahead fill a
+		// queue's limit, the oldest of them read long ago: it was passed
 		// over (a seek). Drop it.
 		x.dropLocked(x.done[0])
 		x.cond.Broadcast()

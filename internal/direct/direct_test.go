@@ -196,6 +196,47 @@ func TestPassedOverHintsDropped(t *testing.T) {
 	}
 }
 
+// TestPassedOverUrgentRangesDropped: ranges hinted twice and never read
+// do not hold the urgent queue's limit forever either, when no range
+// waits in the other queue.
+func TestPassedOverUrgentRangesDropped(t *testing.T) {
+	const size, piece = 4 << 20, 256 << 10
+	x, data := testFile(t, size, 512<<10)
+	for off := int64(0); off < size; off += piece {
+		x.Hint(off, piece) // the first two fill the limit
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			x.mu.Lock()
+			done := ok()
+			x.mu.Unlock()
+			if done {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	waitFor("the first two ranges were not read ahead", func() bool { return x.held[0] == x.limit })
+	for off := int64(2 * piece); off < size; off += piece {
+		x.Hint(off, piece) // the others move to the urgent queue
+	}
+	waitFor("the first urgent ranges were not read ahead", func() bool {
+		return len(x.queue) == 0 && len(x.urgent) == 12 && x.held[1] == x.limit
+	})
+	for i := 0; i < 200; i++ {
+		check(t, x, data, int64(i*997+1), 1000)
+	}
+	x.mu.Lock()
+	dropped, urgent := x.dropped, len(x.urgent)
+	x.mu.Unlock()
+	if dropped == 0 || urgent == 12 {
+		t.Fatalf("after reads without hints: %d ranges dropped, %d urgent still queued", dropped, urgent)
+	}
+}
+
 // TestCloseWhileReadingAhead: Close with hints queued and reads ahead
 // running returns, and reads after it fail.
 func TestCloseWhileReadingAhead(t *testing.T) {
