@@ -12,7 +12,9 @@
 #
 #   bash bench/larger.sh                 # or: bash .ci/bench larger
 #   COPIES=2000 ROUNDS=1 bash bench/larger.sh
-#   BATCHPREP_BENCH_DIR=/big bash bench/larger.sh   # where the corpus goes (kept)
+#   BATCHPREP_BENCH_DIR=/big bash bench/larger.sh   # where the corpus goes (kept;
+#                     # its cached indexes are removed at exit, so the next read
+#                     # of a kept corpus begins with an index pass)
 #
 # Needs ../shared/data/ctf/atis/atis.train.ctf, /usr/bin/time, and free disk
 # for the corpus and its index (about 1.03 x its size; checked first).
