@@ -32,15 +32,16 @@ type File struct {
 	d    *os.File // the same file opened for direct reads
 	size int64
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	ahead  map[int64]*pending // by the range's offset: queued, reading or read
-	queue  []*pending         // hinted, not started, oldest first
-	urgent []*pending         // hinted again before they started, oldest first
-	done   []*pending         // read and not taken, oldest first
-	held   [2]int64           // bytes reading or read, not taken, by queue
-	limit  int64              // of each queue
-	reads  int64              // ReadAt calls so far
+	mu    sync.Mutex
+	cond  *sync.Cond
+	ahead map[int64]*pending // by the range's offset: queued, reading or read
+	// The queues of ranges hinted and not started, oldest first:
+	// [0] hinted once, [1] (urgent) hinted again before they started.
+	queue  [2][]*pending
+	done   []*pending // read and not taken, oldest first
+	held   [2]int64   // bytes reading or read, not taken, by queue
+	limit  int64      // of each queue
+	reads  int64      // ReadAt calls so far
 	bufs   chan []byte
 	closed bool
 	wg     sync.WaitGroup
@@ -52,7 +53,7 @@ type File struct {
 
 type pending struct {
 	off, n  int64
-	urgent  bool // hinted again: in x.urgent, or started from it
+	q       int // its queue: 0, or 1 once hinted again (urgent)
 	started bool
 	at      int64  // File.reads when its read ended
 	buf     []byte // the aligned buffer; data at buf[off%align:][:n]
@@ -108,7 +109,7 @@ func (x *File) reader() {
 			return
 		}
 		p.started = true
-		x.held[b2i(p.urgent)] += p.n
+		x.held[p.q] += p.n
 		x.mu.Unlock()
 		p.buf, p.err = x.read(p.off, p.n)
 		x.mu.Lock()
@@ -123,13 +124,10 @@ func (x *File) reader() {
 // nextLocked takes the range to read next off its queue: the oldest
 // urgent one, else the oldest hinted one, if its queue's limit has room.
 func (x *File) nextLocked() *pending {
-	for _, q := range []*[]*pending{&x.urgent, &x.queue} {
-		if len(*q) == 0 {
-			continue
-		}
-		if p := (*q)[0]; x.held[b2i(p.urgent)]+p.n <= x.limit {
-			*q = (*q)[1:]
-			return p
+	for i := 1; i >= 0; i-- {
+		if q := x.queue[i]; len(q) > 0 && x.held[i]+q[0].n <= x.limit {
+			x.queue[i] = q[1:]
+			return q[0]
 		}
 	}
 	return nil
@@ -137,22 +135,19 @@ func (x *File) nextLocked() *pending {
 
 // blockedLocked reports whether a queue waits for its limit.
 func (x *File) blockedLocked() bool {
-	return len(x.queue) > 0 && x.held[0]+x.queue[0].n > x.limit ||
-		len(x.urgent) > 0 && x.held[1]+x.urgent[0].n > x.limit
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
+	for i, q := range x.queue {
+		if len(q) > 0 && x.held[i]+q[0].n > x.limit {
+			return true
+		}
 	}
-	return 0
+	return false
 }
 
 func (x *File) dropLocked(p *pending) {
 	x.dropped++
 	delete(x.ahead, p.off)
 	x.done = remove(x.done, p)
-	x.held[b2i(p.urgent)] -= p.n
+	x.held[p.q] -= p.n
 	if p.buf != nil {
 		x.putBuffer(p.buf)
 		p.buf = nil
@@ -240,17 +235,17 @@ func (x *File) Hint(off, n int64) {
 		return
 	}
 	if p := x.ahead[off]; p != nil {
-		if !p.started && !p.urgent && p.n == n {
-			x.queue = remove(x.queue, p)
-			p.urgent = true
-			x.urgent = append(x.urgent, p)
+		if !p.started && p.q == 0 && p.n == n {
+			x.queue[0] = remove(x.queue[0], p)
+			p.q = 1
+			x.queue[1] = append(x.queue[1], p)
 			x.cond.Signal()
 		}
 		return
 	}
 	p := &pending{off: off, n: n, ready: make(chan struct{})}
 	x.ahead[off] = p
-	x.queue = append(x.queue, p)
+	x.queue[0] = append(x.queue[0], p)
 	x.cond.Signal()
 }
 
@@ -276,14 +271,10 @@ func (x *File) ReadAt(p []byte, off int64) (int, error) {
 		if h.started {
 			x.served++
 			x.done = remove(x.done, h)
-			x.held[b2i(h.urgent)] -= h.n
+			x.held[h.q] -= h.n
 			x.cond.Broadcast()
 		} else {
-			if h.urgent {
-				x.urgent = remove(x.urgent, h)
-			} else {
-				x.queue = remove(x.queue, h)
-			}
+			x.queue[h.q] = remove(x.queue[h.q], h)
 			h = nil
 		}
 	} else {

@@ -151,7 +151,7 @@ func TestRehintedRangesReadFirst(t *testing.T) {
 	if x.held[0] > x.limit || x.held[1] > x.limit {
 		t.Errorf("%v bytes held ahead, limit %d per queue", x.held, x.limit)
 	}
-	if p := x.ahead[late[2]]; p.started || x.urgent[0] != p {
+	if p := x.ahead[late[2]]; p.started || x.queue[1][0] != p {
 		t.Errorf("the third range hinted again started before the first two were taken, or is not next")
 	}
 	x.mu.Unlock()
@@ -224,13 +224,13 @@ func TestPassedOverUrgentRangesDropped(t *testing.T) {
 		x.Hint(off, piece) // the others move to the urgent queue
 	}
 	waitFor("the first urgent ranges were not read ahead", func() bool {
-		return len(x.queue) == 0 && len(x.urgent) == 12 && x.held[1] == x.limit
+		return len(x.queue[0]) == 0 && len(x.queue[1]) == 12 && x.held[1] == x.limit
 	})
 	for i := 0; i < 200; i++ {
 		check(t, x, data, int64(i*997+1), 1000)
 	}
 	x.mu.Lock()
-	dropped, urgent := x.dropped, len(x.urgent)
+	dropped, urgent := x.dropped, len(x.queue[1])
 	x.mu.Unlock()
 	if dropped == 0 || urgent == 12 {
 		t.Fatalf("after reads without hints: %d ranges dropped, %d urgent still queued", dropped, urgent)

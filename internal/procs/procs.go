@@ -18,11 +18,12 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 var (
-	mu       sync.Mutex
-	reserved int // processors added by Reserve
+	mu       sync.Mutex   // serializes Reserve
+	reserved atomic.Int32 // processors added by Reserve
 )
 
 // Reserve makes n processors beyond the computing ones available to
@@ -35,17 +36,16 @@ var (
 func Reserve(n int) {
 	mu.Lock()
 	defer mu.Unlock()
-	if n <= reserved || os.Getenv("GOMAXPROCS") != "" {
+	r := int(reserved.Load())
+	if n <= r || os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - reserved + n)
-	reserved = n
+	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) - r + n)
+	reserved.Store(int32(n))
 }
 
 // Compute returns how many goroutines should do CPU work at once:
 // GOMAXPROCS less the processors Reserve added, at least 1.
 func Compute() int {
-	mu.Lock()
-	defer mu.Unlock()
-	return max(1, runtime.GOMAXPROCS(0)-reserved)
+	return max(1, runtime.GOMAXPROCS(0)-int(reserved.Load()))
 }

@@ -9,9 +9,7 @@ import (
 func restore(t *testing.T) {
 	p := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() {
-		mu.Lock()
-		reserved = 0
-		mu.Unlock()
+		reserved.Store(0)
 		runtime.GOMAXPROCS(p)
 	})
 }
