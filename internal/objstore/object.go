@@ -268,7 +268,7 @@ func (o *Object) Prefetch(off, n int64) {
 	step := max(prefetchSpan/bs, 1)
 	for lo := off / bs; lo <= (end-1)/bs; lo += step {
 		hi := min(lo+step-1, (end-1)/bs)
-		owned := o.claim(lo, hi, true)
+		owned := o.claim(lo, hi)
 		if len(owned) == 0 {
 			continue
 		}
@@ -281,11 +281,15 @@ func (o *Object) Prefetch(off, n int64) {
 func (o *Object) blocks(idx []int64) ([][]byte, error) {
 	out := make([][]byte, len(idx))
 	owned := o.claimList(idx)
+	ready := o.takeCached(owned)
 	if len(owned) > 0 {
 		o.fetchBlocks(o.ctx, owned)
 	}
 	for i, b := range idx {
 		pd := owned[b]
+		if pd == nil {
+			pd = ready[b]
+		}
 		if pd == nil {
 			o.mu.Lock()
 			pd = o.inflight[b]
@@ -316,6 +320,35 @@ func (o *Object) blocks(idx []int64) ([][]byte, error) {
 	return out, nil
 }
 
+// takeCached moves out of owned, and returns done, the blocks just claimed
+// that are in the cache after all: a fetch of them may have ended, written
+// its block and left inflight between the caller's look and its claim.
+// Without this look after the claim, such a block would be fetched twice.
+func (o *Object) takeCached(owned map[int64]*pending) map[int64]*pending {
+	var ready map[int64]*pending
+	for i, pd := range owned {
+		data, bad := o.cache.get(o.blockKey(i), o.blockLen(i))
+		if bad {
+			o.stats.bad.Add(1)
+		}
+		if data == nil {
+			continue
+		}
+		o.stats.fromCache.Add(int64(len(data)))
+		pd.data = data
+		close(pd.done)
+		delete(owned, i)
+		o.mu.Lock()
+		delete(o.inflight, i)
+		o.mu.Unlock()
+		if ready == nil {
+			ready = map[int64]*pending{}
+		}
+		ready[i] = pd
+	}
+	return ready
+}
+
 // cached returns block idx if it is already fetched or in the cache.
 func (o *Object) cached(idx int64) []byte {
 	o.mu.Lock()
@@ -341,17 +374,20 @@ func (o *Object) cached(idx int64) []byte {
 	return data
 }
 
-// claim registers the blocks lo..hi that are neither on their way nor (when
-// checkCache) in the cache as fetched by the caller, and returns them.
-func (o *Object) claim(lo, hi int64, checkCache bool) map[int64]*pending {
+// claim registers the blocks lo..hi that are neither on their way nor in
+// the cache as fetched by the caller, and returns them. The cache is looked
+// at before the claim (cheaply, for most blocks) and after it, for a fetch
+// that ended in between.
+func (o *Object) claim(lo, hi int64) map[int64]*pending {
 	var idx []int64
 	for i := lo; i <= hi; i++ {
-		if checkCache && o.cache.has(o.blockKey(i)) {
-			continue
+		if !o.cache.has(o.blockKey(i)) {
+			idx = append(idx, i)
 		}
-		idx = append(idx, i)
 	}
-	return o.claimList(idx)
+	owned := o.claimList(idx)
+	o.takeCached(owned)
+	return owned
 }
 
 func (o *Object) claimList(idx []int64) map[int64]*pending {

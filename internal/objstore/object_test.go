@@ -75,6 +75,31 @@ func TestOneGetPerRead(t *testing.T) {
 	}
 }
 
+// TestBlocksLooksAfterClaiming: a fetch may end, write its block to the
+// cache and leave inflight between a read's look at a block and its claim
+// of it (as TestPrefetchThenRead once saw in CI). The claim then looks in
+// the cache itself, so that no block is fetched twice.
+func TestBlocksLooksAfterClaiming(t *testing.T) {
+	_, data := serve(t, 100_000)
+	opt := testOptions(t)
+	o := open(t, opt)
+	readRange(t, o, data, 0, 3*testBlock)
+	o.Close() // waits for the cache writes
+	o2 := open(t, opt)
+	got, err := o2.blocks([]int64{0, 1, 2}) // as if the look had missed them
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range got {
+		if string(b) != string(data[int64(i)*testBlock:int64(i+1)*testBlock]) {
+			t.Fatalf("block %d: wrong bytes", i)
+		}
+	}
+	if st := o2.Stats(); st.Gets != 0 {
+		t.Fatalf("blocks in the cache fetched again: %+v", st)
+	}
+}
+
 // TestPrefetchThenRead: invariants 6 and 7. Reads after a Prefetch of
 // their range cost no GET beyond the prefetch's; the proxy never sees more
 // GETs in flight than FetchConcurrency.
