@@ -1,6 +1,7 @@
 package parquet
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -18,23 +19,29 @@ import (
 func writeFile(t testing.TB, g pq.Group, rows []map[string]any, maxRows int) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "c.parquet")
-	f, err := os.Create(p)
-	if err != nil {
+	if err := os.WriteFile(p, encode(t, g, rows, maxRows), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	return p
+}
+
+// encode is the Parquet file of rows with schema g, maxRows rows per row
+// group (when > 0), as the library writes it.
+func encode(t testing.TB, g pq.Group, rows []map[string]any, maxRows int) []byte {
+	t.Helper()
+	var b bytes.Buffer
 	opts := []pq.WriterOption{pq.NewSchema("t", g)}
 	if maxRows > 0 {
 		opts = append(opts, pq.MaxRowsPerRowGroup(int64(maxRows)))
 	}
-	w := pq.NewGenericWriter[map[string]any](f, opts...)
+	w := pq.NewGenericWriter[map[string]any](&b, opts...)
 	if _, err := w.Write(rows); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return b.Bytes()
 }
 
 func list(of pq.Node) pq.Node { return pq.List(of) }
