@@ -40,7 +40,11 @@ def main():
     ap.add_argument("--batch", type=int, default=100)
     ap.add_argument("--lr", type=float, default=0.05)
     a = ap.parse_args()
-    d = tempfile.mkdtemp(prefix="batchprep-graph-")
+    with tempfile.TemporaryDirectory(prefix="batchprep-graph-") as d:
+        train(a, d)
+
+
+def train(a, d):
     edges = os.path.join(a.kg, "train.txt")
     rels = sorted({l.split("\t")[1] for l in open(edges) if l.strip()})
     cfg = {"entity_path": d + "/entities", "edge_paths": [d + "/edges"], "checkpoint_path": d + "/ckpt",
