@@ -34,3 +34,11 @@ type Hinter interface {
 type Streamer interface {
 	NewReader(off int64) io.ReadCloser
 }
+
+// Lender is a Blob that can hand out a range in a buffer of its own, sparing
+// the copy ReadAt makes (a file read around the page cache reads into
+// aligned buffers). release hands the buffer back; data must not be used
+// after it.
+type Lender interface {
+	Borrow(off, n int64) (data []byte, release func(), err error)
+}

@@ -3,9 +3,12 @@ package ctf
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -125,5 +128,57 @@ func TestOpenContextFile(t *testing.T) {
 	}
 	if _, err := g.Stat(); err != nil {
 		t.Errorf("the caller's file was closed on error: %v", err)
+	}
+}
+
+// lender is a file that lends its bytes (corpus.Lender): each range in a
+// buffer of its own, scribbled over when released, so that a parse that
+// kept a reference to the bytes shows.
+type lender struct {
+	*os.File
+	borrowed, released atomic.Int64
+}
+
+func (l *lender) Borrow(off, n int64) ([]byte, func(), error) {
+	b := make([]byte, n)
+	if _, err := l.ReadAt(b, off); err != nil {
+		return nil, nil, err
+	}
+	l.borrowed.Add(1)
+	return b, func() {
+		for i := range b {
+			b[i] = '|'
+		}
+		l.released.Add(1)
+	}, nil
+}
+
+// TestLenderBytesParsedInPlace: a Blob that lends its bytes is parsed from
+// them, chunk by chunk, to the same chunks as the file read with ReadAt;
+// every range borrowed is released, and no chunk keeps the lent bytes.
+func TestLenderBytesParsedInPlace(t *testing.T) {
+	var text strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&text, "%d |x %d %d |s %d:1 |w %d\n", i/3, i, i+1, i%7, i)
+	}
+	path := writeTemp(t, text.String())
+	cfg := Config{Streams: []corpus.Stream{dense("x", 2), sparse("s", 8)}, ChunkBytes: 512}
+	want := loadAll(t, openString(t, text.String(), cfg, nil))
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lender{File: f}
+	r, err := OpenContext(context.Background(), path, cfg, OpenOptions{File: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := loadAll(t, r)
+	if len(want) < 10 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d chunks parsed from lent bytes, unlike the %d read with ReadAt", len(got), len(want))
+	}
+	if b, rel := l.borrowed.Load(), l.released.Load(); b != int64(len(want)) || rel != b {
+		t.Fatalf("%d ranges borrowed and %d released for %d chunks", b, rel, len(want))
 	}
 }

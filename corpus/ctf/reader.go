@@ -283,11 +283,11 @@ func (r *Reader) parseChunk(a *accounts, c int, order []int32, into *corpus.Chun
 	if failed != nil {
 		return parseReport{}, nil, failed
 	}
-	data, err := r.readChunk(c)
+	data, release, err := r.readChunk(c)
 	if err != nil {
 		return parseReport{}, nil, err
 	}
-	defer r.release(data)
+	defer release()
 	defer r.layout.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	old := into
@@ -420,13 +420,21 @@ func (r *Reader) LoadAll(workers int, fn func(c int, ch *corpus.Chunk) error) er
 	return nil
 }
 
-// readChunk reads chunk c's bytes into a recycled buffer (see release).
-func (r *Reader) readChunk(c int) ([]byte, error) {
+// readChunk reads chunk c's bytes, borrowed from the corpus's Blob when it
+// lends them (corpus.Lender), else into a recycled buffer; release hands
+// them back.
+func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 	if err := r.x.checkChunk(c); err != nil {
-		return nil, fmt.Errorf("%w (%s; remove it to index %s again)", err, cachePath(r.path, &r.cfg), r.path)
+		return nil, nil, fmt.Errorf("%w (%s; remove it to index %s again)", err, cachePath(r.path, &r.cfg), r.path)
 	}
 	off, n := r.x.span(c)
-	var data []byte
+	if l, ok := r.f.(corpus.Lender); ok {
+		data, release, err := l.Borrow(off, n)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+		}
+		return data, release, nil
+	}
 	select {
 	case data = <-r.bufs:
 	default:
@@ -436,13 +444,13 @@ func (r *Reader) readChunk(c int) ([]byte, error) {
 	}
 	data = data[:n]
 	if _, err := r.f.ReadAt(data, off); err != nil {
-		r.release(data)
-		return nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+		r.recycle(data)
+		return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
 	}
-	return data, nil
+	return data, func() { r.recycle(data) }, nil
 }
 
-func (r *Reader) release(data []byte) {
+func (r *Reader) recycle(data []byte) {
 	select {
 	case r.bufs <- data:
 	default:
@@ -453,11 +461,11 @@ func (r *Reader) release(data []byte) {
 // carry it, the way the indexer recognizes stream names (a '|', the name,
 // then a delimiter, '|' or the end of the line).
 func (r *Reader) countCarried(c int) ([]int64, error) {
-	data, err := r.readChunk(c)
+	data, release, err := r.readChunk(c)
 	if err != nil {
 		return nil, err
 	}
-	defer r.release(data)
+	defer release()
 	defer r.layout.Release(c) // the totals need each chunk's tables once
 	p := newChunkParser(&r.cfg, r.path, r.x)
 	first, end := r.layout.Chunk(c)

@@ -252,17 +252,49 @@ func (x *File) Hint(off, n int64) {
 // ReadAt reads len(p) bytes at off: from a read Hint queued for off, or
 // with a direct read of its own.
 func (x *File) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, errors.New("direct: negative offset")
-	}
-	if off >= x.size {
+	if off >= 0 && off >= x.size {
 		return 0, io.EOF
 	}
 	n := min(int64(len(p)), x.size-off)
+	buf, err := x.take(off, n)
+	if err != nil {
+		return 0, err
+	}
+	at := off % align
+	copy(p, buf[at:at+n])
+	x.putBuffer(buf)
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+// Borrow returns [off, off+n) as ReadAt would read it, in the File's own
+// buffer, and a func that hands the buffer back (corpus.Lender): the
+// caller parses the bytes where the disk put them.
+func (x *File) Borrow(off, n int64) ([]byte, func(), error) {
+	if off+n > x.size {
+		return nil, nil, fmt.Errorf("direct: %s: [%d, %d) is past the end (%d bytes): %w",
+			x.f.Name(), off, off+n, x.size, io.ErrUnexpectedEOF)
+	}
+	buf, err := x.take(off, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	at := off % align
+	return buf[at : at+n : at+n], func() { x.putBuffer(buf) }, nil
+}
+
+// take returns an aligned buffer holding [off, off+n) (from off%align):
+// from a read Hint queued for off, or with a direct read of its own.
+func (x *File) take(off, n int64) ([]byte, error) {
+	if off < 0 {
+		return nil, errors.New("direct: negative offset")
+	}
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
-		return 0, fmt.Errorf("direct: %s: %w", x.f.Name(), os.ErrClosed)
+		return nil, fmt.Errorf("direct: %s: %w", x.f.Name(), os.ErrClosed)
 	}
 	h := x.ahead[off]
 	if h != nil && h.n >= n {
@@ -299,15 +331,9 @@ func (x *File) ReadAt(p []byte, off int64) (int, error) {
 		buf, err = x.read(off, n)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("direct: %s: %w", x.f.Name(), err)
+		return nil, fmt.Errorf("direct: %s: %w", x.f.Name(), err)
 	}
-	at := off % align
-	copy(p, buf[at:at+n])
-	x.putBuffer(buf)
-	if n < int64(len(p)) {
-		return int(n), io.EOF
-	}
-	return int(n), nil
+	return buf, nil
 }
 
 // NewReader reads the file from off to its end through the page cache

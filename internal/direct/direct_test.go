@@ -76,6 +76,31 @@ func TestReadAt(t *testing.T) {
 	}
 }
 
+// TestBorrow: a borrowed range holds the file's bytes, hinted or not, in a
+// buffer no longer than the range; a range past the end is refused.
+func TestBorrow(t *testing.T) {
+	const size = 3<<20 + 12345
+	x, data := testFile(t, size, 1<<20)
+	for _, r := range [][2]int64{{0, 1}, {1, 4095}, {123, 1 << 20}, {size - 10, 10}, {17, size - 17}} {
+		for _, hint := range []bool{false, true} {
+			if hint {
+				x.Hint(r[0], r[1])
+			}
+			b, release, err := x.Borrow(r[0], r[1])
+			if err != nil {
+				t.Fatalf("Borrow(%d, %d): %v", r[0], r[1], err)
+			}
+			if int64(len(b)) != r[1] || int64(cap(b)) != r[1] || !bytes.Equal(b, data[r[0]:r[0]+r[1]]) {
+				t.Fatalf("Borrow(%d, %d): %d bytes (cap %d), or not the file's", r[0], r[1], len(b), cap(b))
+			}
+			release()
+		}
+	}
+	if _, _, err := x.Borrow(size-10, 11); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("a range past the end: %v", err)
+	}
+}
+
 // TestHintsReadAhead: hinted ranges are read ahead and serve the reads
 // that follow (none is read twice), the bytes held ahead stay within the
 // limit, and many goroutines reading at once get the file's bytes.
