@@ -11,6 +11,7 @@ import (
 // local file asks the kernel to read them into the page cache
 // (posix_fadvise WILLNEED, Linux only), unless BATCHPREP_NO_WILLNEED is set.
 func (r *Reader) Prefetch(c int) {
+	r.layout.Need(c)
 	off, n := r.x.span(c)
 	if h, ok := r.f.(corpus.Hinter); ok {
 		h.Hint(off, n)

@@ -111,6 +111,22 @@ func (m *File) Release(off, n int, evict bool) {
 	}
 }
 
+// Evict lets the whole pages inside data[off:off+n] (those it shares with
+// a neighbour stay) leave the resident set and the page cache.
+func (m *File) Evict(off, n int) {
+	if m == nil || !m.paged || n <= 0 || len(m.data) == 0 {
+		return
+	}
+	lo, hi := (off+PageSize-1)&^(PageSize-1), (off+n)&^(PageSize-1)
+	if off+n >= len(m.data) {
+		hi = len(m.data) // the file's last page is shared with no one
+	}
+	if lo < hi {
+		unix.Madvise(m.data[lo:hi], unix.MADV_DONTNEED)
+		unix.Fadvise(int(m.f.Fd()), int64(lo), int64(hi-lo), unix.FADV_DONTNEED)
+	}
+}
+
 // pages widens data[off:off+n] to whole pages; lo >= hi when there is
 // nothing to advise (an unpaged mapping, or an empty range).
 func (m *File) pages(off, n int) (lo, hi int) {

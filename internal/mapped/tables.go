@@ -7,7 +7,8 @@ package mapped
 
 import (
 	"encoding/binary"
-	"sync/atomic"
+	"slices"
+	"sync"
 	"unsafe"
 )
 
@@ -26,32 +27,118 @@ type Tables struct {
 	File       *File
 	Off        []int
 	ChunkStart []int
-	released   atomic.Int64 // table bytes released since all were
+
+	mu           sync.Mutex
+	pending      []releasedChunk // released, still resident
+	pendingBytes int64
+	released     int64          // table bytes released in this generation
+	tick         uint64         // counts Release and Need calls
+	genStart     uint64         // the tick that began the previous generation
+	needed       map[int]uint64 // chunk -> tick of its last Need
+	// The chunks whose tables the last Need asked for, and the chunk it
+	// was for.
+	aheadFrom, aheadTo, lastNeed int
+	// The chunks released, with the tick of their release: [0] in this
+	// generation, [1] in the one before.
+	gens [2][]releasedChunk
 }
 
-// ReleaseAllAfter is the bytes of tables released chunk by chunk after
-// which Release releases all of them (an eighth of the tables when less).
-const ReleaseAllAfter = 8 << 20
+type releasedChunk struct {
+	c    int
+	tick uint64
+}
+
+// EvictAfter is the bytes of tables released that make a generation (an
+// eighth of the tables when less); see Release.
+const EvictAfter = 8 << 20
 
 // Release lets chunk c's tables leave the resident set. They stay in the
 // page cache (evicting them there chunk by chunk costs more than it
 // saves), where a fault nearby could map them back (the kernel maps the
-// cached pages around a fault): so once the chunks released add up to
-// ReleaseAllAfter bytes of tables, all the tables leave the resident set
-// and the page cache; the pages of the chunks in use come back when read.
+// cached pages around a fault): so once the chunks released add up to a
+// batch (ReleaseBatch bytes of tables, or a 64th of them when less), every
+// table leaves the resident set, in one call. The chunks released are also
+// counted in generations of EvictAfter bytes (an eighth of the tables
+// when less): when one is full, the tables of the chunks released in the
+// one before leave the page cache too, in runs of consecutive chunks,
+// except those needed again since. The tables of the chunks a reader is
+// about to read (needed ahead, see Need) or has just read stay cached:
+// evicting every table at once would make each of them a read from the
+// disk, waited for in the middle of a parse.
 func (t *Tables) Release(c int) {
 	if t == nil || t.File == nil || len(t.Off) == 0 {
 		return
 	}
 	first, last := t.ChunkStart[c], t.ChunkStart[c+1]
-	n := int64(4 * (last - first) * len(t.Off))
-	tables := len(t.File.Bytes()) - t.Off[0]
-	if t.released.Add(n) >= min(ReleaseAllAfter, int64(tables/8)) {
-		t.ReleaseAll()
-		return
-	}
 	for _, off := range t.Off {
 		t.File.Release(off+4*first, 4*(last-first), false)
+	}
+	tables := len(t.File.Bytes()) - t.Off[0]
+	t.mu.Lock()
+	t.tick++
+	t.pending = append(t.pending, releasedChunk{c, t.tick})
+	t.pendingBytes += int64(4 * (last - first) * len(t.Off))
+	var evict []int
+	batch := false
+	if t.pendingBytes >= min(ReleaseBatch, int64(max(tables/64, 1))) {
+		batch = true
+		t.gens[0] = append(t.gens[0], t.pending...)
+		t.released += t.pendingBytes
+		t.pending, t.pendingBytes = t.pending[:0], 0
+	}
+	if t.released >= min(EvictAfter, int64(max(tables/8, 1))) {
+		evict = t.notNeeded(nil, t.gens[1])
+		// Needs older than two generations are forgotten (a chunk needed
+		// and never read, as a seek leaves behind), so that the map holds
+		// about the chunks of two generations.
+		for c, tick := range t.needed {
+			if tick < t.genStart {
+				delete(t.needed, c)
+			}
+		}
+		t.gens[1], t.gens[0] = t.gens[0], t.gens[1][:0]
+		t.released, t.genStart = 0, t.gens[1][0].tick
+	}
+	t.mu.Unlock()
+	if batch {
+		// Every table leaves the resident set, released or not (pages
+		// mapped by faults nearby, or read for chunks still to come), in
+		// one call; those in use come back from the page cache, without a
+		// read.
+		t.File.Release(t.Off[0], tables, false)
+	}
+	t.eachRun(evict, t.File.Evict)
+}
+
+// ReleaseBatch is the bytes of tables Release lets go at once.
+const ReleaseBatch = 1 << 20
+
+// notNeeded appends to cs the chunks of rs not needed since their release
+// (lock held).
+func (t *Tables) notNeeded(cs []int, rs []releasedChunk) []int {
+	for _, r := range rs {
+		if t.needed[r.c] < r.tick {
+			cs = append(cs, r.c)
+		}
+	}
+	return cs
+}
+
+// eachRun calls fn with each table's range of each run of consecutive
+// chunks in cs.
+func (t *Tables) eachRun(cs []int, fn func(off, n int)) {
+	slices.Sort(cs)
+	cs = slices.Compact(cs)
+	for i := 0; i < len(cs); {
+		j := i + 1
+		for j < len(cs) && cs[j] == cs[j-1]+1 {
+			j++
+		}
+		first, last := t.ChunkStart[cs[i]], t.ChunkStart[cs[j-1]+1]
+		for _, off := range t.Off {
+			fn(off+4*first, 4*(last-first))
+		}
+		i = j
 	}
 }
 
@@ -60,22 +147,55 @@ func (t *Tables) ReleaseAll() {
 	if t == nil || t.File == nil || len(t.Off) == 0 {
 		return
 	}
-	t.released.Store(0)
+	t.mu.Lock()
+	t.released, t.pendingBytes, t.needed = 0, 0, nil
+	t.aheadFrom, t.aheadTo = 0, 0
+	t.pending, t.gens[0], t.gens[1] = t.pending[:0], t.gens[0][:0], t.gens[1][:0]
+	t.mu.Unlock()
 	t.File.Release(t.Off[0], len(t.File.Bytes())-t.Off[0], true)
 }
 
 // Need starts reading chunk c's tables, and the next chunk's (file order
 // reads it next, and a reader looks at sequence counts a little ahead of
-// the chunks it loads), in the background.
+// the chunks it loads), in the background; c's stay in the page cache
+// until it is released again (see Release). Needs of consecutive chunks
+// read NeedAhead chunks' tables at a time, with one system call per table
+// where one per chunk would cost as much as the reads.
 func (t *Tables) Need(c int) {
 	if t == nil || t.File == nil || len(t.Off) == 0 {
 		return
 	}
-	first, last := t.ChunkStart[c], t.ChunkStart[min(c+2, len(t.ChunkStart)-1)]
+	chunks := len(t.ChunkStart) - 1
+	from, to := c, min(c+2, chunks)
+	t.mu.Lock()
+	t.tick++
+	if t.needed == nil {
+		t.needed = map[int]uint64{}
+	}
+	t.needed[c] = t.tick
+	switch {
+	case c >= t.aheadFrom && to <= t.aheadTo:
+		from = to // asked for already
+	case c == t.lastNeed+1:
+		to = min(c+NeedAhead, chunks)
+		t.aheadFrom, t.aheadTo = c, to
+	default:
+		t.aheadFrom, t.aheadTo = c, to
+	}
+	t.lastNeed = c
+	t.mu.Unlock()
+	if from >= to {
+		return
+	}
+	first, last := t.ChunkStart[from], t.ChunkStart[to]
 	for _, off := range t.Off {
 		t.File.Need(off+4*first, 4*(last-first))
 	}
 }
+
+// NeedAhead is how many chunks' tables Need reads at once when chunks are
+// needed in file order.
+const NeedAhead = 16
 
 // littleEndian is true on hosts whose uint32 layout is the tables'.
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
