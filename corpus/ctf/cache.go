@@ -136,6 +136,14 @@ func decodeFor(m *mapped.File, f corpus.Blob, cfg *Config) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The header and per-chunk summary are read whole at once, where the
+	// faults of a paged mapping (random access advised) would read them a
+	// page at a time: hundreds of reads from the disk before the first
+	// minibatch of a large corpus.
+	if b := m.Bytes(); len(b) >= len(cacheMagic)+12 {
+		end := binary.LittleEndian.Uint64(b[len(cacheMagic)+4:]) + uint64(len(cacheMagic)+12)
+		m.Need(0, int(min(end, uint64(len(b)))))
+	}
 	got, x, err := decodeIndex(m.Bytes())
 	if err != nil {
 		return nil, err

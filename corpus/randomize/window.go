@@ -186,6 +186,15 @@ func (sw *windowSweep) find(off uint64) (c *windowCursor, at, labels uint64) {
 	c.load(i)
 	at, labels = sw.windowOffset(i)
 	l := sw.r.l
+	if at < off {
+		// The walk reads the sample counts of the window's sequences in
+		// their visit order: the counts of all its chunks are asked for at
+		// once (a mapped index reads them together), where the walk would
+		// fault them in a page at a time.
+		for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
+			l.Need(int(ch))
+		}
+	}
 	for at < off {
 		q := c.step()
 		at += uint64(l.Samples[q])

@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -160,6 +161,36 @@ func TestWindowSeekHoldsOneWindow(t *testing.T) {
 			}
 		}
 		checkSeekAgainstWalk(t, rz, l, s)
+	}
+}
+
+// needSpy is a corpus.Pager that records the chunks needed.
+type needSpy struct{ needed []int }
+
+func (s *needSpy) Need(c int)    { s.needed = append(s.needed, c) }
+func (s *needSpy) Release(c int) {}
+func (s *needSpy) ReleaseAll()   {}
+
+// A Seek into a window asks for the counts of all of the window's chunks
+// before its walk reads them (corpus.Pager), and for none when it lands on
+// the window's start.
+func TestWindowSeekNeedsTheWindow(t *testing.T) {
+	l := uniformLayout(40, 25, 2)
+	spy := &needSpy{}
+	l.Pager = spy
+	sw := mustNew(t, Config{Kind: "window", Seed: 1, WindowChunks: 4}, l).Sweep(7).(*windowSweep)
+	sw.Seek(0)
+	if len(spy.needed) != 0 {
+		t.Fatalf("Seek(0) needed chunks %v", spy.needed)
+	}
+	sw.Seek(1010) // 10 samples into window 5 of 10
+	i := sort.Search(sw.numWindows(), func(i int) bool { s, _ := sw.windowOffset(i); return s > 1010 }) - 1
+	want := []int{}
+	for _, ch := range sw.chunkOrder[sw.winStart[i]:sw.winStart[i+1]] {
+		want = append(want, int(ch))
+	}
+	if !slices.Equal(spy.needed, want) || len(want) != 4 {
+		t.Fatalf("Seek(1010) needed chunks %v, want the window's %v", spy.needed, want)
 	}
 }
 
