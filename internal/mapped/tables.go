@@ -29,8 +29,7 @@ type Tables struct {
 	ChunkStart []int
 
 	mu           sync.Mutex
-	pending      []releasedChunk // released, still resident
-	pendingBytes int64
+	pendingBytes int64          // table bytes released since all left the resident set
 	released     int64          // table bytes released in this generation
 	tick         uint64         // counts Release and Need calls
 	genStart     uint64         // the tick that began the previous generation
@@ -76,16 +75,15 @@ func (t *Tables) Release(c int) {
 	tables := len(t.File.Bytes()) - t.Off[0]
 	t.mu.Lock()
 	t.tick++
-	t.pending = append(t.pending, releasedChunk{c, t.tick})
-	t.pendingBytes += int64(4 * (last - first) * len(t.Off))
-	var evict []int
-	batch := false
-	if t.pendingBytes >= min(ReleaseBatch, int64(max(tables/64, 1))) {
-		batch = true
-		t.gens[0] = append(t.gens[0], t.pending...)
-		t.released += t.pendingBytes
-		t.pending, t.pendingBytes = t.pending[:0], 0
+	t.gens[0] = append(t.gens[0], releasedChunk{c, t.tick})
+	n := int64(4 * (last - first) * len(t.Off))
+	t.pendingBytes += n
+	t.released += n
+	batch := t.pendingBytes >= min(ReleaseBatch, int64(max(tables/64, 1)))
+	if batch {
+		t.pendingBytes = 0
 	}
+	var evict []int
 	if t.released >= min(EvictAfter, int64(max(tables/8, 1))) {
 		evict = t.notNeeded(nil, t.gens[1])
 		// Needs older than two generations are forgotten (a chunk needed
@@ -150,7 +148,7 @@ func (t *Tables) ReleaseAll() {
 	t.mu.Lock()
 	t.released, t.pendingBytes, t.needed = 0, 0, nil
 	t.aheadFrom, t.aheadTo = 0, 0
-	t.pending, t.gens[0], t.gens[1] = t.pending[:0], t.gens[0][:0], t.gens[1][:0]
+	t.gens[0], t.gens[1] = t.gens[0][:0], t.gens[1][:0]
 	t.mu.Unlock()
 	t.File.Release(t.Off[0], len(t.File.Bytes())-t.Off[0], true)
 }
