@@ -140,10 +140,11 @@ func decodeFor(m *mapped.File, f corpus.Blob, cfg *Config) (*index, error) {
 	// faults of a paged mapping (random access advised) would read them a
 	// page at a time: hundreds of reads from the disk before the first
 	// minibatch of a large corpus.
-	if b := m.Bytes(); len(b) >= len(cacheMagic)+12 {
-		end := binary.LittleEndian.Uint64(b[len(cacheMagic)+4:]) + uint64(len(cacheMagic)+12)
-		m.Need(0, int(min(end, uint64(len(b)))))
+	end, err := summaryEnd(m.Bytes())
+	if err != nil {
+		return nil, err
 	}
+	m.Need(0, end)
 	got, x, err := decodeIndex(m.Bytes())
 	if err != nil {
 		return nil, err
@@ -277,23 +278,33 @@ func (d *decoder) u64() uint64 {
 	return v
 }
 
+// summaryEnd checks an index file's header and returns where its summary
+// (header, per-chunk data and checksum) ends.
+func summaryEnd(data []byte) (int, error) {
+	head := len(cacheMagic) + 12
+	if len(data) < head || !bytes.HasPrefix(data, []byte(cacheMagic)) {
+		return 0, fmt.Errorf("%w: bad magic", errCorrupt)
+	}
+	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
+		return 0, fmt.Errorf("%w: version %d, want %d", errCorrupt, v, cacheVersion)
+	}
+	sl := binary.LittleEndian.Uint64(data[len(cacheMagic)+4:])
+	if sl < 4 || sl > uint64(len(data)-head) {
+		return 0, fmt.Errorf("%w: bad length", errCorrupt)
+	}
+	return head + int(sl), nil
+}
+
 // decodeIndex parses an index file and checks its summary; the tables are
 // views of data (see u32s), each chunk's checked by checkChunk when first
 // used.
 func decodeIndex(data []byte) (cacheKey, *index, error) {
 	var k cacheKey
+	end, err := summaryEnd(data)
+	if err != nil {
+		return k, nil, err
+	}
 	head := len(cacheMagic) + 12
-	if len(data) < head || !bytes.HasPrefix(data, []byte(cacheMagic)) {
-		return k, nil, fmt.Errorf("%w: bad magic", errCorrupt)
-	}
-	if v := binary.LittleEndian.Uint32(data[len(cacheMagic):]); v != cacheVersion {
-		return k, nil, fmt.Errorf("%w: version %d, want %d", errCorrupt, v, cacheVersion)
-	}
-	sl := binary.LittleEndian.Uint64(data[len(cacheMagic)+4:])
-	if sl < 4 || sl > uint64(len(data)-head) {
-		return k, nil, fmt.Errorf("%w: bad length", errCorrupt)
-	}
-	end := head + int(sl)
 	body, sum := data[:end-4], binary.LittleEndian.Uint32(data[end-4:])
 	if crc32.ChecksumIEEE(body) != sum {
 		return k, nil, fmt.Errorf("%w: checksum mismatch", errCorrupt)

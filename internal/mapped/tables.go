@@ -29,22 +29,17 @@ type Tables struct {
 	ChunkStart []int
 
 	mu           sync.Mutex
-	pendingBytes int64          // table bytes released since all left the resident set
-	released     int64          // table bytes released in this generation
-	tick         uint64         // counts Release and Need calls
-	genStart     uint64         // the tick that began the previous generation
-	needed       map[int]uint64 // chunk -> tick of its last Need
+	pendingBytes int64 // table bytes released since all left the resident set
+	released     int64 // table bytes released in this generation
+	gen          int   // counts generations
+	// The chunks needed and not released since, with the generation of
+	// their need.
+	needed map[int]int
 	// The chunks whose tables the last Need asked for, and the chunk it
 	// was for.
 	aheadFrom, aheadTo, lastNeed int
-	// The chunks released, with the tick of their release: [0] in this
-	// generation, [1] in the one before.
-	gens [2][]releasedChunk
-}
-
-type releasedChunk struct {
-	c    int
-	tick uint64
+	// The chunks released: [0] in this generation, [1] in the one before.
+	gens [2][]int
 }
 
 // EvictAfter is the bytes of tables released that make a generation (an
@@ -74,8 +69,8 @@ func (t *Tables) Release(c int) {
 	}
 	tables := len(t.File.Bytes()) - t.Off[0]
 	t.mu.Lock()
-	t.tick++
-	t.gens[0] = append(t.gens[0], releasedChunk{c, t.tick})
+	delete(t.needed, c)
+	t.gens[0] = append(t.gens[0], c)
 	n := int64(4 * (last - first) * len(t.Off))
 	t.pendingBytes += n
 	t.released += n
@@ -85,17 +80,22 @@ func (t *Tables) Release(c int) {
 	}
 	var evict []int
 	if t.released >= min(EvictAfter, int64(max(tables/8, 1))) {
-		evict = t.notNeeded(nil, t.gens[1])
-		// Needs older than two generations are forgotten (a chunk needed
-		// and never read, as a seek leaves behind), so that the map holds
-		// about the chunks of two generations.
-		for c, tick := range t.needed {
-			if tick < t.genStart {
+		for _, c := range t.gens[1] {
+			if _, ok := t.needed[c]; !ok {
+				evict = append(evict, c)
+			}
+		}
+		// Needs two generations old are forgotten (a chunk needed and never
+		// read, as a seek leaves behind): the map holds about the chunks of
+		// two generations.
+		for c, g := range t.needed {
+			if g < t.gen-1 {
 				delete(t.needed, c)
 			}
 		}
 		t.gens[1], t.gens[0] = t.gens[0], t.gens[1][:0]
-		t.released, t.genStart = 0, t.gens[1][0].tick
+		t.released = 0
+		t.gen++
 	}
 	t.mu.Unlock()
 	if batch {
@@ -110,17 +110,6 @@ func (t *Tables) Release(c int) {
 
 // ReleaseBatch is the bytes of tables Release lets go at once.
 const ReleaseBatch = 1 << 20
-
-// notNeeded appends to cs the chunks of rs not needed since their release
-// (lock held).
-func (t *Tables) notNeeded(cs []int, rs []releasedChunk) []int {
-	for _, r := range rs {
-		if t.needed[r.c] < r.tick {
-			cs = append(cs, r.c)
-		}
-	}
-	return cs
-}
 
 // eachRun calls fn with each table's range of each run of consecutive
 // chunks in cs.
@@ -166,11 +155,17 @@ func (t *Tables) Need(c int) {
 	chunks := len(t.ChunkStart) - 1
 	from, to := c, min(c+2, chunks)
 	t.mu.Lock()
-	t.tick++
 	if t.needed == nil {
-		t.needed = map[int]uint64{}
+		t.needed = map[int]int{}
 	}
-	t.needed[c] = t.tick
+	if _, ok := t.needed[c]; ok {
+		// Asked for already (a prefetch, then the load) and not released
+		// since: its tables are cached or on their way.
+		t.needed[c] = t.gen
+		t.mu.Unlock()
+		return
+	}
+	t.needed[c] = t.gen
 	switch {
 	case c >= t.aheadFrom && to <= t.aheadTo:
 		from = to // asked for already

@@ -327,14 +327,10 @@ func (o *Object) blocks(idx []int64) ([][]byte, error) {
 func (o *Object) takeCached(owned map[int64]*pending) map[int64]*pending {
 	var ready map[int64]*pending
 	for i, pd := range owned {
-		data, bad := o.cache.get(o.blockKey(i), o.blockLen(i))
-		if bad {
-			o.stats.bad.Add(1)
-		}
+		data := o.fromFile(i)
 		if data == nil {
 			continue
 		}
-		o.stats.fromCache.Add(int64(len(data)))
 		pd.data = data
 		close(pd.done)
 		delete(owned, i)
@@ -364,6 +360,11 @@ func (o *Object) cached(idx int64) []byte {
 		}
 		return nil
 	}
+	return o.fromFile(idx)
+}
+
+// fromFile returns block idx from its cache file, or nil, counting it.
+func (o *Object) fromFile(idx int64) []byte {
 	data, bad := o.cache.get(o.blockKey(idx), o.blockLen(idx))
 	if bad {
 		o.stats.bad.Add(1)
