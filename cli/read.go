@@ -54,6 +54,7 @@ Examples:
   batchprep read corpus.ctf --stream x:2 --max-minibatches 100 --state-out st.json --format summary
   batchprep read corpus.ctf --stream x:2 --state-in st.json
   batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7
+  batchprep read s3://b/corpus.ctf --stream x:2 --workers 4 --rank 1 --split chunks
   batchprep read --mix A.ctf=0.7 --mix B.parquet=0.3 --stream x:2 --mb 1024`
 
 // The defaults a user who sets nothing gets (docs/source.md, "Defaults").
@@ -88,6 +89,7 @@ type readFlags struct {
 	chunkSequences int
 	prefetchChunks int
 	workers, rank  int
+	split          string
 	cutAtSweep     bool
 	start          string
 	stateIn        string
@@ -117,9 +119,10 @@ func runRead(env *Env, args []string) error {
 	f.chunkBytes = defaultReadChunkBytes
 	fs.Var((*byteSize)(&f.chunkBytes), "chunk-bytes", "chunk `size` in bytes, e.g. 1048576 or 32MiB (default: 1MiB; 32MiB, CNTK's, with --randomize cntk, so that the order is CNTK's)")
 	fs.IntVar(&f.chunkSequences, "chunk-sequences", 0, "chunk size in sequences (instead of bytes)")
-	fs.IntVar(&f.prefetchChunks, "prefetch-chunks", defaultPrefetchChunks, "with --randomize window and one worker: chunks of the next window parsed while the current one is read (0: none)")
+	fs.IntVar(&f.prefetchChunks, "prefetch-chunks", defaultPrefetchChunks, "with --randomize window and one worker (or --split chunks): chunks of the next window parsed while the current one is read (0: none)")
 	fs.IntVar(&f.workers, "workers", 1, "number of data-parallel ranks")
 	fs.IntVar(&f.rank, "rank", 0, "this rank, 0 <= rank < workers")
+	fs.StringVar(&f.split, "split", "balanced", "how ranks split a minibatch: balanced (contiguous groups of equal samples) or chunks (each rank the sequences of its own chunks, so it reads only those; docs/source.md)")
 	fs.BoolVar(&f.cutAtSweep, "cut-at-sweep", false, "end every minibatch at a sweep end")
 	fs.StringVar(&f.start, "start", "", "begin at this nominal position (moved to the next sequence boundary)")
 	fs.StringVar(&f.stateIn, "state-in", "", "resume from this state file")
@@ -226,7 +229,7 @@ func (f *readFlags) configs() (ctf.Config, source.Config, uint64, error) {
 		MB: f.mb, EpochSize: f.epochSize, Epochs: f.epochs, MaxMinibatches: f.maxMinibatches,
 		Randomize: f.randomize, WindowChunks: f.windowChunks, WindowSamples: f.windowSamples,
 		Seed: f.seed, ChunkBytes: f.chunkBytes, ChunkSequences: f.chunkSequences,
-		Workers: f.workers, Rank: f.rank, CutAtSweep: f.cutAtSweep, HasState: f.stateIn != "",
+		Workers: f.workers, Rank: f.rank, Split: f.split, CutAtSweep: f.cutAtSweep, HasState: f.stateIn != "",
 		MaxErrors: f.maxErrors, CacheIndex: f.cacheIndex, PrefetchChunks: f.prefetchChunks, Given: f.set}
 	if f.set["start"] {
 		var err error
@@ -319,6 +322,9 @@ func readLoop(env *Env, f *readFlags, st readSteps, diag *readDiagnostics) (sour
 		var corpora, skipped []int
 		if mixed != nil {
 			corpora, skipped = mixed.Corpus, mixed.SkippedCorpus
+			if corpora == nil {
+				corpora = []int{} // a rank's empty part still names its (no) corpora
+			}
 			for k, s := range mixed.CorpusSamples {
 				perCorpus[k] += s
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/internal/shared"
@@ -72,5 +73,43 @@ func checkRanksUnion(t *testing.T, args []string) {
 				}
 			}
 		}
+	}
+}
+
+// TestReadRanksSplitChunks: with --split chunks (4 sequences per chunk,
+// so sequence o is in chunk o/4), rank r of 3 gets, at every step, exactly
+// the single worker's sequences whose chunk is r's (chunk mod 3), in the
+// single worker's order; the header is the single worker's. File order is
+// refused as a usage error.
+func TestReadRanksSplitChunks(t *testing.T) {
+	args := []string{tinyCTF(t), "--stream", "x:2", "--stream", "y:1", "--mb", "7", "--epochs", "2", "--seed", "4",
+		"--chunk-sequences", "4", "--window-chunks", "2", "--format", "jsonl"}
+	single, _ := mustRead(t, args...)
+	const w = 3
+	got := 0
+	for r := 0; r < w; r++ {
+		rank, _ := mustRead(t, append(args, "--workers", "3", "--rank", strconv.Itoa(r), "--split", "chunks")...)
+		if len(rank) != len(single) {
+			t.Fatalf("rank %d: %d minibatches, single worker %d", r, len(rank), len(single))
+		}
+		for step, want := range single {
+			var own []int
+			for _, o := range want.Sequences {
+				if (o/4)%w == r {
+					own = append(own, o)
+				}
+			}
+			if g := rank[step]; !slices.Equal(g.Sequences, own) || g.Start != want.Start || g.End != want.End {
+				t.Fatalf("rank %d step %d: %v [%d, %d), want %v [%d, %d)", r, step, g.Sequences, g.Start, g.End, own, want.Start, want.End)
+			}
+			got += len(own)
+		}
+	}
+	if got == 0 {
+		t.Fatal("no sequence delivered")
+	}
+	code, _, stderr := run(t, append([]string{"read"}, append(args, "--workers", "2", "--split", "chunks", "--randomize", "none")...)...)
+	if code != 2 || !strings.Contains(stderr, "--split chunks needs a randomized order") {
+		t.Errorf("file order split by chunks: exit %d, %q", code, stderr)
 	}
 }

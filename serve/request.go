@@ -67,7 +67,7 @@ func checkSequenceRequest(req *pb.SequenceRequest) (*sequenceSetup, error) {
 	if req.Workers != 0 {
 		o.Workers = int(req.Workers)
 	}
-	o.Rank, o.CutAtSweep, o.MaxErrors = int(req.Rank), req.CutAtSweep, int(req.MaxErrors)
+	o.Rank, o.CutAtSweep, o.MaxErrors, o.Split = int(req.Rank), req.CutAtSweep, int(req.MaxErrors), req.Split
 	if req.Start != nil {
 		o.Start, o.Given["start"] = *req.Start, true
 	}

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,14 +49,17 @@ func objectRead(b *testing.B, path string, opt Options, kind string, workers, ra
 	return objectReadCfg(b, path, ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}, opt, kind, workers, rank)
 }
 
+// objectReadCfg is objectRead with a reader configuration. A kind ending
+// in "-chunks" ("window-chunks") splits the ranks by chunk owner.
 func objectReadCfg(b *testing.B, path string, cfg ctf.Config, opt Options, kind string, workers, rank int) uint64 {
+	kind, split := strings.CutSuffix(kind, "-chunks")
 	r, err := OpenWith(b.Context(), path, cfg, opt)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer r.Close()
 	src, err := source.New(r, source.Config{Randomize: randomize.Config{Kind: kind}, Prefetch: true,
-		PrefetchChunks: 64, Workers: workers, Rank: rank})
+		PrefetchChunks: 64, Workers: workers, Rank: rank, SplitChunks: split})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -131,8 +135,9 @@ func BenchmarkReadObject(b *testing.B) {
 
 // BenchmarkObjectRanks reads one sweep of the CTF object as each of 4
 // data-parallel ranks, each with a cache of its own (the index cached),
-// in window and in file order, and reports the bytes each rank fetched
-// over the object's size.
+// in window and in file order and in window order split by chunk owner
+// (window-chunks), and reports the bytes each rank fetched over the
+// object's size.
 func BenchmarkObjectRanks(b *testing.B) {
 	ob := newObjectBench(b)
 	local, url := ob.files["ctf"][0], ob.files["ctf"][1]
@@ -142,7 +147,7 @@ func BenchmarkObjectRanks(b *testing.B) {
 	}
 	indexDir := b.TempDir()
 	objectSweep(b, url, Options{Objects: objstore.Options{CacheDir: indexDir}}, 1, 0)
-	for _, kind := range []string{"window", "none"} {
+	for _, kind := range []string{"window", "none", "window-chunks"} {
 		b.Run(kind, func(b *testing.B) {
 			for b.Loop() {
 				for rank := range 4 {

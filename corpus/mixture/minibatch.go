@@ -80,7 +80,28 @@ func (m *Mixture) fetch(mb *Minibatch, lo, hi int) error {
 			return &CorpusError{k, m.names[k], err}
 		}
 	}
+	if m.splitsChunks() {
+		return m.interleave(mb, m.owned())
+	}
 	return m.interleave(mb, m.plan[lo:hi])
+}
+
+// splitsChunks tells whether ranks split each step by chunk owner
+// (source.Config.SplitChunks).
+func (m *Mixture) splitsChunks() bool { return m.cfg.SplitChunks && max(m.cfg.Workers, 1) > 1 }
+
+// owned returns the planned sequences whose chunks this rank owns: chunk c
+// of corpus k is rank (c+k) mod W's, as each corpus's source decides.
+func (m *Mixture) owned() []planned {
+	w := max(m.cfg.Workers, 1)
+	own := m.own[:0]
+	for _, p := range m.plan {
+		if (m.lanes[p.corpus].layout.ChunkOf(p.ord)+p.corpus)%w == m.cfg.Rank {
+			own = append(own, p)
+		}
+	}
+	m.own = own
+	return own
 }
 
 // interleave copies the planned sequences, in order, from their corpora's

@@ -34,6 +34,7 @@ type Mixture struct {
 	err               error
 
 	plan    []planned
+	own     []planned // this rank's part of plan, with SplitChunks
 	prefix  []uint64
 	split   [][3]uint64 // per corpus: samples before, in and after this rank's group
 	batches []*source.Minibatch
@@ -84,7 +85,11 @@ func New(corpora []Corpus, cfg source.Config) (*Mixture, error) {
 		sc := source.Config{Randomize: cfg.Randomize, EpochSize: source.EpochInf,
 			Prefetch: cfg.Prefetch, PrefetchChunks: cfg.PrefetchChunks}
 		sc.Randomize.Seed = mix.Seed(cfg.Randomize.Seed, uint64(k))
-		if max(cfg.Workers, 1) > 1 {
+		if m.splitsChunks() {
+			// Each corpus's source keeps this rank's chunks of its part of
+			// every step; corpus k's chunk 0 is rank k mod W's.
+			sc.Workers, sc.Rank, sc.SplitChunks, sc.ChunkShift = cfg.Workers, cfg.Rank, true, k
+		} else if max(cfg.Workers, 1) > 1 {
 			sc.PrefetchChunks = 0 // a rank loads its own groups' chunks
 		}
 		s, err := source.New(c.Source, sc)
@@ -356,6 +361,9 @@ func (m *Mixture) next(k int) (*Minibatch, error) {
 		}
 	}
 	lo, hi := source.SplitRange(m.prefix, max(m.cfg.Workers, 1), m.cfg.Rank)
+	if m.splitsChunks() {
+		lo, hi = 0, len(m.plan) // the corpora's sources keep this rank's chunks
+	}
 	mb := &m.mb
 	if err := m.fetch(mb, lo, hi); err != nil {
 		step := m.step

@@ -28,6 +28,7 @@ type Options struct {
 	ChunkBytes     int64    // chunk-bytes
 	ChunkSequences int      // chunk-sequences
 	Workers, Rank  int      // workers, rank
+	Split          string   // split: "balanced" (the default, "" too) or "chunks"
 	CutAtSweep     bool     // cut-at-sweep
 	Start          uint64   // start
 	HasState       bool     // state-in: a state to resume from is given
@@ -144,6 +145,16 @@ func (o *Options) Build() (Built, error) {
 	}
 	if o.PrefetchChunks < 0 {
 		return b, fieldErrorf("prefetch-chunks", fmt.Sprintf("{prefetch-chunks} %d: must be >= 0", o.PrefetchChunks))
+	}
+	switch o.Split {
+	case "", "balanced":
+	case "chunks":
+		if o.Randomize == "none" {
+			return b, fieldErrorf("split", "{split} chunks needs a randomized order ({randomize} window or cntk): in file order a minibatch lies in one or two chunks, so one rank would get it all")
+		}
+		sc.SplitChunks = true
+	default:
+		return b, fieldErrorf("split", fmt.Sprintf("{split} %q: want balanced or chunks", o.Split))
 	}
 	sc.Workers, sc.Rank, sc.CutAtSweep, sc.Prefetch = o.Workers, o.Rank, o.CutAtSweep, true
 	sc.PrefetchChunks = o.PrefetchChunks

@@ -41,6 +41,10 @@ func TestFieldErrors(t *testing.T) {
 		{"chunk-bytes", "--chunk-bytes 0", "chunk_bytes 0", func(o *Options) { o.ChunkBytes = 0 }},
 		{"workers", "--workers 0", "workers 0", func(o *Options) { o.Workers = 0 }},
 		{"rank", "--rank 2: must be in [0, 2)", "rank 2", func(o *Options) { o.Workers, o.Rank = 2, 2 }},
+		{"split", `--split "x"`, `split "x"`, func(o *Options) { o.Split = "x" }},
+		{"split", "--split chunks needs a randomized order (--randomize window", "split chunks needs a randomized order (randomize window", func(o *Options) {
+			o.Split, o.Randomize = "chunks", "none"
+		}},
 		{"start", "--start and --state-in", "start and state exclude", func(o *Options) {
 			o.Given, o.HasState = map[string]bool{"start": true}, true
 		}},
@@ -96,6 +100,19 @@ func TestCNTKChunkDefault(t *testing.T) {
 		}
 		if b.CTF.ChunkBytes != c.bytes || b.CTF.ChunkSequences != c.seqs {
 			t.Errorf("%s %v: chunk bytes %d, sequences %d; want %d, %d", c.randomize, c.given, b.CTF.ChunkBytes, b.CTF.ChunkSequences, c.bytes, c.seqs)
+		}
+	}
+}
+
+// TestSplitBuilt: --split chunks sets the source's split by chunks; the
+// default and "balanced" keep invariant 6's split.
+func TestSplitBuilt(t *testing.T) {
+	for split, want := range map[string]bool{"": false, "balanced": false, "chunks": true} {
+		o := Defaults()
+		o.Streams, o.Split, o.Workers = []string{"x:2"}, split, 2
+		b, err := o.Build()
+		if err != nil || b.Source.SplitChunks != want {
+			t.Errorf("split %q: SplitChunks %v (%v), want %v", split, b.Source.SplitChunks, err, want)
 		}
 	}
 }

@@ -29,6 +29,19 @@ type Config struct {
 	// Workers is the number of data-parallel ranks (0 means 1); Rank is
 	// this one, 0 <= Rank < Workers. Neither is part of the state.
 	Workers, Rank int
+	// SplitChunks gives each rank the sequences of the global minibatch
+	// whose chunks it owns (chunk c is rank (c+ChunkShift) mod Workers's)
+	// instead of a contiguous group balanced by sample count (invariant 6):
+	// a rank then loads only its own chunks, a Workers-th of the corpus,
+	// and the same ones every sweep; its share of a minibatch varies from
+	// step to step. The union over ranks is still the single-worker
+	// minibatch. Not part of the state. Refused with file order, where a
+	// minibatch lies in one or two chunks.
+	SplitChunks bool
+	// ChunkShift turns the chunk-to-rank assignment of SplitChunks, so that
+	// the corpora of a mixture spread their first chunks over different
+	// ranks (0 <= ChunkShift).
+	ChunkShift int
 	// Prefetch loads the next chunk the timeline needs in a goroutine while
 	// the caller works on the current minibatch, and loads the chunks a
 	// minibatch needs that are not resident in parallel (a new window's
@@ -69,6 +82,12 @@ func (c *Config) Validate() error {
 	if err := c.Schedule.validate(); err != nil {
 		return err
 	}
+	if c.SplitChunks && c.Randomize.Kind == "none" {
+		return ErrSplitFileOrder
+	}
+	if c.ChunkShift < 0 {
+		return fmt.Errorf("source: chunk shift %d < 0", c.ChunkShift)
+	}
 	switch c.Randomize.Kind {
 	case "", "none", "cntk", "window":
 	default:
@@ -84,6 +103,16 @@ func (c *Config) Validate() error {
 }
 
 func (c *Config) workers() int { return max(c.Workers, 1) }
+
+// ErrSplitFileOrder refuses SplitChunks in file order: a minibatch there
+// lies in one or two chunks, so one rank would get nearly all of it.
+var ErrSplitFileOrder = errors.New("source: a split by chunks needs a randomized order (window or cntk): in file order a minibatch lies in one or two chunks, so one rank would get it all")
+
+// splitsChunks tells whether ranks split minibatches by chunk owner.
+func (c *Config) splitsChunks() bool { return c.SplitChunks && c.workers() > 1 }
+
+// owns tells whether this rank owns chunk ch under SplitChunks.
+func (c *Config) owns(ch int) bool { return (ch+c.ChunkShift)%c.workers() == c.Rank }
 
 // EpochSize is an epoch length in label samples, or one of EpochFull and
 // EpochInf.

@@ -26,6 +26,7 @@ type Source struct {
 
 	mb     Minibatch
 	global []int    // ordinals of the current global minibatch
+	own    []int    // this rank's part of global, with SplitChunks
 	prefix []uint64 // sample-count prefix sums of global
 	finder chunkFinder
 	gather gather
@@ -278,11 +279,10 @@ func (s *Source) next(k int) (*Minibatch, error) {
 
 	mb := &s.mb
 	mb.reset(s.streams)
-	lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
 	// Chunks loaded from here on are arranged for the sweep the minibatch
 	// ends in: those of an earlier sweep are resident already.
 	s.cache.sweep = lastSweep
-	if err := s.assemble(mb, s.global[lo:hi]); err != nil {
+	if err := s.assemble(mb, s.mine()); err != nil {
 		s.err = fmt.Errorf("source: step %d (position %d): %w", s.step, start, err)
 		return nil, s.err
 	}
@@ -300,6 +300,24 @@ func (s *Source) next(k int) (*Minibatch, error) {
 		s.cfg.OnEpochEnd(epoch, s.State())
 	}
 	return mb, nil
+}
+
+// mine returns this rank's sequences of the global minibatch: a contiguous
+// group (invariant 6), or with SplitChunks those of the chunks it owns, in
+// timeline order.
+func (s *Source) mine() []int {
+	if !s.cfg.splitsChunks() {
+		lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
+		return s.global[lo:hi]
+	}
+	own := s.own[:0]
+	for _, ord := range s.global {
+		if s.cfg.owns(s.finder.find(ord)) {
+			own = append(own, ord)
+		}
+	}
+	s.own = own
+	return own
 }
 
 // assemble appends the sequences ords (file ordinals, in timeline order) to
@@ -380,7 +398,11 @@ func (s *Source) prefetchAfter(k int) {
 	c := s.finder.find(u.ord)
 	la, ok := s.rnd.(randomize.ChunkLookahead)
 	if !ok {
-		if s.cfg.Rank == 0 {
+		if s.cfg.splitsChunks() {
+			if s.cfg.owns(c) {
+				s.cache.prefetch(c)
+			}
+		} else if s.cfg.Rank == 0 {
 			s.cache.prefetch(c)
 		}
 		s.prefetchWindow(u.sweep, c)
@@ -445,13 +467,14 @@ func (s *Source) parseAhead() int {
 
 // windowPrefetch is the number of cache places kept for the next window's
 // chunks: PrefetchChunks when the randomizer names its windows
-// (randomize.WindowLookahead) and there is one worker (a rank loads only
-// the chunks of its own groups, invariant 6), else 0; and never more than
+// (randomize.WindowLookahead) and there is one worker or ranks split by
+// chunks (a rank of a balanced split loads only the chunks of its own
+// groups, invariant 6, which the window does not tell), else 0; and never more than
 // a window can hold (MaxResidentChunks): places beyond would only keep
 // older windows' chunks, which a small window with the default 64 would
 // multiply.
 func (s *Source) windowPrefetch() int {
-	if _, ok := s.rnd.(randomize.WindowLookahead); !ok || !s.cfg.Prefetch || s.cfg.workers() > 1 {
+	if _, ok := s.rnd.(randomize.WindowLookahead); !ok || !s.cfg.Prefetch || (s.cfg.workers() > 1 && !s.cfg.SplitChunks) {
 		return 0
 	}
 	return min(s.cfg.PrefetchChunks, s.rnd.MaxResidentChunks())
@@ -479,10 +502,15 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 
 	list := s.need[:0]
 	for _, ch := range cur {
-		list = append(list, int(ch))
+		if !s.cfg.splitsChunks() || s.cfg.owns(int(ch)) {
+			list = append(list, int(ch))
+		}
 	}
-	for _, ch := range next[:min(n, len(next))] {
-		list = append(list, int(ch))
+	for i, taken := 0, 0; i < len(next) && taken < n; i++ {
+		if ch := int(next[i]); !s.cfg.splitsChunks() || s.cfg.owns(ch) {
+			list = append(list, ch)
+			taken++
+		}
 	}
 	s.need = list
 	s.cache.prefetch(list...)

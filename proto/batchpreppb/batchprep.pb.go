@@ -138,7 +138,11 @@ type SequenceRequest struct {
 	// for all). Every minibatch then says each sequence's corpus (corpus,
 	// skipped_corpus), and sequences and ids are ordinals and ids within it.
 	// Empty: files holds exactly one corpus.
-	Weights       []string `protobuf:"bytes,27,rep,name=weights,proto3" json:"weights,omitempty"`
+	Weights []string `protobuf:"bytes,27,rep,name=weights,proto3" json:"weights,omitempty"`
+	// split is how ranks split each minibatch (as `read --split`): "" or
+	// "balanced", contiguous groups of equal sample counts; "chunks", each
+	// rank the sequences of the chunks it owns, so it reads only those.
+	Split         string `protobuf:"bytes,28,opt,name=split,proto3" json:"split,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -360,6 +364,13 @@ func (x *SequenceRequest) GetWeights() []string {
 		return x.Weights
 	}
 	return nil
+}
+
+func (x *SequenceRequest) GetSplit() string {
+	if x != nil {
+		return x.Split
+	}
+	return ""
 }
 
 // StreamData is one stream's part of a minibatch. Arrays are little-endian.
@@ -1273,7 +1284,7 @@ var File_batchprep_proto protoreflect.FileDescriptor
 
 const file_batchprep_proto_rawDesc = "" +
 	"\n" +
-	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xad\x06\n" +
+	"\x0fbatchprep.proto\x12\fbatchprep.v1\"\xc3\x06\n" +
 	"\x0fSequenceRequest\x12\x14\n" +
 	"\x05files\x18\x01 \x03(\tR\x05files\x12\x18\n" +
 	"\astreams\x18\x02 \x03(\tR\astreams\x12&\n" +
@@ -1307,7 +1318,8 @@ const file_batchprep_proto_rawDesc = "" +
 	"\x06packed\x18\x18 \x01(\bR\x06packed\x12\x18\n" +
 	"\acolumns\x18\x19 \x01(\bR\acolumns\x12#\n" +
 	"\rshared_memory\x18\x1a \x01(\bR\fsharedMemory\x12\x18\n" +
-	"\aweights\x18\x1b \x03(\tR\aweightsB\b\n" +
+	"\aweights\x18\x1b \x03(\tR\aweights\x12\x14\n" +
+	"\x05split\x18\x1c \x01(\tR\x05splitB\b\n" +
 	"\x06_start\"\xb6\x02\n" +
 	"\n" +
 	"StreamData\x12\x12\n" +

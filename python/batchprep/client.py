@@ -136,7 +136,8 @@ def read(files: Files, streams: Sequence[str], mb: Union[str, int] = "256",
     order, each weight a positive number (0.7) or "samples:N"; each
     minibatch's .corpus then names each sequence's corpus. streams are
     NAME:DIM or NAME:DIM:sparse. Keywords mirror read's flags with read's
-    defaults: mb, randomize, seed, epochs, workers, rank, max_minibatches,
+    defaults: mb, randomize, seed, epochs, workers, rank, split ("balanced"
+    or "chunks": each rank the sequences of its own chunks), max_minibatches,
     window_chunks, window_samples, chunk_bytes, chunk_sequences (None: the
     server's default), epoch_size, cut_at_sweep, start, defines_mb_size,
     label, max_errors, group_bytes. state (a Minibatch's .state) resumes

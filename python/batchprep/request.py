@@ -100,7 +100,7 @@ def sequence_request(files: Files, streams: Iterable[str], mb: Union[str, int] =
                      chunk_bytes: Optional[int] = None, chunk_sequences: Optional[int] = None,
                      epoch_size: Union[str, int] = "full", cut_at_sweep: bool = False, start: Optional[int] = None,
                      defines_mb_size: Optional[str] = None, label: Optional[str] = None, max_errors: int = 0,
-                     k: int = 0, group_bytes: Optional[int] = None) -> pb.SequenceRequest:
+                     k: int = 0, group_bytes: Optional[int] = None, split: str = "balanced") -> pb.SequenceRequest:
     """The SequenceRequest for read()'s keywords (docs/serve.md). None keeps
     the server's default; integers outside what the server accepts raise
     ValueError naming the keyword."""
@@ -108,12 +108,14 @@ def sequence_request(files: Files, streams: Iterable[str], mb: Union[str, int] =
     if isinstance(streams, str):
         raise TypeError("streams %r: want a list of NAME:DIM[:sparse]" % (streams,))
     workers = check_int("workers", workers, 1, INT32_MAX)
+    if split not in ("balanced", "chunks"):
+        raise ValueError("split %r: want balanced or chunks" % (split,))
     r = pb.SequenceRequest(
         files=paths, weights=weights, streams=list(streams), mb=str(mb), randomize=randomize,
         seed=check_int("seed", seed, 0, UINT64_MAX), epochs=check_int("epochs", epochs, 1, INT32_MAX),
         workers=workers, rank=check_int("rank", rank, 0, workers - 1), epoch_size=str(epoch_size),
         cut_at_sweep=bool(cut_at_sweep), max_errors=check_int("max_errors", max_errors, 0, INT32_MAX),
-        k=check_int("k", k, 0, INT32_MAX), elide_unit_sparse=True, packed=True, columns=True)
+        k=check_int("k", k, 0, INT32_MAX), split=split, elide_unit_sparse=True, packed=True, columns=True)
     optional = (("max_minibatches", max_minibatches, INT64_MAX), ("window_chunks", window_chunks, INT32_MAX),
                 ("window_samples", window_samples, UINT64_MAX), ("chunk_bytes", chunk_bytes, INT64_MAX),
                 ("chunk_sequences", chunk_sequences, INT32_MAX), ("group_bytes", group_bytes, GROUP_BYTES_MAX))

@@ -83,6 +83,9 @@ class MixtureTest(unittest.TestCase):
              dict(mb="10", workers=3, rank=2, randomize="none", cut_at_sweep=True, epoch_size="inf", max_minibatches=25, start=40),
              ["--mb", "10", "--workers", "3", "--rank", "2", "--randomize", "none", "--cut-at-sweep", "--epoch-size", "inf",
               "--max-minibatches", "25", "--start", "40"]),
+            ({self.a: 0.5, self.b: 0.5}, [(self.a, "0.5"), (self.b, "0.5")],
+             dict(mb="9", workers=2, rank=1, split="chunks", chunk_sequences=4, epochs=2),
+             ["--mb", "9", "--workers", "2", "--rank", "1", "--split", "chunks", "--chunk-sequences", "4", "--epochs", "2"]),
         ]
         for files, pairs, kw, args in cases:
             with self.subTest(kw=kw):

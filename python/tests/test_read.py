@@ -53,6 +53,9 @@ class ReadTest(unittest.TestCase):
               "--epoch-size", "inf", "--max-minibatches", "30"]),
             (dict(mb="10", epoch_size="25", epochs=4, start=33, chunk_bytes=200),
              ["--mb", "10", "--epoch-size", "25", "--epochs", "4", "--start", "33", "--chunk-bytes", "200"]),
+            (dict(mb="12", workers=3, rank=1, split="chunks", chunk_sequences=3, window_chunks=4, epochs=2),
+             ["--mb", "12", "--workers", "3", "--rank", "1", "--split", "chunks", "--chunk-sequences", "3",
+              "--window-chunks", "4", "--epochs", "2"]),
         ]
         for kw, args in cases:
             with self.subTest(kw=kw):
@@ -153,7 +156,7 @@ class ReadTest(unittest.TestCase):
     def test_integers_out_of_range(self):
         # The server's limits, checked before any call, naming the argument.
         cases = [(dict(seed=-1), "seed"), (dict(seed=2**64), "seed"), (dict(epochs=2**31), "epochs"),
-                 (dict(epochs=0), "epochs"), (dict(workers=0), "workers"), (dict(workers=2, rank=2), "rank"),
+                 (dict(epochs=0), "epochs"), (dict(workers=0), "workers"), (dict(workers=2, rank=2), "rank"), (dict(split="x"), "split"),
                  (dict(max_errors=-1), "max_errors"), (dict(chunk_bytes=2**63), "chunk_bytes"),
                  (dict(window_chunks=2**31), "window_chunks"), (dict(start=-5), "start"),
                  (dict(group_bytes=(64 << 20) + 1), "group_bytes"), (dict(max_minibatches=-1), "max_minibatches")]
