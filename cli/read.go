@@ -160,7 +160,7 @@ func runRead(env *Env, args []string) error {
 	ctfCfg.Warn = diag.warn
 	openCtx, stopOpen := openContext(env.Ctx)
 	defer stopOpen()
-	r, err := file.OpenWith(openCtx, pos[0], ctfCfg, file.Options{Objects: *f.objects})
+	r, err := file.OpenWith(openCtx, pos[0], ctfCfg, file.Options{Objects: f.objectOptions(srcCfg)})
 	if err != nil {
 		return err
 	}
@@ -199,6 +199,15 @@ func runRead(env *Env, args []string) error {
 		}
 	}
 	return runErr
+}
+
+// objectOptions are the object flags' options for a read with srcCfg: a
+// rank that reads only its own chunks fetches only their bytes
+// (objstore.Options.Exact).
+func (f *readFlags) objectOptions(srcCfg source.Config) objstore.Options {
+	o := *f.objects
+	o.Exact = srcCfg.SplitChunks && srcCfg.Workers > 1
+	return o
 }
 
 // summaryNoTotals is r's summary without the per-stream sample totals,

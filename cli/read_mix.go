@@ -104,7 +104,7 @@ func runReadMix(env *Env, f *readFlags) error {
 		}
 		cfg := ctfCfg
 		cfg.Warn = held[i].warn
-		return file.OpenWith(ctx, path, cfg, file.Options{Objects: *f.objects})
+		return file.OpenWith(ctx, path, cfg, file.Options{Objects: f.objectOptions(srcCfg)})
 	}, func(i int, r file.Reader, err error) bool {
 		held[i].release()
 		if err != nil {

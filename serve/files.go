@@ -22,10 +22,11 @@ import (
 // cancelled while the file is being indexed returns at once, and the pass
 // stops unless another call waits for it. Each file of a mixture is
 // acquired this way, with the same checks as a single corpus.
-// An object (s3://BUCKET/KEY) is acquired by acquireObject instead.
-func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config) (file.Reader, func(), error) {
+// An object (s3://BUCKET/KEY) is acquired by acquireObject instead; exact
+// is objstore.Options.Exact for it (a rank that reads only its own chunks).
+func (s *Server) acquire(ctx context.Context, field, path string, cfg ctf.Config, exact bool) (file.Reader, func(), error) {
 	if objstore.IsURL(path) {
-		return s.acquireObject(ctx, field, path, cfg)
+		return s.acquireObject(ctx, field, path, cfg, exact)
 	}
 	f, real, err := s.root.openRegular(field, path)
 	if err != nil {

@@ -61,8 +61,10 @@ func refusedObject(field, url string) error {
 // acquireObject is acquire of the object at url (s3://BUCKET/KEY): its
 // bucket must be allowed; it is opened (a HEAD: its ETag and size) and
 // its reader shared by the calls that name the same version of it with
-// the same reader settings.
-func (s *Server) acquireObject(ctx context.Context, field, url string, cfg ctf.Config) (file.Reader, func(), error) {
+// the same reader settings. With exact the object fetches only the parts of
+// blocks it reads (objstore.Options.Exact); a call that finds the reader
+// open shares it as it is, which changes no byte read.
+func (s *Server) acquireObject(ctx context.Context, field, url string, cfg ctf.Config, exact bool) (file.Reader, func(), error) {
 	bucket, _, err := objstore.ParseURL(url)
 	if err != nil {
 		return nil, nil, status.Errorf(codes.InvalidArgument, "%s: %s", field, strings.TrimPrefix(err.Error(), "objstore: "))
@@ -70,7 +72,9 @@ func (s *Server) acquireObject(ctx context.Context, field, url string, cfg ctf.C
 	if !s.buckets.allows(bucket) {
 		return nil, nil, refusedObject(field, url)
 	}
-	obj, err := objstore.Open(ctx, url, s.opts.Objects)
+	opt := s.opts.Objects
+	opt.Exact = exact
+	obj, err := objstore.Open(ctx, url, opt)
 	if err != nil {
 		return s.acquired(ctx, field, url, nil, nil, err)
 	}

@@ -86,6 +86,17 @@ func TestObjects(t *testing.T) {
 		return r
 	}
 	sameStream(t, "mixture", collect(t, conn, mix("s3://corpora/c.parquet")), collect(t, conn, mix(pqPath)))
+	// A rank split by chunks reads the object exactly (objstore's exact
+	// reads), from a cold cache, with the local file's minibatches.
+	_, fresh, _ := startServer(t, serve.Options{AllowBuckets: []string{"corpora"}, Objects: objstore.Options{CacheDir: t.TempDir()}})
+	for _, files := range [][2]string{{"s3://corpora/c.ctf", ctfPath}, {"s3://corpora/c.parquet", pqPath}} {
+		rank := func(file string) *pb.SequenceRequest {
+			r := objectReq(file)
+			r.Workers, r.Rank, r.Split = 3, 1, "chunks"
+			return r
+		}
+		sameStream(t, "split "+files[0], collect(t, fresh, rank(files[0])), collect(t, conn, rank(files[1])))
+	}
 
 	refusal := func(field, url string) string {
 		return fmt.Sprintf("%s: %q is not a readable object in the server's allowed buckets (serve --allow-bucket)", field, url)

@@ -118,6 +118,10 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 // itself, or obj kept open).
 func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blob, url string, cfg ctf.Config, opt Options) (Reader, error) {
 	if DetectBlob(blob, url) == Parquet {
+		// The open counts every row group's samples through small reads,
+		// which whole blocks serve best: a rank fetches the whole object
+		// whichever chunks it reads (docs/object-storage.md).
+		obj.SetExact(false)
 		r, err := parquet.OpenFile(ctx, blob, url, ParquetConfig(cfg))
 		if err != nil {
 			return nil, err

@@ -90,6 +90,19 @@ func (m *Mixture) fetch(mb *Minibatch, lo, hi int) error {
 // (source.Config.SplitChunks).
 func (m *Mixture) splitsChunks() bool { return m.cfg.SplitChunks && max(m.cfg.Workers, 1) > 1 }
 
+// ownsChunks tells whether this rank owns a chunk of one of the corpora
+// (corpus k's chunks are turned by k).
+func (m *Mixture) ownsChunks(corpora []Corpus) bool {
+	for k, c := range corpora {
+		sc := m.cfg
+		sc.ChunkShift = k
+		if sc.OwnsChunks(c.Source.Layout().NumChunks()) {
+			return true
+		}
+	}
+	return false
+}
+
 // owned returns the planned sequences whose chunks this rank owns: chunk c
 // of corpus k is rank (c+k) mod W's, as each corpus's source decides.
 func (m *Mixture) owned() []planned {

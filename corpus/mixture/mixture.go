@@ -89,6 +89,7 @@ func New(corpora []Corpus, cfg source.Config) (*Mixture, error) {
 			// Each corpus's source keeps this rank's chunks of its part of
 			// every step; corpus k's chunk 0 is rank k mod W's.
 			sc.Workers, sc.Rank, sc.SplitChunks, sc.ChunkShift = cfg.Workers, cfg.Rank, true, k
+			sc.AllowNoChunks = true // checked over all corpora below
 		} else if max(cfg.Workers, 1) > 1 {
 			sc.PrefetchChunks = 0 // a rank loads its own groups' chunks
 		}
@@ -106,6 +107,10 @@ func New(corpora []Corpus, cfg source.Config) (*Mixture, error) {
 		m.lanes = append(m.lanes, ln)
 		m.names = append(m.names, c.Name)
 		m.total += ints[k]
+	}
+	if m.splitsChunks() && !m.ownsChunks(corpora) {
+		m.Close()
+		return nil, fmt.Errorf("mixture: %w: rank %d of %d, in all %d corpora", source.ErrNoChunks, cfg.Rank, cfg.Workers, len(corpora))
 	}
 	// The defaults the sources filled in (kind, window), with the
 	// mixture's own seed.

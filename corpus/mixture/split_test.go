@@ -1,10 +1,13 @@
 package mixture
 
 import (
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/batchprep/batchprep/corpus/randomize"
 	"github.com/batchprep/batchprep/corpus/source"
 )
 
@@ -85,6 +88,29 @@ func TestSplitChunks(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestSplitChunksNoChunks: a rank that owns no chunk of any corpus is
+// refused (corpus k's chunk 0 is rank k mod W's); one that owns a chunk of
+// one corpus is not.
+func TestSplitChunksNoChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	var cs []Corpus
+	for k := range 2 { // one chunk each: ranks 0 and 1 own one
+		tc := makeCorpus(t, rng, k, corpusOpts{n: 3, maxLen: 2, chunkSeq: 3})
+		cs = append(cs, Corpus{Source: tc, Weight: Weight{Num: 1, Den: 1}, Name: fmt.Sprint("m", k)})
+	}
+	cfg := source.Config{Randomize: randomize.Config{Kind: "window"}, Workers: 4, SplitChunks: true}
+	for r, owns := range []bool{true, true, false, false} {
+		cfg.Rank = r
+		m, err := New(cs, cfg)
+		if owns != (err == nil) || (!owns && !errors.Is(err, source.ErrNoChunks)) {
+			t.Errorf("rank %d of 4 over 2 one-chunk corpora: %v", r, err)
+		}
+		if m != nil {
+			m.Close()
 		}
 	}
 }

@@ -42,6 +42,10 @@ type Config struct {
 	// the corpora of a mixture spread their first chunks over different
 	// ranks (0 <= ChunkShift).
 	ChunkShift int
+	// AllowNoChunks lets New give a rank of SplitChunks none of the
+	// corpus's chunks, which it refuses otherwise (ErrNoChunks): for a
+	// mixture's corpus, whose other corpora feed the rank.
+	AllowNoChunks bool
 	// Prefetch loads the next chunk the timeline needs in a goroutine while
 	// the caller works on the current minibatch, and loads the chunks a
 	// minibatch needs that are not resident in parallel (a new window's
@@ -107,6 +111,16 @@ func (c *Config) workers() int { return max(c.Workers, 1) }
 // ErrSplitFileOrder refuses SplitChunks in file order: a minibatch there
 // lies in one or two chunks, so one rank would get nearly all of it.
 var ErrSplitFileOrder = errors.New("source: a split by chunks needs a randomized order (window or cntk): in file order a minibatch lies in one or two chunks, so one rank would get it all")
+
+// ErrNoChunks refuses a split by chunks that gives a rank none of the
+// corpus's chunks: it would take every step with nothing.
+var ErrNoChunks = errors.New("source: the split by chunks gives this rank none of the corpus's chunks (each rank needs one: smaller chunks, fewer ranks, or the balanced split)")
+
+// OwnsChunks tells whether, with SplitChunks, this rank owns one of n
+// chunks (always true without SplitChunks or with one worker).
+func (c *Config) OwnsChunks(n int) bool {
+	return !c.splitsChunks() || n >= c.workers() || ((c.Rank-c.ChunkShift)%c.workers()+c.workers())%c.workers() < n
+}
 
 // splitsChunks tells whether ranks split minibatches by chunk owner.
 func (c *Config) splitsChunks() bool { return c.SplitChunks && c.workers() > 1 }

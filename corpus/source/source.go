@@ -75,6 +75,9 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	if cfg.Randomize.WindowChunks == 0 && cfg.Randomize.WindowSamples == 0 {
 		cfg.Randomize.WindowChunks = 128
 	}
+	if !cfg.AllowNoChunks && !cfg.OwnsChunks(l.NumChunks()) {
+		return nil, fmt.Errorf("%w: rank %d of %d, %d chunks", ErrNoChunks, cfg.Rank, cfg.workers(), l.NumChunks())
+	}
 	rnd, err := randomize.New(cfg.Randomize, l)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)

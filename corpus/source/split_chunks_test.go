@@ -46,6 +46,7 @@ func TestSplitChunks(t *testing.T) {
 			for r := range ranks {
 				c := cfg
 				c.Workers, c.Rank, c.SplitChunks, c.ChunkShift = W, r, true, shift
+				c.AllowNoChunks = true // tiny corpora: some ranks own nothing
 				recs[r] = &recordingCorpus{Source: tc, loaded: map[int]bool{}}
 				ranks[r] = mustNew(t, recs[r], c)
 			}
@@ -147,5 +148,37 @@ func TestSplitChunksRefusesFileOrder(t *testing.T) {
 	c := Config{Randomize: randomize.Config{Kind: "none"}, Workers: 2, SplitChunks: true}
 	if err := c.Validate(); !errors.Is(err, ErrSplitFileOrder) {
 		t.Errorf("split by chunks in file order: %v, want ErrSplitFileOrder", err)
+	}
+}
+
+// TestSplitChunksOwnsChunks: OwnsChunks is the rule written out (some
+// chunk c < n with (c+shift) mod W = rank), and New refuses a rank that
+// owns no chunk unless AllowNoChunks.
+func TestSplitChunksOwnsChunks(t *testing.T) {
+	for w := 1; w <= 5; w++ {
+		for shift := 0; shift < 7; shift++ {
+			for r := 0; r < w; r++ {
+				for n := 1; n <= 7; n++ {
+					c := Config{Workers: w, Rank: r, SplitChunks: true, ChunkShift: shift}
+					want := false
+					for ch := 0; ch < n; ch++ {
+						want = want || (ch+shift)%w == r
+					}
+					if got := c.OwnsChunks(n); got != want {
+						t.Fatalf("W=%d shift %d rank %d, %d chunks: OwnsChunks %v, want %v", w, shift, r, n, got, want)
+					}
+				}
+			}
+		}
+	}
+	tc := oneSampleCorpus(t, 6, 2) // 3 chunks
+	cfg := Config{Randomize: randomize.Config{Kind: "window"}, Workers: 4, Rank: 3, SplitChunks: true}
+	if _, err := New(tc, cfg); !errors.Is(err, ErrNoChunks) {
+		t.Errorf("rank 3 of 4 over 3 chunks: %v, want ErrNoChunks", err)
+	}
+	cfg.AllowNoChunks = true
+	s := mustNew(t, tc, cfg)
+	if mb, err := s.Next(); err != nil || len(mb.Sequences) != 0 || mb.End == 0 {
+		t.Errorf("an idle rank's step: %+v, %v", mb, err)
 	}
 }

@@ -64,4 +64,10 @@
 //     PUT request, retried as in invariant 4; the object is the file's
 //     bytes, or is left as it was when Put fails. A missing bucket is an
 //     error that names the bucket and the key.
+//  12. With Options.Exact, a ReadAt or Prefetch fetches of each block it
+//     touches only the part it needs, unless the block is cached or on its
+//     way: the bytes fetched are those asked for (plus the gaps between
+//     the parts one GET spans). Such a part is cached as a file of its own
+//     and serves later reads of it or of ranges inside it; invariants 2,
+//     3, 6, 7 and 8 hold for it as for blocks.
 package objstore

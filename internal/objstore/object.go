@@ -2,7 +2,6 @@ package objstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +39,9 @@ type Object struct {
 
 	mu       sync.Mutex
 	closed   bool
-	inflight map[int64]*pending // by block index: fetched, or being written to the cache
+	inflight map[int64]*pending  // by block index: fetched, or being written to the cache
+	extents  map[int64][]*extent // by block index: parts fetched alone (exact reads)
+	exact    atomic.Bool         // Options.Exact, or as SetExact changed it
 
 	stats    counters
 	lastWarn atomic.Int64 // when Options.Warn was last told of a retry (Unix ns)
@@ -91,8 +92,9 @@ func Open(ctx context.Context, url string, opt Options) (*Object, error) {
 		url: url, bucket: bucket, key: key, opt: opt, c: c, cache: ch, jit: newJitter(),
 		sem:      make(chan struct{}, opt.FetchConcurrency),
 		writes:   make(chan struct{}, maxPendingWrites),
-		inflight: map[int64]*pending{},
+		inflight: map[int64]*pending{}, extents: map[int64][]*extent{},
 	}
+	o.exact.Store(opt.Exact)
 	o.ctx, o.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := o.head(ctx); err != nil {
 		o.cancel()
@@ -186,6 +188,9 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return 0, io.EOF
 	}
+	if o.exact.Load() {
+		return o.readExact(p, off)
+	}
 	end := min(off+int64(len(p)), o.size)
 	bs := o.opt.blockSize
 	// Each block's part of the range: from a fetch under way or done, else
@@ -264,6 +269,10 @@ func (o *Object) Prefetch(off, n int64) {
 		return
 	}
 	defer o.wg.Done()
+	if o.exact.Load() {
+		o.prefetchExact(off, end)
+		return
+	}
 	bs := o.opt.blockSize
 	step := max(prefetchSpan/bs, 1)
 	for lo := off / bs; lo <= (end-1)/bs; lo += step {
@@ -493,6 +502,5 @@ func (o *Object) blockLen(idx int64) int64 {
 
 // blockKey names block idx of this version of the object in the cache.
 func (o *Object) blockKey(idx int64) [32]byte {
-	off := idx * o.opt.blockSize
-	return sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%d\x00%d\x00%d", o.url, o.etag, o.size, off, o.blockLen(idx)))
+	return o.rangeKey(idx*o.opt.blockSize, o.blockLen(idx))
 }

@@ -42,6 +42,12 @@ type Options struct {
 	// warnEvery per Object: a stalled run is not silent for up to
 	// FetchTimeout. It may be called from several goroutines.
 	Warn func(msg string)
+	// Exact makes a read fetch only the bytes it needs of a block that is
+	// neither cached nor on its way, instead of the whole block, and cache
+	// them as a file of their own (invariant 12): for readers of ranges far
+	// apart, such as a rank that loads only its own chunks. Whole blocks
+	// are fetched and cached as blocks either way.
+	Exact bool
 
 	// blockSize overrides the package's block size (tests use small
 	// blocks to keep their data small).
