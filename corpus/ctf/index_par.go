@@ -162,6 +162,13 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 	if !ok {
 		return nil, false, nil
 	}
+	if h, ok := f.(corpus.Hinter); ok {
+		// An object: the reads that find the pieces' first lines below each
+		// wait for a round trip; started together, they wait for one.
+		for i := 1; i < n; i++ {
+			h.Hint(size*int64(i)/int64(n)-1, lineProbe)
+		}
+	}
 	bounds := []int64{0}
 	for i := 1; i < n; i++ {
 		b, err := lineStartAtOrAfter(f, size*int64(i)/int64(n), size)

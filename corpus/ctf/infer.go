@@ -112,13 +112,16 @@ func inferFile(f corpus.Blob, name string, n int, piece int64) ([]corpus.Stream,
 	return all.streams(), nil
 }
 
+// lineProbe is how many bytes lineStartAtOrAfter reads at a time.
+const lineProbe = 64 << 10
+
 // lineStartAtOrAfter returns the offset of the first line that starts at
 // or after off (size when there is none).
 func lineStartAtOrAfter(f io.ReaderAt, off, size int64) (int64, error) {
 	if off <= 0 {
 		return 0, nil
 	}
-	buf := make([]byte, 64<<10)
+	buf := make([]byte, lineProbe)
 	for p := off - 1; p < size; p += int64(len(buf)) {
 		k, err := f.ReadAt(buf[:min(int64(len(buf)), size-p)], p)
 		if i := bytes.IndexByte(buf[:k], '\n'); i >= 0 {

@@ -95,8 +95,10 @@ func dirBytes(dir string) int64 {
 // with an empty cache ("cold": a fresh cache directory per iteration),
 // with everything cached ("warm") and with 20 ms added to every request
 // ("cold-20ms"); and the CTF file with its index cached
-// ("file-cached-index", as the warm read has it). It reports GETs per
-// sweep.
+// ("file-cached-index", as the warm read has it); and the CTF object with
+// its index at hand but no block cached ("cold-indexed", as after an index
+// fetched from beside the object), with and without the 20 ms. It reports
+// GETs per sweep.
 func BenchmarkReadObject(b *testing.B) {
 	ob := newObjectBench(b)
 	for _, format := range []string{"ctf", "parquet"} {
@@ -108,8 +110,9 @@ func BenchmarkReadObject(b *testing.B) {
 			path  string
 			delay time.Duration
 			cold  bool
-		}{{"file", local, 0, false}, {"file-cached-index", local, 0, false}, {"cold", url, 0, true}, {"warm", url, 0, false}, {"cold-20ms", url, 20 * time.Millisecond, true}} {
-			if c.name == "file-cached-index" && format != "ctf" {
+		}{{"file", local, 0, false}, {"file-cached-index", local, 0, false}, {"cold", url, 0, true}, {"warm", url, 0, false},
+			{"cold-20ms", url, 20 * time.Millisecond, true}, {"cold-indexed", url, 0, true}, {"cold-indexed-20ms", url, 20 * time.Millisecond, true}} {
+			if (c.name == "file-cached-index" || strings.HasPrefix(c.name, "cold-indexed")) && format != "ctf" {
 				continue
 			}
 			b.Run(format+"/"+c.name, func(b *testing.B) {
@@ -122,6 +125,9 @@ func BenchmarkReadObject(b *testing.B) {
 					if c.cold {
 						b.StopTimer()
 						dir = b.TempDir()
+						if strings.HasPrefix(c.name, "cold-indexed") { // the blocks cold, the index at hand
+							os.CopyFS(filepath.Join(dir, "index"), os.DirFS(filepath.Join(warmDir, "index")))
+						}
 						b.StartTimer()
 					}
 					cfg := ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20, CacheIndex: c.name == "file-cached-index"}
