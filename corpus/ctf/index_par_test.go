@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -295,5 +296,61 @@ func TestIndexPiecesStreamed(t *testing.T) {
 			t.Errorf("%d pieces: the streamed index differs from the file's", pieces)
 		}
 		got.Close()
+	}
+}
+
+// hintLog is a reader that is a corpus.Hinter (as an object is) and logs
+// its hints and reads in order.
+type hintLog struct {
+	*bytes.Reader
+	mu  sync.Mutex
+	log []string
+}
+
+func (h *hintLog) Hint(off, n int64) {
+	h.mu.Lock()
+	h.log = append(h.log, fmt.Sprintf("hint %d", off))
+	h.mu.Unlock()
+}
+
+func (h *hintLog) ReadAt(p []byte, off int64) (int, error) {
+	h.mu.Lock()
+	h.log = append(h.log, fmt.Sprintf("read %d", off))
+	h.mu.Unlock()
+	return h.Reader.ReadAt(p, off)
+}
+
+// TestParallelIndexHintsBounds: before it looks for the first line of
+// each piece of a Hinter (an object), the pass hints every such place, so
+// the round trips overlap; the index is the serial one.
+func TestParallelIndexHintsBounds(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 4000; i++ {
+		fmt.Fprintf(&b, "%d |x %d\n", i/2, i)
+	}
+	data := []byte(b.String())
+	cfg := Config{Streams: []corpus.Stream{{Name: "x", Dim: 1}}, ChunkBytes: 4096}
+	want, err := buildIndex(bytes.NewReader(data), &cfg, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &hintLog{Reader: bytes.NewReader(data)}
+	const n = 4
+	x, ok := parallelIndex(nil, h, int64(len(data)), n, &cfg, "h")
+	if !ok || !reflect.DeepEqual(x, want) {
+		t.Fatalf("declined (%v) or an index unlike the serial one", ok)
+	}
+	hinted := 0
+	for _, e := range h.log {
+		if strings.HasPrefix(e, "hint ") {
+			hinted++
+			continue
+		}
+		if e != "read 0" { // the first line's read needs no bound
+			break
+		}
+	}
+	if hinted != n-1 {
+		t.Fatalf("%d bounds hinted before the first probe, want %d: %v", hinted, n-1, h.log[:min(len(h.log), 8)])
 	}
 }
