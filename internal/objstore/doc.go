@@ -12,7 +12,9 @@
 // The cache stores an object as blocks of 1 MiB (the last one shorter), one
 // file per block, named by a hash of (URL, ETag, size, offset, length), so
 // another version of the object never meets the old version's blocks. A
-// read fetches the blocks it needs that are not cached in one GET.
+// read fetches the blocks it needs that are not cached in one GET; with
+// exact reads (Options.Exact) it fetches only the parts of them it needs,
+// each cached as a file of its own under the hash of its range.
 //
 // Invariants (tests cite them by number):
 //
