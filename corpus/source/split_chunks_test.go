@@ -61,8 +61,7 @@ func TestSplitChunks(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if mb.Step != want.Step || mb.Start != want.Start || mb.End != want.End || mb.Epoch != want.Epoch ||
-						mb.Sweep != want.Sweep || mb.EndOfSweep != want.EndOfSweep || mb.EndOfEpoch != want.EndOfEpoch {
+					if !sameHeader(mb, want) {
 						t.Fatalf("rank %d step %d: header %+v differs from %+v", r, step, mb, want)
 					}
 					checkData(t, tc, mb)

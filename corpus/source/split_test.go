@@ -124,8 +124,7 @@ func TestWorkersUnion(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if mb.Step != want.Step || mb.Start != want.Start || mb.End != want.End || mb.Epoch != want.Epoch ||
-						mb.Sweep != want.Sweep || mb.EndOfSweep != want.EndOfSweep || mb.EndOfEpoch != want.EndOfEpoch {
+					if !sameHeader(mb, want) {
 						t.Fatalf("rank %d step %d: header %+v differs from %+v", r, step, mb, want)
 					}
 					checkData(t, tc, mb)
@@ -208,4 +207,11 @@ func TestWorkersEmptyGroup(t *testing.T) {
 	if !reflect.DeepEqual(got, []int{0, 4, 0}) {
 		t.Errorf("sequences per rank %v, want [0 4 0]", got)
 	}
+}
+
+// sameHeader tells whether a rank's minibatch a has the single worker's
+// step, positions, epoch, sweep and flags (b's).
+func sameHeader(a, b *Minibatch) bool {
+	return a.Step == b.Step && a.Start == b.Start && a.End == b.End && a.Epoch == b.Epoch &&
+		a.Sweep == b.Sweep && a.EndOfSweep == b.EndOfSweep && a.EndOfEpoch == b.EndOfEpoch
 }

@@ -96,13 +96,7 @@ func TestCorruptCacheFile(t *testing.T) {
 	o := open(t, opt)
 	readRange(t, o, data, 10_000, testBlock)
 	o.Close()
-	var files []string
-	filepath.WalkDir(opt.CacheDir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".blk") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := cacheFiles(opt.CacheDir)
 	if len(files) != 2 {
 		t.Fatalf("%d block files; want 2", len(files))
 	}
@@ -139,4 +133,16 @@ func TestObjectCacheBound(t *testing.T) {
 	if total, files := dirBytes(t, opt.CacheDir); total > opt.CacheBytes || files == 0 {
 		t.Fatalf("cache holds %d bytes in %d files; bound %d", total, files, opt.CacheBytes)
 	}
+}
+
+// cacheFiles lists the cache files (blocks and parts of blocks) under dir.
+func cacheFiles(dir string) []string {
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".blk") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
 }

@@ -4,8 +4,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -142,13 +140,7 @@ func TestExactBadFile(t *testing.T) {
 	o := open(t, opt)
 	readRange(t, o, data, 100, 1000)
 	o.Close()
-	var files []string
-	filepath.WalkDir(opt.CacheDir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.HasSuffix(p, ".blk") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	files := cacheFiles(opt.CacheDir)
 	if len(files) != 1 {
 		t.Fatalf("%d cache files; want 1", len(files))
 	}
