@@ -75,6 +75,7 @@ type readFlags struct {
 	streams        stringList
 	definesMBSize  string
 	cacheIndex     bool
+	publishIndex   bool
 	objects        *objstore.Options
 	label          string
 	mb             string
@@ -131,6 +132,7 @@ func runRead(env *Env, args []string) error {
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
+	fs.BoolVar(&f.publishIndex, "publish-index", false, "put the index of each CTF object read beside it, as KEY.batchprep-index, where readers on other hosts find it instead of indexing (docs/object-storage.md)")
 	f.objects = objectFlags(fs, env)
 	fs.Var(&f.mix, "mix", "a corpus of a weighted mixture, `CORPUS=WEIGHT` (0.7, or samples:N per epoch); repeatable, instead of the CORPUS argument (docs/mixtures.md)")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit for the Go runtime: auto (window + 64MiB, less 8MiB for the process), off, or a size such as 512MiB")
@@ -153,6 +155,9 @@ func runRead(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.publishIndex && !file.IsObject(pos[0]) {
+		return usagef("--publish-index: %s is a local file; an index is published beside an object (s3://BUCKET/KEY)", pos[0])
+	}
 	if f.cacheIndex && file.Detect(pos[0]) == file.Parquet {
 		return usagef("--cache-index: %s is a Parquet file, which has no index to cache", pos[0])
 	}
@@ -167,6 +172,11 @@ func runRead(env *Env, args []string) error {
 	defer r.Close()
 	if err := checkChunkMemory(pos[0], r.Layout(), r.Streams(), physicalMemory()); err != nil {
 		return err
+	}
+	if f.publishIndex {
+		if err := publishIndexes(env, &f, srcCfg, []file.Reader{r}); err != nil {
+			return err
+		}
 	}
 	// The reader is a source.Fingerprinter: the state's fingerprint names the
 	// file (size, hash of both ends) and the settings that shape the index.
@@ -199,6 +209,33 @@ func runRead(env *Env, args []string) error {
 		}
 	}
 	return runErr
+}
+
+// publishIndexes puts the index of each CTF object among readers beside
+// it (file.PublishIndex) and says so on stderr. Objects with no index to
+// publish (Parquet) are passed over, unless no object has one.
+func publishIndexes(env *Env, f *readFlags, srcCfg source.Config, readers []file.Reader) error {
+	var none error
+	published := 0
+	for _, r := range readers {
+		if !file.IsObject(r.Path()) {
+			continue
+		}
+		url, err := file.PublishIndex(env.Ctx, r, f.objectOptions(srcCfg))
+		if errors.Is(err, file.ErrNotPublishable) {
+			none = err
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("--publish-index: %w", err)
+		}
+		published++
+		fmt.Fprintf(env.Stderr, "batchprep read: published the index of %s as %s\n", r.Path(), url)
+	}
+	if published == 0 && none != nil {
+		return fmt.Errorf("--publish-index: %w", none)
+	}
+	return nil
 }
 
 // objectOptions are the object flags' options for a read with srcCfg: a

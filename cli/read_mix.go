@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
@@ -81,6 +82,9 @@ func runReadMix(env *Env, f *readFlags) error {
 	}()
 	openCtx, stopOpen := openContext(env.Ctx)
 	defer stopOpen()
+	if f.publishIndex && !slices.ContainsFunc(specs, func(sp mixture.Spec) bool { return file.IsObject(sp.Path) }) {
+		return usagef("--publish-index: no --mix corpus is an object; an index is published beside an object (s3://BUCKET/KEY)")
+	}
 	for _, sp := range specs {
 		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
 			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
@@ -121,6 +125,11 @@ func runReadMix(env *Env, f *readFlags) error {
 	}, func(r file.Reader) { r.Close() })
 	if openErr != nil {
 		return openErr
+	}
+	if f.publishIndex {
+		if err := publishIndexes(env, f, srcCfg, readers); err != nil {
+			return err
+		}
 	}
 	mx, err := mixture.New(corpora, srcCfg)
 	if err != nil {

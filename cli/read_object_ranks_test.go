@@ -12,17 +12,18 @@ import (
 	"github.com/batchprep/batchprep/internal/miniotest"
 )
 
-// TestReadObjectRanksFetchTheirChunks: 4 ranks of `read s3://...
-// --split chunks`, each with a cache of its own holding only the index (as
-// after an earlier run), fetch about a quarter of a CTF object of 3 MiB in
-// 64 KiB chunks, though its blocks are 1 MiB: the parts of blocks their
-// chunks need, not whole blocks. With the balanced split each fetches it
-// all. Every rank's sequences are the single worker's of its chunks
-// (TestReadRanksSplitChunks checks which).
+// TestReadObjectRanksFetchTheirChunks: once `read --publish-index` has put
+// the index of a CTF object of 3 MiB (64 KiB chunks; blocks are 1 MiB)
+// beside it, 4 ranks of `read --split chunks`, each with an empty cache as
+// on hosts of their own, fetch the index and about a quarter of the
+// object: no index pass, and only the parts of blocks their chunks need.
+// With the balanced split a rank fetches it all. Every rank's sequences
+// are the single worker's of its chunks (TestReadRanksSplitChunks checks
+// which). A local file has no index to publish.
 func TestReadObjectRanksFetchTheirChunks(t *testing.T) {
 	var b strings.Builder
 	for i := 0; b.Len() < 3<<20; i++ {
-		fmt.Fprintf(&b, "%d |x %d %d |y %d\n", i/3, i, i%97, i%5)
+		fmt.Fprintf(&b, "%d |x %d %d |y %d\n", i/20, i, i%97, i%5)
 	}
 	s := miniotest.Start(t)
 	s.MakeBucket("corpora")
@@ -31,28 +32,31 @@ func TestReadObjectRanksFetchTheirChunks(t *testing.T) {
 	size := float64(b.Len())
 	flags := []string{"s3://corpora/big.ctf", "--stream", "x:2", "--stream", "y:1", "--mb", "64", "--chunk-bytes", "65536",
 		"--format", "summary", "--quiet"}
-	indexed := t.TempDir()
-	if code, _, errOut := run(t, append([]string{"read", "--cache-dir", indexed, "--max-minibatches", "1"}, flags...)...); code != 0 {
-		t.Fatal(errOut)
+	code, _, errOut := run(t, append([]string{"read", "--cache-dir", t.TempDir(), "--max-minibatches", "1", "--publish-index"}, flags...)...)
+	if code != 0 || !strings.Contains(errOut, "published the index of s3://corpora/big.ctf as s3://corpora/big.ctf.batchprep-index") {
+		t.Fatalf("--publish-index: exit %d, %s", code, errOut)
 	}
 	share := func(extra ...string) float64 {
 		dir := t.TempDir()
-		if err := os.CopyFS(filepath.Join(dir, "index"), os.DirFS(filepath.Join(indexed, "index"))); err != nil {
-			t.Fatal(err)
-		}
-		before := cachedBytes(dir)
 		if code, _, errOut := run(t, append(append([]string{"read", "--cache-dir", dir}, flags...), extra...)...); code != 0 {
 			t.Fatal(errOut)
 		}
-		return float64(cachedBytes(dir)-before) / size
+		got := float64(cachedBytes(dir)) / size
+		t.Logf("%v: %.3f of the object's size cached", extra, got)
+		return got
 	}
 	for r := 0; r < 4; r++ {
 		if got := share("--workers", "4", "--rank", strconv.Itoa(r), "--split", "chunks"); got < 0.15 || got > 0.35 {
-			t.Errorf("rank %d of 4, split by chunks: fetched %.2f of the object, want about 0.25", r, got)
+			t.Errorf("rank %d of 4, split by chunks: fetched %.2f of the object with the index, want about 0.25 and the index", r, got)
 		}
 	}
 	if got := share("--workers", "4", "--rank", "1"); got < 0.99 {
 		t.Errorf("rank 1 of 4, balanced split: fetched %.2f of the object, want all of it", got)
+	}
+	local := filepath.Join(t.TempDir(), "big.ctf")
+	os.WriteFile(local, []byte(b.String()), 0o644)
+	if code, _, errOut := run(t, "read", local, "--stream", "x:2", "--stream", "y:1", "--publish-index"); code != 2 || !strings.Contains(errOut, "is a local file") {
+		t.Errorf("--publish-index of a local file: exit %d, %s", code, errOut)
 	}
 }
 

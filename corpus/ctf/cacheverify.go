@@ -3,6 +3,8 @@ package ctf
 import (
 	"fmt"
 	"os"
+
+	"github.com/batchprep/batchprep/corpus"
 )
 
 // CachePath returns where the index cache of the CTF file at path is kept
@@ -24,11 +26,19 @@ func VerifyCache(path string, cfg Config) error {
 		return fmt.Errorf("ctf: %w", err)
 	}
 	defer f.Close()
-	if _, err := loadCache(f, path, &cfg); err != nil {
+	return VerifyCacheOf(f, path, cfg)
+}
+
+// VerifyCacheOf is VerifyCache for the corpus f (a local file or an
+// object) named path.
+func VerifyCacheOf(f corpus.Blob, path string, cfg Config) error {
+	x, err := loadCache(f, path, &cfg)
+	if err != nil {
 		if os.IsNotExist(err) {
 			return err
 		}
 		return fmt.Errorf("ctf: %s: %w", cachePath(path, &cfg), err)
 	}
+	x.m.Close()
 	return nil
 }

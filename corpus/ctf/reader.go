@@ -178,6 +178,9 @@ func (r *Reader) ChunkBytes(c int) int64 {
 // Path returns the file name.
 func (r *Reader) Path() string { return r.path }
 
+// Config is the configuration r was opened with (defaults filled in).
+func (r *Reader) Config() Config { return r.cfg }
+
 // LoadChunk reads and parses chunk c. Bad sequences are reported in
 // Chunk.Bad with empty data and charged to the error budget once per
 // sequence over the Reader's life; warnings are reported the first time a

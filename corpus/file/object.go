@@ -132,6 +132,7 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blo
 	if err != nil {
 		return nil, err
 	}
+	fetchPublishedIndex(ctx, obj, blob, url, cfg)
 	r, err := ctf.OpenContext(ctx, url, cfg, ctf.OpenOptions{File: blob, Progress: opt.Progress})
 	if err != nil {
 		return nil, err

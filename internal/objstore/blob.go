@@ -24,6 +24,9 @@ func (o *Object) Hint(off, n int64) { o.Prefetch(off, n) }
 // CacheDir is the cache directory the Object uses (the default resolved).
 func (o *Object) CacheDir() string { return o.opt.CacheDir }
 
+// Options are the options the Object was opened with (defaults resolved).
+func (o *Object) Options() Options { return o.opt }
+
 type objectInfo struct{ o *Object }
 
 func (i objectInfo) Name() string       { return path.Base(i.o.key) }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/batchprep/batchprep/internal/atomicfile"
 )
 
 // MaxPutBytes is the largest file Put uploads: S3's limit on one PUT
@@ -63,4 +65,22 @@ func Put(ctx context.Context, url, path string, opt Options) (etag string, err e
 		e.Msg = fmt.Sprintf("no such bucket %q to put key %q in (credentials: %s)", bucket, key, c.source)
 	}
 	return etag, err
+}
+
+// Get downloads the object at url into the local file path in one GET
+// (invariant 11): atomically, so that path holds the whole object or what
+// it held before, never a part. The object does not go through the cache.
+// A missing object is an error that unwraps to ErrNotFound.
+func Get(ctx context.Context, url, path string, opt Options) error {
+	o, err := Open(ctx, url, opt)
+	if err != nil {
+		return err
+	}
+	defer o.Close()
+	r := &stream{o: o}
+	defer r.Close()
+	return atomicfile.WriteFrom(path, 0o644, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
 }

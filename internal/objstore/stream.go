@@ -24,14 +24,15 @@ import (
 // bound: its blocks would evict each other, and other objects' blocks.
 // Close it when done.
 func (o *Object) NewReader(off int64) io.ReadCloser {
-	return &stream{o: o, pos: max(off, 0)}
+	return &stream{o: o, pos: max(off, 0), cache: true}
 }
 
 type stream struct {
-	o    *Object
-	pos  int64
-	body io.ReadCloser
-	err  error
+	o     *Object
+	pos   int64
+	body  io.ReadCloser
+	err   error
+	cache bool // hand the whole blocks passed to the cache
 	// block gathers the bytes of the block the stream is in, from its
 	// start; nil while the stream is in a block it did not enter at its
 	// start (the first one, when off is not at a block start).
@@ -94,7 +95,7 @@ func (s *stream) Read(p []byte) (int, error) {
 		n = k
 		s.pos += int64(k)
 		s.o.stats.fetched.Add(int64(k))
-		if s.o.size <= s.o.opt.CacheBytes/2 {
+		if s.cache && s.o.size <= s.o.opt.CacheBytes/2 {
 			s.keep(p[:k])
 		}
 		if k > 0 {
