@@ -54,6 +54,7 @@ Examples:
   batchprep read corpus.ctf --stream x:2 --max-minibatches 100 --state-out st.json --format summary
   batchprep read corpus.ctf --stream x:2 --state-in st.json
   batchprep read corpus.ctf --stream x:2 --workers 4 --rank 1 --randomize cntk --seed 7
+  batchprep read s3://b/corpus.ctf --stream x:2 --publish-index --max-minibatches 1 --format summary
   batchprep read s3://b/corpus.ctf --stream x:2 --workers 4 --rank 1 --split chunks
   batchprep read --mix A.ctf=0.7 --mix B.parquet=0.3 --stream x:2 --mb 1024`
 
