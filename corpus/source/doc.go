@@ -46,8 +46,10 @@
 //     counts, rank r of W gets sequences [b(r), b(r+1)), where b(0) = 0,
 //     b(W) = n and b(r) is the j minimizing |S_j*W - r*T|, the later j on a
 //     tie. The union over ranks is exactly the single-worker minibatch; a
-//     rank with an empty group still takes the step. A rank loads only the
-//     chunks holding its own group.
+//     rank with an empty group still takes the step. With SplitChunks a
+//     rank keeps instead the sequences whose chunk c has (c+ChunkShift)
+//     mod W = r, in timeline order: the union is the same. A rank loads
+//     only the chunks holding its own sequences.
 //  7. Resume (A5.2). Restore(State()) taken after any step, through the
 //     JSON encoding, gives exactly the minibatches the uninterrupted run
 //     gives, for any Workers and Rank. A position inside a sequence moves
@@ -57,7 +59,8 @@
 //     identity (Fingerprinter) and layout (hence the chunking), streams,
 //     randomizer kind, seed, window and epoch size; Restore refuses a state
 //     whose fingerprint differs and names every differing field with both
-//     values. Schedule, CutAtSweep, Workers and Rank are not covered.
+//     values. Schedule, CutAtSweep, Workers, Rank and SplitChunks are not
+//     covered.
 //  9. Memory and scheduling. Parsed chunks live in an LRU cache of
 //     Randomizer.MaxResidentChunks()+1 chunks, plus PrefetchChunks places
 //     for the next window's chunks when they are prefetched, or ParseAhead
