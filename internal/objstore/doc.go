@@ -66,8 +66,9 @@
 //     PUT request, retried as in invariant 4; the object is the file's
 //     bytes, or is left as it was when Put fails. A missing bucket is an
 //     error that names the bucket and the key. Get stores an object as a
-//     local file, whole or not at all, with one streaming GET (If-Match,
-//     retried as in invariant 10), around the cache.
+//     local file, whole or not at all, with GET requests only (no HEAD; a
+//     transient failure starts it again, as in invariant 4), around the
+//     cache.
 //  12. With Options.Exact, a ReadAt or Prefetch fetches of each block it
 //     touches only the part it needs, unless the block is cached or on its
 //     way: the bytes fetched are those asked for (plus the gaps between

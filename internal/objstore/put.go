@@ -67,20 +67,42 @@ func Put(ctx context.Context, url, path string, opt Options) (etag string, err e
 	return etag, err
 }
 
-// Get downloads the object at url into the local file path in one GET
-// (invariant 11): atomically, so that path holds the whole object or what
-// it held before, never a part. The object does not go through the cache.
-// A missing object is an error that unwraps to ErrNotFound.
+// Get downloads the object at url into the local file path with one GET
+// request (invariant 11), no HEAD before it: atomically, so that path holds
+// the whole object or what it held before, never a part. A transient
+// failure starts the GET again, as in invariant 4; the object does not go
+// through the cache. A missing object is an error that unwraps to
+// ErrNotFound (to ErrDenied where the credentials may not list the
+// bucket, as S3 answers then).
 func Get(ctx context.Context, url, path string, opt Options) error {
-	o, err := Open(ctx, url, opt)
+	bucket, key, err := ParseURL(url)
 	if err != nil {
 		return err
 	}
-	defer o.Close()
-	r := &stream{o: o}
-	defer r.Close()
-	return atomicfile.WriteFrom(path, 0o644, func(w io.Writer) error {
-		_, err := io.Copy(w, r)
+	if err := opt.Validate(); err != nil {
 		return err
+	}
+	if opt.FetchTimeout == 0 {
+		opt.FetchTimeout = DefaultFetchTimeout
+	}
+	c, err := sharedClient(ctx, opt)
+	if err != nil {
+		return err
+	}
+	o := &Object{url: url, bucket: bucket, key: key, opt: opt, c: c, jit: newJitter()}
+	return o.retry(ctx, "get", func(ctx context.Context) error {
+		out, err := c.s3.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+		if err != nil {
+			return err
+		}
+		defer out.Body.Close()
+		o.stats.gets.Add(1)
+		return atomicfile.WriteFrom(path, 0o644, func(w io.Writer) error {
+			n, err := io.Copy(w, out.Body)
+			if err == nil && out.ContentLength != nil && n != aws.ToInt64(out.ContentLength) {
+				err = fmt.Errorf("objstore: %s: the body ended after %d of %d bytes: %w", url, n, aws.ToInt64(out.ContentLength), io.ErrUnexpectedEOF)
+			}
+			return err
+		})
 	})
 }
