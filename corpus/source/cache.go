@@ -518,11 +518,13 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 		return
 	}
 	if pf, ok := cc.src.(corpus.Prefetcher); ok && len(queued) > 1 {
-		defer func() {
-			for _, c := range queued {
-				pf.Prefetch(c)
-			}
-		}()
+		// Under the lock, before a worker can claim them: a hint that came
+		// after its chunk's load began would be no use to a corpus that
+		// reads ahead only what it is told of (and, on a loaded machine,
+		// the caller can lose its processor between unlock and hint).
+		for _, c := range queued {
+			pf.Prefetch(c)
+		}
 	}
 	// Running workers are all busy loading (an idle one ends), so every
 	// queued entry may start one, up to one per processor.
