@@ -43,6 +43,6 @@ func publishIndexes(env *Env, f *readFlags, srcCfg source.Config, readers []file
 // (objstore.Options.Exact).
 func (f *readFlags) objectOptions(srcCfg source.Config) objstore.Options {
 	o := *f.objects
-	o.Exact = srcCfg.SplitChunks && srcCfg.Workers > 1
+	o.Exact = srcCfg.SplitsChunks()
 	return o
 }

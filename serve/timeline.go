@@ -109,8 +109,7 @@ func (s *Server) openTimeline(ctx context.Context, setup *sequenceSetup, diag *d
 			serial.Lock()
 			defer serial.Unlock()
 		}
-		sc := setup.built.Source
-		r, release, err := s.acquire(ctx, setup.fileField(i), path, setup.built.CTF, sc.SplitChunks && sc.Workers > 1)
+		r, release, err := s.acquire(ctx, setup.fileField(i), path, setup.built.CTF, setup.built.Source.SplitsChunks())
 		return acquired{r, release}, err
 	}, func(i int, a acquired, aerr error) bool {
 		if err = aerr; err != nil {

@@ -88,7 +88,7 @@ func (m *Mixture) fetch(mb *Minibatch, lo, hi int) error {
 
 // splitsChunks tells whether ranks split each step by chunk owner
 // (source.Config.SplitChunks).
-func (m *Mixture) splitsChunks() bool { return m.cfg.SplitChunks && max(m.cfg.Workers, 1) > 1 }
+func (m *Mixture) splitsChunks() bool { return m.cfg.SplitsChunks() }
 
 // ownsChunks tells whether this rank owns a chunk of one of the corpora
 // (corpus k's chunks are turned by k).

@@ -119,11 +119,13 @@ var ErrNoChunks = errors.New("source: the split by chunks gives this rank none o
 // OwnsChunks tells whether, with SplitChunks, this rank owns one of n
 // chunks (always true without SplitChunks or with one worker).
 func (c *Config) OwnsChunks(n int) bool {
-	return !c.splitsChunks() || n >= c.workers() || ((c.Rank-c.ChunkShift)%c.workers()+c.workers())%c.workers() < n
+	return !c.SplitsChunks() || n >= c.workers() || ((c.Rank-c.ChunkShift)%c.workers()+c.workers())%c.workers() < n
 }
 
-// splitsChunks tells whether ranks split minibatches by chunk owner.
-func (c *Config) splitsChunks() bool { return c.SplitChunks && c.workers() > 1 }
+// SplitsChunks tells whether ranks split minibatches by chunk owner
+// (SplitChunks with more than one worker): a rank then reads only its own
+// chunks, far apart in the corpus.
+func (c *Config) SplitsChunks() bool { return c.SplitChunks && c.workers() > 1 }
 
 // owns tells whether this rank owns chunk ch under SplitChunks.
 func (c *Config) owns(ch int) bool { return (ch+c.ChunkShift)%c.workers() == c.Rank }

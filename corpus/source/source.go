@@ -309,7 +309,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 // group (invariant 6), or with SplitChunks those of the chunks it owns, in
 // timeline order.
 func (s *Source) mine() []int {
-	if !s.cfg.splitsChunks() {
+	if !s.cfg.SplitsChunks() {
 		lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
 		return s.global[lo:hi]
 	}
@@ -401,7 +401,7 @@ func (s *Source) prefetchAfter(k int) {
 	c := s.finder.find(u.ord)
 	la, ok := s.rnd.(randomize.ChunkLookahead)
 	if !ok {
-		if s.cfg.splitsChunks() {
+		if s.cfg.SplitsChunks() {
 			if s.cfg.owns(c) {
 				s.cache.prefetch(c)
 			}
@@ -505,12 +505,12 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 
 	list := s.need[:0]
 	for _, ch := range cur {
-		if !s.cfg.splitsChunks() || s.cfg.owns(int(ch)) {
+		if !s.cfg.SplitsChunks() || s.cfg.owns(int(ch)) {
 			list = append(list, int(ch))
 		}
 	}
 	for i, taken := 0, 0; i < len(next) && taken < n; i++ {
-		if ch := int(next[i]); !s.cfg.splitsChunks() || s.cfg.owns(ch) {
+		if ch := int(next[i]); !s.cfg.SplitsChunks() || s.cfg.owns(ch) {
 			list = append(list, ch)
 			taken++
 		}

@@ -128,19 +128,25 @@ func (o *Object) parts(off, end int64, done func(part) bool) []part {
 	return missing
 }
 
+// holding returns block idx's known extent that holds [lo, hi), or nil.
+// o.mu is held.
+func (o *Object) holding(idx, lo, hi int64) *extent {
+	for _, e := range o.extents[idx] {
+		if e.lo <= lo && hi <= e.hi {
+			return e
+		}
+	}
+	return nil
+}
+
 // extentKnown tells whether an extent of block idx holding [lo, hi) is on
 // its way or cached, as this Object knows or a file of exactly that range
 // tells.
 func (o *Object) extentKnown(idx, lo, hi int64) bool {
 	o.mu.Lock()
-	for _, e := range o.extents[idx] {
-		if e.lo <= lo && hi <= e.hi {
-			o.mu.Unlock()
-			return true
-		}
-	}
+	e := o.holding(idx, lo, hi)
 	o.mu.Unlock()
-	return o.cache.has(o.rangeKey(lo, hi-lo))
+	return e != nil || o.cache.has(o.rangeKey(lo, hi-lo))
 }
 
 // extentCached copies bytes [lo, hi) of block idx into dst from an extent
@@ -149,13 +155,7 @@ func (o *Object) extentKnown(idx, lo, hi int64) bool {
 // known.
 func (o *Object) extentCached(idx, lo, hi int64, dst []byte) bool {
 	o.mu.Lock()
-	var found *extent
-	for _, e := range o.extents[idx] {
-		if e.lo <= lo && hi <= e.hi {
-			found = e
-			break
-		}
-	}
+	found := o.holding(idx, lo, hi)
 	var pd *pending
 	if found != nil {
 		pd = found.pd
@@ -233,14 +233,7 @@ func (o *Object) claimParts(parts []part) []int {
 			owned = append(owned, i)
 			continue
 		}
-		var found *extent
-		for _, e := range o.extents[pt.idx] {
-			if e.lo <= pt.lo && pt.hi <= e.hi {
-				found = e
-				break
-			}
-		}
-		if found != nil {
+		if found := o.holding(pt.idx, pt.lo, pt.hi); found != nil {
 			pt.pd, pt.off = found.pd, found.lo // nil: in the cache
 			continue
 		}
