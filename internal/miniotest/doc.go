@@ -8,6 +8,8 @@
 // cache directory); Start launches it; Proxy puts a fault-injecting HTTP
 // proxy in front of it (delays, connection resets, 500, 503 SlowDown, 429,
 // bodies cut short or stalled) that also counts requests and the GETs in flight.
+// Server.CPU and ProcessCPU read a process's CPU time (Linux), so that a
+// benchmark can report what the store cost the machine beside the reader.
 //
 // Invariants (tests cite them by number):
 //

@@ -67,6 +67,19 @@ func Start(tb testing.TB) *Server {
 	return s
 }
 
+// CPU is the CPU time (user and system) the server process has used since
+// it last started; ok is false where it cannot be read (not Linux). A
+// benchmark takes it before and after a run, for the share of the
+// machine the store took.
+func (s *Server) CPU() (d time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0, false
+	}
+	return ProcessCPU(s.cmd.Process.Pid)
+}
+
 // Endpoint is the server's base URL.
 func (s *Server) Endpoint() string { return "http://" + s.Addr }
 

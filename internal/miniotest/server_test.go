@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,6 +34,25 @@ func TestStartPutGet(t *testing.T) {
 	got, err := get(t, s, "bkt", "k")
 	if err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("get: %q, %v; want %q", got, err, want)
+	}
+	if runtime.GOOS == "linux" {
+		// The server's CPU time is read from its own process, not this
+		// one's: MinIO spends some starting up and serving, and it only
+		// grows.
+		before, ok := s.CPU()
+		if !ok || before <= 0 {
+			t.Fatalf("CPU: %v, %v; want the server's CPU time, more than 0", before, ok)
+		}
+		for range 50 {
+			get(t, s, "bkt", "k")
+		}
+		if after, _ := s.CPU(); after < before {
+			t.Fatalf("CPU fell from %v to %v", before, after)
+		}
+		self, ok := ProcessCPU(os.Getpid())
+		if !ok || self <= 0 {
+			t.Fatalf("ProcessCPU of this process: %v, %v", self, ok)
+		}
 	}
 	s.Restart()
 	got, err = get(t, s, "bkt", "k")
