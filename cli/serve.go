@@ -107,9 +107,6 @@ func runServe(env *Env, args []string) error {
 	if err := serve.CheckBuckets(buckets); err != nil {
 		return usagef("--allow-bucket %v", err)
 	}
-	if err := objects.Validate(); err != nil {
-		return usagef("--%s", strings.TrimPrefix(err.Error(), "objstore: "))
-	}
 
 	for _, d := range dataDirs {
 		if info, err := os.Stat(d); err != nil || !info.IsDir() {

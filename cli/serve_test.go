@@ -50,7 +50,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--stall-timeout", "0s"}, `--stall-timeout "0s": want a positive duration such as 60s, or off`},
 		{[]string{"--max-concurrent-calls", "4", "--max-calls-per-peer", "5"}, "--max-calls-per-peer 5: must be in [0, 4]"},
 		{[]string{"--allow-bucket", "Bad_Bucket"}, `--allow-bucket "Bad_Bucket": not a bucket name`},
-		{[]string{"--fetch-concurrency", "-1"}, "--fetch-concurrency -1: must be at least 1"},
+		{[]string{"--fetch-concurrency", "-1"}, `--fetch-concurrency "-1": must be at least 1`},
 	} {
 		code, out, errOut := run(t, append([]string{"serve"}, c.args...)...)
 		if code != 2 || out != "" || !strings.Contains(errOut, c.want) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/corpus/randomize"
+	"github.com/batchprep/batchprep/internal/plural"
 )
 
 // Source walks a corpus's nominal timeline in minibatches. It is not safe for
@@ -76,7 +77,7 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 		cfg.Randomize.WindowChunks = 128
 	}
 	if !cfg.AllowNoChunks && !cfg.OwnsChunks(l.NumChunks()) {
-		return nil, fmt.Errorf("%w: rank %d of %d, %d chunks", ErrNoChunks, cfg.Rank, cfg.workers(), l.NumChunks())
+		return nil, fmt.Errorf("%w: rank %d of %d, %s", ErrNoChunks, cfg.Rank, cfg.workers(), plural.Count(l.NumChunks(), "chunk"))
 	}
 	rnd, err := randomize.New(cfg.Randomize, l)
 	if err != nil {

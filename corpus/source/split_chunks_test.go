@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus/randomize"
@@ -172,8 +173,11 @@ func TestSplitChunksOwnsChunks(t *testing.T) {
 	}
 	tc := oneSampleCorpus(t, 6, 2) // 3 chunks
 	cfg := Config{Randomize: randomize.Config{Kind: "window"}, Workers: 4, Rank: 3, SplitChunks: true}
-	if _, err := New(tc, cfg); !errors.Is(err, ErrNoChunks) {
-		t.Errorf("rank 3 of 4 over 3 chunks: %v, want ErrNoChunks", err)
+	if _, err := New(tc, cfg); !errors.Is(err, ErrNoChunks) || !strings.HasSuffix(err.Error(), "rank 3 of 4, 3 chunks") {
+		t.Errorf("rank 3 of 4 over 3 chunks: %v, want ErrNoChunks naming the rank and the chunks", err)
+	}
+	if _, err := New(oneSampleCorpus(t, 2, 2), Config{Randomize: randomize.Config{Kind: "window"}, Workers: 2, Rank: 1, SplitChunks: true}); err == nil || !strings.HasSuffix(err.Error(), "rank 1 of 2, 1 chunk") {
+		t.Errorf("rank 1 of 2 over 1 chunk: %v", err)
 	}
 	cfg.AllowNoChunks = true
 	s := mustNew(t, tc, cfg)

@@ -38,7 +38,8 @@
 //  5. 403 and 404 (AccessDenied, NoSuchKey, NoSuchBucket...) are errors
 //     that name the bucket, the key and where the credentials came from
 //     ("environment (AWS_ACCESS_KEY_ID)", "shared credentials file F,
-//     profile P", "none (anonymous)"), and unwrap to ErrDenied or
+//     profile P", "none (anonymous)"), end with the store's answer (HTTP
+//     status, error code, request ID), and unwrap to ErrDenied or
 //     ErrNotFound. No error text contains a secret.
 //  6. A ReadAt costs at most one GET; a ReadAt of cached blocks costs none,
 //     and neither does one of blocks an earlier Prefetch or ReadAt of the

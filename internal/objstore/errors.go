@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -38,7 +39,32 @@ type Error struct {
 func (e *Error) Error() string {
 	s := "objstore: " + e.URL + ": " + e.Op + ": " + e.Msg
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + causeText(e.Err)
+	}
+	return s
+}
+
+// causeText is how an Error's message ends with its cause. An answer of the
+// store is told by its status, its error code and message, and its request
+// ID (what a store's support asks for), not by the SDK's text, which
+// repeats the operation and adds the host ID.
+func causeText(err error) string {
+	var re *awshttp.ResponseError
+	if !errors.As(err, &re) {
+		return err.Error()
+	}
+	s := fmt.Sprintf("HTTP %d", re.HTTPStatusCode())
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		if code := ae.ErrorCode(); code != "" {
+			s += " " + code
+		}
+		if msg := ae.ErrorMessage(); msg != "" && msg != ae.ErrorCode() {
+			s += " (" + msg + ")"
+		}
+	}
+	if id := re.ServiceRequestID(); id != "" {
+		s += ", request ID " + id
 	}
 	return s
 }
