@@ -65,6 +65,7 @@ type Proxy struct {
 
 	requests atomic.Int64
 	gets     atomic.Int64
+	body     atomic.Int64 // response body bytes forwarded
 	injected atomic.Int64
 	inFlight atomic.Int64 // GETs
 	maxIn    atomic.Int64
@@ -73,6 +74,7 @@ type Proxy struct {
 
 	mu     sync.Mutex
 	delay  time.Duration
+	rate   int64           // bytes per second of each response body; 0: no cap
 	faults map[int64]Fault // by request number
 	next   []Fault         // for the next requests, in order
 }
@@ -112,6 +114,15 @@ func (p *Proxy) SetDelay(d time.Duration) {
 	p.mu.Unlock()
 }
 
+// SetRate caps each response body, from now on, at bytesPerSecond (0:
+// no cap), as one connection to a remote store is capped: a reader that
+// wants more must use several at once.
+func (p *Proxy) SetRate(bytesPerSecond int64) {
+	p.mu.Lock()
+	p.rate = bytesPerSecond
+	p.mu.Unlock()
+}
+
 // FailRequest schedules fault f for the requests with the given numbers
 // (1 is the first request the proxy saw).
 func (p *Proxy) FailRequest(f Fault, numbers ...int64) {
@@ -133,6 +144,10 @@ func (p *Proxy) FailNext(f Fault, count int) {
 
 // Requests is the number of requests the proxy has received.
 func (p *Proxy) Requests() int64 { return p.requests.Load() }
+
+// BodyBytes is how many bytes of response bodies the proxy has forwarded
+// (written to its clients, as far as they took them).
+func (p *Proxy) BodyBytes() int64 { return p.body.Load() }
 
 // Gets is the number of GET requests the proxy has received.
 func (p *Proxy) Gets() int64 { return p.gets.Load() }
@@ -178,7 +193,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		defer track(&p.heads, &p.maxHeads)()
 	}
 	p.mu.Lock()
-	delay := p.delay
+	delay, rate := p.delay, p.rate
 	fault, ok := p.faults[n]
 	if ok {
 		delete(p.faults, n)
@@ -202,14 +217,15 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	case TooManyRequests:
 		s3Error(w, http.StatusTooManyRequests, "TooManyRequests", "Too many requests.")
 	default:
-		p.forward(w, r, fault)
+		p.forward(w, r, fault, rate)
 	}
 }
 
-// forward sends r to the target and copies the response back; a ShortBody
-// or StallBody fault sends only half of the body, then aborts the
-// connection or waits for the client to leave.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault) {
+// forward sends r to the target and copies the response back, at most
+// rate bytes per second when rate > 0; a ShortBody or StallBody fault
+// sends only half of the body, then aborts the connection or waits for
+// the client to leave.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault, rate int64) {
 	out := r.Clone(r.Context())
 	out.URL.Scheme = "http"
 	out.URL.Host = p.target
@@ -226,11 +242,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	if fault != ShortBody && fault != StallBody {
-		io.Copy(w, resp.Body)
+		cw := &countingWriter{w: w, n: &p.body}
+		if rate > 0 {
+			copyPaced(cw, resp.Body, rate)
+		} else {
+			io.Copy(cw, resp.Body)
+		}
 		return
 	}
 	half := resp.ContentLength / 2
-	io.CopyN(w, resp.Body, half)
+	io.CopyN(&countingWriter{w: w, n: &p.body}, resp.Body, half)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
 	}
@@ -241,6 +262,43 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault) {
 		}
 	}
 	panic(http.ErrAbortHandler) // net/http drops the connection
+}
+
+// copyPaced copies src to w at most rate bytes per second: in pieces of
+// 1/100 s of it, each sent no sooner than the rate allows since the start.
+func copyPaced(w io.Writer, src io.Reader, rate int64) (sent int64) {
+	buf := make([]byte, max(rate/100, 4<<10))
+	start := time.Now()
+	for {
+		k, err := io.ReadFull(src, buf)
+		if k > 0 {
+			if ahead := time.Duration(sent*int64(time.Second)/rate) - time.Since(start); ahead > 0 {
+				time.Sleep(ahead)
+			}
+			wk, werr := w.Write(buf[:k])
+			sent += int64(wk)
+			if werr != nil {
+				return sent
+			}
+		}
+		if err != nil {
+			return sent
+		}
+	}
+}
+
+// countingWriter adds to n what it writes, before writing it: a client
+// that has the bytes finds them counted.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
+	k, err := c.w.Write(b)
+	c.n.Add(int64(k - len(b)))
+	return k, err
 }
 
 // reset closes the connection under w with a TCP RST.

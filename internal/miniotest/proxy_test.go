@@ -94,3 +94,28 @@ func TestProxyDelay(t *testing.T) {
 		t.Fatalf("request took %v, want at least the 50ms delay", d)
 	}
 }
+
+// TestProxyRate: a capped response comes whole, and no faster than its cap.
+func TestProxyRate(t *testing.T) {
+	s := Start(t)
+	s.MakeBucket("bkt")
+	data := bytes.Repeat([]byte("0123456789abcdef"), 128<<10) // 2 MiB
+	s.Put("bkt", "k", data)
+	p := s.ProxyFor(t)
+	p.SetRate(8 << 20)
+	start := time.Now()
+	out, err := proxiedClient(s, p).GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(out.Body)
+	out.Body.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("get through the capped proxy: %d bytes, %v; want the %d put", len(got), err, len(data))
+	}
+	// 2 MiB at 8 MiB/s: a quarter of a second, less the first piece's
+	// hundredth, which goes at once.
+	if d := time.Since(start); d < 240*time.Millisecond {
+		t.Fatalf("2 MiB at 8 MiB/s took %v", d)
+	}
+}
