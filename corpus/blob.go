@@ -35,6 +35,16 @@ type Streamer interface {
 	NewReader(off int64) io.ReadCloser
 }
 
+// ParallelStreamer is a Streamer whose streams are each capped below the
+// blob's bandwidth (an object: one connection to a store): a pass that
+// reads it all runs Streams of them at once, each over the range it needs
+// (NewRangeReader: bytes [off, off+n), nothing sent past them).
+type ParallelStreamer interface {
+	Streamer
+	NewRangeReader(off, n int64) io.ReadCloser
+	Streams() int
+}
+
 // Lender is a Blob that can hand out a range in a buffer of its own, sparing
 // the copy ReadAt makes (a file read around the page cache reads into
 // aligned buffers). release hands the buffer back; data must not be used

@@ -7,8 +7,8 @@ import (
 )
 
 // The methods below make an Object a corpus.Blob (with corpus.Versioned,
-// corpus.Hinter and corpus.Streamer), so the corpus readers read it as
-// they read a local file.
+// corpus.Hinter and corpus.ParallelStreamer), so the corpus readers read it
+// as they read a local file.
 
 // Stat describes the object as a regular, read-only file named by the
 // last element of its key, with its size; its modification time is zero
@@ -20,6 +20,11 @@ func (o *Object) Version() string { return o.etag }
 
 // Hint is Prefetch: the range is fetched into the cache in the background.
 func (o *Object) Hint(off, n int64) { o.Prefetch(off, n) }
+
+// Streams is how many streams (NewReader) a pass over the whole object
+// runs at once: FetchConcurrency, as many as its ranged GETs. A store caps
+// each connection well below what several reach together.
+func (o *Object) Streams() int { return o.opt.FetchConcurrency }
 
 // CacheDir is the cache directory the Object uses (the default resolved).
 func (o *Object) CacheDir() string { return o.opt.CacheDir }

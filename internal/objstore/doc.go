@@ -63,6 +63,9 @@
 //     after transient failures (invariant 4), with If-Match; it does not
 //     read the cache, and it writes to it every block it passes whole
 //     (none when the object is more than half of CacheBytes).
+//     NewRangeReader does the same for a range, whose GETs ask for the
+//     range only: the store sends no byte past it. Streams (the
+//     FetchConcurrency) is how many a pass over the object runs at once.
 //  11. Put stores a local file of at most MaxPutBytes as an object in one
 //     PUT request, retried as in invariant 4; the object is the file's
 //     bytes, or is left as it was when Put fails. A missing bucket is an

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/batchprep/batchprep/internal/miniotest"
 )
 
 // TestOpen: the HEAD gives size and ETag.
@@ -243,5 +245,54 @@ func TestStreamSkipsTheCacheOfALargeObject(t *testing.T) {
 	o.Close()
 	if total, files := dirBytes(t, opt.CacheDir); files != 0 {
 		t.Fatalf("the stream left %d files (%d bytes) in the cache", files, total)
+	}
+}
+
+// TestRangeStream: invariant 10 for a range. NewRangeReader streams the
+// bytes of its range in one GET that asks for them only (the store sends
+// nothing past its end), resumes a cut body within the range, and caches
+// the whole blocks it passes.
+func TestRangeStream(t *testing.T) {
+	_, p, data := serveProxied(t, 300_000)
+	opt := testOptions(t)
+	o := open(t, opt)
+	const off, n = 1234, 3*testBlock + 17
+	before := p.BodyBytes()
+	r := o.NewRangeReader(off, n)
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || string(got) != string(data[off:off+n]) {
+		t.Fatalf("range stream: %d bytes, %v; want %d", len(got), err, n)
+	}
+	if g := o.Stats().Gets; g != 1 {
+		t.Fatalf("range stream made %d GETs; want 1", g)
+	}
+	if sent := p.BodyBytes() - before; sent != n {
+		t.Fatalf("the store sent %d bytes for a range of %d", sent, n)
+	}
+	// A body cut short is resumed from where it stopped, within the range.
+	p.FailNext(miniotest.ShortBody, 1)
+	r = o.NewRangeReader(off+n, n)
+	got, err = io.ReadAll(r)
+	r.Close()
+	if err != nil || string(got) != string(data[off+n:off+2*n]) {
+		t.Fatalf("range stream through a cut body: %d bytes, %v", len(got), err)
+	}
+	// A range past the end ends at the object's end; an empty one is empty.
+	for _, c := range []struct{ off, n, want int64 }{{int64(len(data)) - 10, 100, 10}, {5, 0, 0}} {
+		r = o.NewRangeReader(c.off, c.n)
+		got, err = io.ReadAll(r)
+		r.Close()
+		if err != nil || int64(len(got)) != c.want {
+			t.Errorf("NewRangeReader(%d, %d): %d bytes, %v; want %d", c.off, c.n, len(got), err, c.want)
+		}
+	}
+	// The blocks the first range passed whole are cached: another Object
+	// reads them without a request.
+	o.Close()
+	o2 := open(t, opt)
+	readRange(t, o2, data, testBlock, 2*testBlock)
+	if g := o2.Stats().Gets; g != 0 {
+		t.Fatalf("reading what the range stream passed made %d GETs; want 0", g)
 	}
 }

@@ -24,12 +24,21 @@ import (
 // bound: its blocks would evict each other, and other objects' blocks.
 // Close it when done.
 func (o *Object) NewReader(off int64) io.ReadCloser {
-	return &stream{o: o, pos: max(off, 0), cache: true}
+	return &stream{o: o, pos: max(off, 0), end: o.size, cache: true}
+}
+
+// NewRangeReader is NewReader of bytes [off, off+n) only: its GET asks for
+// that range, so the store sends nothing past it (a pass cut into pieces
+// that each stream their range, corpus.ParallelStreamer).
+func (o *Object) NewRangeReader(off, n int64) io.ReadCloser {
+	off = max(off, 0)
+	return &stream{o: o, pos: off, end: min(off+max(n, 0), o.size), cache: true}
 }
 
 type stream struct {
 	o     *Object
 	pos   int64
+	end   int64 // where the stream ends: the object's size, or its range's end
 	body  io.ReadCloser
 	err   error
 	cache bool // hand the whole blocks passed to the cache
@@ -69,12 +78,13 @@ func (s *stream) Read(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	if s.pos >= s.o.size {
+	if s.pos >= s.end {
 		return 0, io.EOF
 	}
 	if len(p) == 0 {
 		return 0, nil
 	}
+	p = p[:min(int64(len(p)), s.end-s.pos)]
 	op := fmt.Sprintf("stream from byte %d", s.pos)
 	var n int
 	err := s.o.retry(s.o.ctx, op, func(ctx context.Context) error {
@@ -101,7 +111,7 @@ func (s *stream) Read(p []byte) (int, error) {
 		if k > 0 {
 			return nil // errors after data: the next Read retries
 		}
-		if err == io.EOF && s.pos < s.o.size {
+		if err == io.EOF && s.pos < s.end {
 			err = io.ErrUnexpectedEOF
 		}
 		if err != nil {
@@ -117,7 +127,7 @@ func (s *stream) Read(p []byte) (int, error) {
 		s.err = err
 		return n, err
 	}
-	if n == 0 && s.pos >= s.o.size {
+	if n == 0 && s.pos >= s.end {
 		return 0, io.EOF
 	}
 	return n, nil
@@ -133,7 +143,7 @@ func (s *stream) open() error {
 	out, err := s.o.c.s3.GetObject(ctx, &s3.GetObjectInput{
 		Bucket:  &s.o.bucket,
 		Key:     &s.o.key,
-		Range:   aws.String(fmt.Sprintf("bytes=%d-", s.pos)),
+		Range:   aws.String(s.rangeHeader()),
 		IfMatch: &s.o.etag,
 	})
 	timer.Stop()
@@ -143,6 +153,15 @@ func (s *stream) open() error {
 	}
 	s.body = &cancelBody{out.Body, cancel}
 	return nil
+}
+
+// rangeHeader asks for the bytes from s.pos to the stream's end; open-ended
+// when that is the object's end.
+func (s *stream) rangeHeader() string {
+	if s.end >= s.o.size {
+		return fmt.Sprintf("bytes=%d-", s.pos)
+	}
+	return fmt.Sprintf("bytes=%d-%d", s.pos, s.end-1)
 }
 
 // Close ends the stream's GET.
