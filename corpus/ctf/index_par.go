@@ -21,6 +21,10 @@ import (
 // arbitrary input). When a piece meets anything unusual (an error, or no
 // data line near the start of the file) the whole file is indexed again
 // serially, so errors are always the serial indexer's, at the same line.
+// An object streams each piece over a connection of its own, which a
+// store caps below its bandwidth: it runs as many pieces at once as it
+// asks for (corpus.ParallelStreamer), cut smaller so that the lists held
+// stay those of one piece per core (piecing).
 
 // indexPiece is the smallest piece worth a goroutine of its own; tests
 // lower it.
@@ -96,7 +100,8 @@ func buildIndexFile(ps *pass, f corpus.Blob, cfg *Config, file, spillDir string)
 		return nil, fmt.Errorf("ctf: %w", err)
 	}
 	if info.Mode().IsRegular() {
-		n := indexRanges(info.Size(), procs.Compute())
+		atOnce, largest := piecing(f)
+		n := indexRanges(info.Size(), atOnce, largest)
 		if n >= 2 {
 			x, ok, err := parallelIndexTo(ps, f, info.Size(), n, cfg, file, spillDir)
 			if err != nil {
@@ -135,16 +140,37 @@ func buildIndexFile(ps *pass, f corpus.Blob, cfg *Config, file, spillDir string)
 	return ix.x, nil
 }
 
-// indexRanges is how many pieces a file of size bytes is indexed in on
-// procs cores (below 2: serially): one per core, more when a piece would
-// exceed maxPiece.
-func indexRanges(size int64, procs int) int {
+// indexRanges is how many pieces a file of size bytes is indexed in with
+// procs pieces at once (below 2: serially): procs, more when a piece would
+// exceed largest.
+func indexRanges(size int64, procs int, largest int64) int {
 	n := min(int64(procs), size/indexPiece)
 	if n >= 2 {
-		n = max(n, (size+maxPiece-1)/maxPiece)
+		n = max(n, (size+largest-1)/largest)
 	}
 	return int(n)
 }
+
+// piecing is how many pieces of f an index pass reads at once and how
+// large a piece may be: one per core and maxPiece for a file. An object
+// whose streams are capped one by one (corpus.ParallelStreamer) asking for
+// more streams than there are cores gets them, with pieces smaller in
+// proportion, so that the lists the pass holds stay those of one piece per
+// core; pieces of minStreamPiece bound how many.
+func piecing(f io.ReaderAt) (atOnce int, largest int64) {
+	cores := max(2, procs.Compute())
+	if s, ok := f.(corpus.ParallelStreamer); ok && s.Streams() > cores {
+		held := maxPiece * int64(cores)
+		k := max(min(int64(s.Streams()), held/minStreamPiece), int64(cores))
+		return int(k), held / k
+	}
+	return procs.Compute(), maxPiece
+}
+
+// minStreamPiece is the smallest piece an object is cut into for streams
+// at once: below it a stream's start (a round trip) weighs on its bytes.
+// Tests lower it.
+var minStreamPiece int64 = 4 << 20
 
 // parallelIndex indexes f (size bytes) in n pieces onto the heap. ok is
 // false when the caller must index serially: an error (reported serially,
@@ -183,7 +209,8 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 		return nil, false, err
 	}
 	ok = true
-	ordered.Run(n, max(2, procs.Compute()), func(i int) *rangeIndex {
+	atOnce, _ := piecing(f)
+	ordered.Run(n, max(2, atOnce), func(i int) *rangeIndex {
 		return indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
 	}, func(i int, r *rangeIndex) bool {
 		// A failed piece, or the first data line in a later piece, which
@@ -218,7 +245,11 @@ func indexPieceAt(ps *pass, f io.ReaderAt, bounds []int64, i int, lineMode bool,
 	}
 	n := bounds[i+1] - bounds[i]
 	var piece io.Reader = io.NewSectionReader(f, bounds[i], n)
-	if s, ok := f.(corpus.Streamer); ok {
+	if s, ok := f.(corpus.ParallelStreamer); ok {
+		rc := s.NewRangeReader(bounds[i], n)
+		defer rc.Close()
+		piece = rc
+	} else if s, ok := f.(corpus.Streamer); ok {
 		rc := s.NewReader(bounds[i])
 		defer rc.Close()
 		piece = io.LimitReader(rc, n)

@@ -2,18 +2,22 @@ package ctf
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/procs"
 	"github.com/batchprep/batchprep/internal/shared"
 )
 
@@ -82,8 +86,8 @@ func TestOpenIndexesInParallel(t *testing.T) {
 	indexPiece = int64(len(data)) / 4
 	p := writeTemp(t, string(data))
 	for _, procs := range []int{2, 4} {
-		if indexRanges(int64(len(data)), procs) != procs {
-			t.Fatalf("test setup: %d ranges on %d cores", indexRanges(int64(len(data)), procs), procs)
+		if indexRanges(int64(len(data)), procs, maxPiece) != procs {
+			t.Fatalf("test setup: %d ranges on %d cores", indexRanges(int64(len(data)), procs, maxPiece), procs)
 		}
 		f, err := os.Open(p)
 		if err != nil {
@@ -217,7 +221,7 @@ func TestIndexRanges(t *testing.T) {
 		want  int
 	}{{0, 8, 0}, {indexPiece - 1, 8, 0}, {2 * indexPiece, 1, 1}, {2 * indexPiece, 2, 2}, {100 * indexPiece, 4, int(100 * indexPiece / maxPiece)},
 		{5 * maxIndexRange, 2, int(5 * maxIndexRange / maxPiece)}, {3 * maxPiece, 2, 3}, {3*maxPiece + 1, 2, 4}} {
-		if got := indexRanges(c.size, c.procs); got != c.want {
+		if got := indexRanges(c.size, c.procs, maxPiece); got != c.want {
 			t.Errorf("indexRanges(%d, %d) = %d, want %d", c.size, c.procs, got, c.want)
 		}
 	}
@@ -352,5 +356,125 @@ func TestParallelIndexHintsBounds(t *testing.T) {
 	}
 	if hinted != n-1 {
 		t.Fatalf("%d bounds hinted before the first probe, want %d: %v", hinted, n-1, h.log[:min(len(h.log), 8)])
+	}
+}
+
+// rangedFile is a streamedFile that streams ranges (corpus.ParallelStreamer)
+// and asks for want streams at once; it records the most streams open at
+// once and whether every range ended where the next began.
+type rangedFile struct {
+	streamedFile
+	want           int
+	open, maxOpen  atomic.Int64
+	mu             sync.Mutex
+	ranges         [][2]int64
+	plainReaderUse atomic.Int64
+}
+
+func (r *rangedFile) Streams() int { return r.want }
+
+func (r *rangedFile) NewReader(off int64) io.ReadCloser {
+	r.plainReaderUse.Add(1)
+	return r.streamedFile.NewReader(off)
+}
+
+func (r *rangedFile) NewRangeReader(off, n int64) io.ReadCloser {
+	r.streams.Add(1)
+	k := r.open.Add(1)
+	for m := r.maxOpen.Load(); k > m && !r.maxOpen.CompareAndSwap(m, k); m = r.maxOpen.Load() {
+	}
+	r.mu.Lock()
+	r.ranges = append(r.ranges, [2]int64{off, off + n})
+	r.mu.Unlock()
+	// Slow enough that the pass has all its streams open at once.
+	time.Sleep(20 * time.Millisecond)
+	return &closeFunc{Reader: io.NewSectionReader(r.File, off, n), close: func() { r.open.Add(-1) }}
+}
+
+type closeFunc struct {
+	io.Reader
+	close func()
+}
+
+func (c *closeFunc) Close() error { c.close(); return nil }
+
+// TestIndexParallelStreams: a blob whose streams are capped one by one
+// (corpus.ParallelStreamer, an object) is indexed with as many ranged
+// streams at once as it asks for, though there are fewer cores, in pieces
+// smaller in proportion that tile the file; the index is a plain file's.
+func TestIndexParallelStreams(t *testing.T) {
+	path := tinyCorpus(t, 60000)
+	cfg := Config{Streams: []corpus.Stream{dense("a", 1), sparse("b", 5)}, ChunkSequences: 1000}
+	want, err := Open(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	info, _ := os.Stat(path)
+	defer func(v, m, s int64) { indexPiece, maxPiece, minStreamPiece = v, m, s }(indexPiece, maxPiece, minStreamPiece)
+	// More streams than cores; a piece per core would be a quarter of the
+	// file, and each stream's piece is smaller in proportion.
+	streams := max(8, 2*procs.Compute())
+	indexPiece, maxPiece, minStreamPiece = info.Size()/int64(4*streams), info.Size()/4+1, 1
+	largest := maxPiece * int64(max(2, procs.Compute())) / int64(streams)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := &rangedFile{streamedFile: streamedFile{File: f}, want: streams}
+	got, err := OpenContext(context.Background(), path, cfg, OpenOptions{File: rf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Close()
+	if !reflect.DeepEqual(got.Layout().Samples, want.Layout().Samples) || !reflect.DeepEqual(got.Layout().ChunkStart, want.Layout().ChunkStart) {
+		t.Error("the index read in ranged streams differs from the file's")
+	}
+	if n := rf.plainReaderUse.Load(); n != 0 {
+		t.Errorf("%d streams to the end of the blob; want ranged ones only", n)
+	}
+	if m := rf.maxOpen.Load(); m != int64(streams) {
+		t.Errorf("at most %d streams open at once; want %d", m, streams)
+	}
+	slices.SortFunc(rf.ranges, func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) })
+	at := int64(0)
+	for _, r := range rf.ranges {
+		if r[0] != at || r[1] <= r[0] {
+			t.Fatalf("ranges %v: do not tile the file", rf.ranges)
+		}
+		// Cut at line starts: a piece may pass its share by a line.
+		if r[1]-r[0] > largest+1024 {
+			t.Errorf("a piece of %d bytes; want at most %d (a core's share over the streams per core)", r[1]-r[0], largest)
+		}
+		at = r[1]
+	}
+	if at != info.Size() {
+		t.Errorf("ranges end at %d, the file at %d", at, info.Size())
+	}
+}
+
+// TestPiecing: the pieces an object asks for are bounded by the lists one
+// piece per core would hold, whatever its Streams; a file and an object
+// asking for no more than the cores get one piece per core.
+func TestPiecing(t *testing.T) {
+	cores := max(2, procs.Compute())
+	held := maxPiece * int64(cores)
+	for _, c := range []struct {
+		streams     int
+		wantAtOnce  int
+		wantLargest int64
+	}{
+		{1000, int(held / minStreamPiece), minStreamPiece},
+		{2 * cores, 2 * cores, held / int64(2*cores)},
+	} {
+		at, largest := piecing(&rangedFile{want: c.streams})
+		if at != c.wantAtOnce || largest != c.wantLargest {
+			t.Errorf("%d streams: %d at once, pieces up to %d; want %d and %d", c.streams, at, largest, c.wantAtOnce, c.wantLargest)
+		}
+	}
+	for _, f := range []io.ReaderAt{&rangedFile{want: 1}, &streamedFile{}} {
+		if at, largest := piecing(f); at != procs.Compute() || largest != maxPiece {
+			t.Errorf("%T: %d at once, pieces up to %d; want one per core and %d", f, at, largest, maxPiece)
+		}
 	}
 }
