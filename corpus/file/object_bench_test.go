@@ -107,6 +107,10 @@ func dirBytes(dir string) int64 {
 	return n
 }
 
+// remoteRate is the cap per connection of the "cold-remote" runs: 100 MB/s,
+// an assumption for one connection to a store across a network.
+const remoteRate = 100e6
+
 // BenchmarkReadObject reads one sweep of ATIS (index pass included) with
 // read's defaults from a local file ("file", the baseline) and from MinIO:
 // with an empty cache ("cold": a fresh cache directory per iteration),
@@ -114,7 +118,10 @@ func dirBytes(dir string) int64 {
 // ("cold-20ms"); and the CTF file with its index cached
 // ("file-cached-index", as the warm read has it); and the CTF object with
 // its index at hand but no block cached ("cold-indexed", as a later run
-// of a rank that owns other chunks), with and without the 20 ms. The
+// of a rank that owns other chunks), with and without the 20 ms; and cold
+// from a store like a remote one ("cold-remote": 20 ms and remoteRate per
+// connection, so that only several connections at once reach the
+// bandwidth of the loopback). The
 // runs with 20 ms report GETs per sweep (through the proxy; the others
 // read the store straight). Each run reports the CPU time a sweep cost
 // this process (cpu-s/op: the reader, and the proxy when there is one)
@@ -130,9 +137,11 @@ func BenchmarkReadObject(b *testing.B) {
 			name  string
 			path  string
 			delay time.Duration
+			rate  int64 // per response, bytes per second
 			cold  bool
-		}{{"file", local, 0, false}, {"file-cached-index", local, 0, false}, {"cold", url, 0, true}, {"warm", url, 0, false},
-			{"cold-20ms", url, 20 * time.Millisecond, true}, {"cold-indexed", url, 0, true}, {"cold-indexed-20ms", url, 20 * time.Millisecond, true}} {
+		}{{"file", local, 0, 0, false}, {"file-cached-index", local, 0, 0, false}, {"cold", url, 0, 0, true}, {"warm", url, 0, 0, false},
+			{"cold-20ms", url, 20 * time.Millisecond, 0, true}, {"cold-remote", url, 20 * time.Millisecond, remoteRate, true},
+			{"cold-indexed", url, 0, 0, true}, {"cold-indexed-20ms", url, 20 * time.Millisecond, 0, true}} {
 			if (c.name == "file-cached-index" || strings.HasPrefix(c.name, "cold-indexed")) && format != "ctf" {
 				continue
 			}
@@ -142,7 +151,9 @@ func BenchmarkReadObject(b *testing.B) {
 				// runs with a delay count the GETs (the same requests).
 				ob.through(b, c.delay > 0)
 				ob.proxy.SetDelay(c.delay)
+				ob.proxy.SetRate(c.rate)
 				defer ob.proxy.SetDelay(0)
+				defer ob.proxy.SetRate(0)
 				ob.proxy.ResetCounts()
 				var samples uint64
 				last := ""
