@@ -263,23 +263,39 @@ func (s *streamedFile) ReadAt(p []byte, off int64) (int, error) {
 	return s.File.ReadAt(p, off)
 }
 
-// TestIndexPiecesStreamed: a blob that streams (corpus.Streamer) is indexed
-// with one stream per piece, serially and in parallel, and gives the index
-// a plain file gives; ReadAt reads only the starts of the pieces.
-func TestIndexPiecesStreamed(t *testing.T) {
-	path := tinyCorpus(t, 30000)
+// streamedCorpus writes a corpus of n sequences for the streamed index
+// tests and opens it as a plain file; it returns the path, the config, that
+// reader (closed when the test ends) and the file's size.
+func streamedCorpus(t *testing.T, n int) (string, Config, *Reader, int64) {
+	path := tinyCorpus(t, n)
 	cfg := Config{Streams: []corpus.Stream{dense("a", 1), sparse("b", 5)}, ChunkSequences: 1000}
 	want, err := Open(path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer want.Close()
-	info, _ := os.Stat(path)
+	t.Cleanup(func() { want.Close() })
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, cfg, want, info.Size()
+}
+
+// sameCounts reports whether two readers have the same chunks and counts.
+func sameCounts(got, want *Reader) bool {
+	return reflect.DeepEqual(got.Layout().Samples, want.Layout().Samples) && reflect.DeepEqual(got.Layout().ChunkStart, want.Layout().ChunkStart)
+}
+
+// TestIndexPiecesStreamed: a blob that streams (corpus.Streamer) is indexed
+// with one stream per piece, serially and in parallel, and gives the index
+// a plain file gives; ReadAt reads only the starts of the pieces.
+func TestIndexPiecesStreamed(t *testing.T) {
+	path, cfg, want, size := streamedCorpus(t, 30000)
 	for _, pieces := range []int64{1, 4} {
 		defer func(v, m int64) { indexPiece, maxPiece = v, m }(indexPiece, maxPiece)
-		indexPiece, maxPiece = info.Size()/pieces, info.Size()/pieces+1
+		indexPiece, maxPiece = size/pieces, size/pieces+1
 		if pieces == 1 {
-			indexPiece = info.Size() + 1 // serial
+			indexPiece = size + 1 // serial
 		}
 		f, err := os.Open(path)
 		if err != nil {
@@ -296,7 +312,7 @@ func TestIndexPiecesStreamed(t *testing.T) {
 		if n := sf.readAt.Load(); n > 4*pieces*indexBufSize {
 			t.Errorf("%d pieces: %d bytes read by ReadAt besides the streams", pieces, n)
 		}
-		if !reflect.DeepEqual(got.Layout().Samples, want.Layout().Samples) || !reflect.DeepEqual(got.Layout().ChunkStart, want.Layout().ChunkStart) {
+		if !sameCounts(got, want) {
 			t.Errorf("%d pieces: the streamed index differs from the file's", pieces)
 		}
 		got.Close()
@@ -403,19 +419,12 @@ func (c *closeFunc) Close() error { c.close(); return nil }
 // streams at once as it asks for, though there are fewer cores, in pieces
 // smaller in proportion that tile the file; the index is a plain file's.
 func TestIndexParallelStreams(t *testing.T) {
-	path := tinyCorpus(t, 60000)
-	cfg := Config{Streams: []corpus.Stream{dense("a", 1), sparse("b", 5)}, ChunkSequences: 1000}
-	want, err := Open(path, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer want.Close()
-	info, _ := os.Stat(path)
+	path, cfg, want, size := streamedCorpus(t, 60000)
 	defer func(v, m, s int64) { indexPiece, maxPiece, minStreamPiece = v, m, s }(indexPiece, maxPiece, minStreamPiece)
 	// More streams than cores; a piece per core would be a quarter of the
 	// file, and each stream's piece is smaller in proportion.
 	streams := max(8, 2*procs.Compute())
-	indexPiece, maxPiece, minStreamPiece = info.Size()/int64(4*streams), info.Size()/4+1, 1
+	indexPiece, maxPiece, minStreamPiece = size/int64(4*streams), size/4+1, 1
 	largest := maxPiece * int64(max(2, procs.Compute())) / int64(streams)
 	f, err := os.Open(path)
 	if err != nil {
@@ -427,7 +436,7 @@ func TestIndexParallelStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer got.Close()
-	if !reflect.DeepEqual(got.Layout().Samples, want.Layout().Samples) || !reflect.DeepEqual(got.Layout().ChunkStart, want.Layout().ChunkStart) {
+	if !sameCounts(got, want) {
 		t.Error("the index read in ranged streams differs from the file's")
 	}
 	if n := rf.plainReaderUse.Load(); n != 0 {
@@ -448,8 +457,8 @@ func TestIndexParallelStreams(t *testing.T) {
 		}
 		at = r[1]
 	}
-	if at != info.Size() {
-		t.Errorf("ranges end at %d, the file at %d", at, info.Size())
+	if at != size {
+		t.Errorf("ranges end at %d, the file at %d", at, size)
 	}
 }
 
