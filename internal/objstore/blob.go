@@ -21,7 +21,7 @@ func (o *Object) Version() string { return o.etag }
 // Hint is Prefetch: the range is fetched into the cache in the background.
 func (o *Object) Hint(off, n int64) { o.Prefetch(off, n) }
 
-// Streams is how many streams (NewReader) a pass over the whole object
+// Streams is how many streams (NewRangeReader) a pass over the whole object
 // runs at once: FetchConcurrency, as many as its ranged GETs. A store caps
 // each connection well below what several reach together.
 func (o *Object) Streams() int { return o.opt.FetchConcurrency }
