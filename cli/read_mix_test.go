@@ -158,7 +158,7 @@ func TestReadMixErrors(t *testing.T) {
 		args []string
 	}{
 		{2, "no CORPUS argument", append([]string{"read", a, "--mix", b + "=1"}, s...)},
-		{2, "want CORPUS=WEIGHT", append([]string{"read", "--mix", b}, s...)},
+		{2, "--mix \"" + b + "\": mixture: bad weight: want CORPUS=WEIGHT", append([]string{"read", "--mix", b}, s...)},
 		{2, `bad weight "0"`, append([]string{"read", "--mix", b + "=0"}, s...)},
 		{2, "every corpus samples:N", append([]string{"read", "--mix", a + "=0.5", "--mix", b + "=samples:9"}, s...)},
 		{1, "--mix 1 (" + b + ")", []string{"read", "--mix", a + "=1", "--mix", b + "=1", "--stream", "x:2", "--stream", "z:3"}},

@@ -45,10 +45,10 @@ const maxDigits = 18
 func ParseSpec(arg string) (Spec, error) {
 	i := strings.LastIndexByte(arg, '=')
 	if i < 0 {
-		return Spec{}, fmt.Errorf("%w: --mix %q: want CORPUS=WEIGHT (e.g. A.ctf=0.7 or A.ctf=samples:5000000)", ErrWeight, arg)
+		return Spec{}, fmt.Errorf("--mix %q: %w: want CORPUS=WEIGHT (e.g. A.ctf=0.7 or A.ctf=samples:5000000)", arg, ErrWeight)
 	}
 	if i == 0 {
-		return Spec{}, fmt.Errorf("%w: --mix %q: the corpus path is empty", ErrWeight, arg)
+		return Spec{}, fmt.Errorf("--mix %q: %w: the corpus path is empty", arg, ErrWeight)
 	}
 	w, err := ParseWeight(arg[i+1:])
 	if err != nil {

@@ -2,7 +2,9 @@ package mixture
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,8 +28,9 @@ func TestParseSpec(t *testing.T) {
 	}
 	for _, bad := range []string{"A.ctf", "=0.5", "A=0", "A=0.0", "A=-1", "A=.5", "A=1.", "A=1e3", "A=samples:0",
 		"A=samples:-3", "A=samples:+3", "A=nan", "A=1.2345678901234567890", "A=", "A=0x10"} {
-		if _, err := ParseSpec(bad); !errors.Is(err, ErrWeight) {
-			t.Errorf("ParseSpec(%q): %v, want ErrWeight", bad, err)
+		// Every refusal starts by naming the argument, as the flag shows it.
+		if _, err := ParseSpec(bad); !errors.Is(err, ErrWeight) || !strings.HasPrefix(err.Error(), fmt.Sprintf("--mix %q: ", bad)) {
+			t.Errorf("ParseSpec(%q): %v, want ErrWeight after the argument", bad, err)
 		}
 	}
 }
