@@ -17,7 +17,7 @@ import (
 func objectFlags(fs *flag.FlagSet, env *Env) *objstore.Options {
 	o := &objstore.Options{FetchConcurrency: objstore.DefaultFetchConcurrency, FetchTimeout: objstore.DefaultFetchTimeout,
 		CacheBytes: objstore.DefaultCacheBytes, Warn: func(msg string) { fmt.Fprintf(env.Stderr, "batchprep: %s\n", msg) }}
-	fs.Var((*atLeastOne)(&o.FetchConcurrency), "fetch-concurrency", "s3:// corpora: ranged GETs in flight per object (`int`, at least 1)")
+	fs.Var((*atLeastOne)(&o.FetchConcurrency), "fetch-concurrency", "s3:// corpora: ranged GETs in flight per object, and the streams of a CTF index pass (`int`, at least 1)")
 	fs.Var((*positiveDuration)(&o.FetchTimeout), "fetch-timeout", "s3:// corpora: how long (a `duration`) a request is retried after transient errors")
 	fs.StringVar(&o.CacheDir, "cache-dir", "", "s3:// corpora: the local cache `DIR` (default: batchprep/objects in the user's cache directory)")
 	fs.Var((*positiveSize)(&o.CacheBytes), "cache-bytes", "s3:// corpora: bound on the cache directory's `size`; least recently used blocks leave first")
