@@ -402,8 +402,11 @@ func (r *rangedFile) NewRangeReader(off, n int64) io.ReadCloser {
 	r.mu.Lock()
 	r.ranges = append(r.ranges, [2]int64{off, off + n})
 	r.mu.Unlock()
-	// Slow enough that the pass has all its streams open at once.
-	time.Sleep(20 * time.Millisecond)
+	// Each of the first streams waits (up to a limit) for the others to
+	// open: a pass that runs fewer at once is seen to.
+	for deadline := time.Now().Add(2 * time.Second); r.maxOpen.Load() < int64(r.want) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	return &closeFunc{Reader: io.NewSectionReader(r.File, off, n), close: func() { r.open.Add(-1) }}
 }
 
