@@ -62,8 +62,9 @@ func refusedObject(field, url string) error {
 // bucket must be allowed; it is opened (a HEAD: its ETag and size) and
 // its reader shared by the calls that name the same version of it with
 // the same reader settings. With exact the object fetches only the parts of
-// blocks it reads (objstore.Options.Exact); a call that finds the reader
-// open shares it as it is, which changes no byte read.
+// blocks it reads (objstore.Options.Exact); a call with exact that finds
+// the reader open turns the shared CTF object's reads exact, which changes
+// no byte read.
 func (s *Server) acquireObject(ctx context.Context, field, url string, cfg ctf.Config, exact bool) (file.Reader, func(), error) {
 	bucket, _, err := objstore.ParseURL(url)
 	if err != nil {
@@ -78,7 +79,9 @@ func (s *Server) acquireObject(ctx context.Context, field, url string, cfg ctf.C
 	if err != nil {
 		return s.acquired(ctx, field, url, nil, nil, err)
 	}
-	r, release, err := s.readers.acquire(ctx, objectBlob(obj, url), cfg)
+	b := objectBlob(obj, url)
+	b.exact = exact
+	r, release, err := s.readers.acquire(ctx, b, cfg)
 	return s.acquired(ctx, field, url, r, release, err)
 }
 

@@ -194,6 +194,39 @@ func TestObjectReaderReused(t *testing.T) {
 	}
 }
 
+// TestObjectsSharedReaderTurnsExact: a rank split by chunks that finds a
+// CTF object's reader opened by a balanced call turns that object's reads
+// exact, with the local file's minibatches; a Parquet object's reads stay
+// by blocks.
+func TestObjectsSharedReaderTurnsExact(t *testing.T) {
+	ctfPath, pqPath := writeCorpus(t, 53), parquetCorpus(t, 53)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "c.ctf", ctfPath)
+	s.PutFile("corpora", "c.parquet", pqPath)
+	miniotest.SetEnv(t, s.Env())
+	srv, conn, _ := startServer(t, serve.Options{AllowBuckets: []string{"corpora"}, Objects: objstore.Options{CacheDir: t.TempDir()}})
+	rank := func(file string) *pb.SequenceRequest {
+		r := objectReq(file)
+		r.Workers, r.Rank, r.Split = 3, 1, "chunks"
+		return r
+	}
+	for _, f := range [][2]string{{"s3://corpora/c.ctf", ctfPath}, {"s3://corpora/c.parquet", pqPath}} {
+		sameStream(t, "balanced "+f[0], collect(t, conn, objectReq(f[0])), collect(t, conn, objectReq(f[1])))
+		if exact, objects := srv.ExactObjectsForTest(); exact != 0 || objects != 1 {
+			t.Fatalf("after a balanced call on %s: %d of %d CTF objects read exactly; want 0 of 1", f[0], exact, objects)
+		}
+	}
+	for _, f := range [][2]string{{"s3://corpora/c.parquet", pqPath}, {"s3://corpora/c.ctf", ctfPath}} {
+		sameStream(t, "split "+f[0], collect(t, conn, rank(f[0])), collect(t, conn, rank(f[1])))
+	}
+	if exact, objects := srv.ExactObjectsForTest(); exact != 1 || objects != 1 {
+		t.Fatalf("after split calls: %d of %d CTF objects read exactly; want 1 of 1", exact, objects)
+	}
+	// The balanced call that follows shares the reader, now exact.
+	sameStream(t, "balanced after", collect(t, conn, objectReq("s3://corpora/c.ctf")), collect(t, conn, objectReq(ctfPath)))
+}
+
 // TestObjectsMixtureOpensAtOnce: a call's mixture of Parquet objects opens
 // them at once (HEADs overlap behind a delaying proxy, which one open at a
 // time never shows) and streams what the same mixture of local files

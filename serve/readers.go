@@ -43,6 +43,10 @@ type readerEntry struct {
 	name    string      // the file's absolute path or the object's URL
 	version string      // blob.version of what was indexed
 	info    fs.FileInfo // a local file indexed (os.SameFile tells a replaced one); nil for an object
+	// exactable is the object read, when it is a CTF object, whose reads a
+	// call split by chunks turns exact (objstore.Options.Exact); nil for a
+	// local file and a Parquet object.
+	exactable *objstore.Object
 	// While pending, waiters counts the calls waiting for the pass and
 	// cancel stops it; done is closed when it ends, with r or err set.
 	pending bool
@@ -72,6 +76,7 @@ type blob struct {
 	// object: another version is another ETag).
 	version string
 	info    fs.FileInfo // a local file's; nil for an object
+	exact   bool        // the call reads an object's chunks far apart (objstore.Options.Exact)
 }
 
 // fileBlob is the blob of the local file f at the absolute path abs.
@@ -115,6 +120,7 @@ func (c *readerCache) acquire(ctx context.Context, b blob, cfg ctf.Config) (file
 		e.refs++
 		c.tick++
 		e.lastUsed = c.tick
+		c.exactLocked(e, b)
 		c.mu.Unlock()
 		b.Close()
 		return e.r, c.releaser(e), nil
@@ -156,7 +162,19 @@ func (c *readerCache) acquire(ctx context.Context, b blob, cfg ctf.Config) (file
 		c.releaseLocked(e)
 		return nil, nil, ctx.Err()
 	}
+	c.exactLocked(e, b)
 	return e.r, c.releaser(e), nil
+}
+
+// exactLocked turns on exact reads of e's object for a call b that wants
+// them: a reader shared by calls keeps the first call's Object, and a rank
+// split by chunks that finds it open would otherwise fetch whole blocks,
+// half of them other ranks' bytes. Once on, it stays on: the other calls
+// read the same bytes, fetched in parts.
+func (c *readerCache) exactLocked(e *readerEntry, b blob) {
+	if b.exact && e.exactable != nil {
+		e.exactable.SetExact(true)
+	}
 }
 
 // index runs one index pass and hands its reader to the calls still
@@ -164,8 +182,12 @@ func (c *readerCache) acquire(ctx context.Context, b blob, cfg ctf.Config) (file
 func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf.Config, progress func(int64)) {
 	var r file.Reader
 	var err error
+	var exactable *objstore.Object
 	if o, ok := b.Blob.(*objstore.Object); ok {
 		r, err = file.OpenObject(ctx, o, b.name, cfg, file.Options{Progress: progress})
+		if err == nil && file.DetectBlob(o, b.name) == file.CTF {
+			exactable = o
+		}
 	} else {
 		r, err = file.OpenFile(ctx, b.Blob, b.name, cfg, file.Options{Progress: progress, IndexDir: c.indexDir})
 	}
@@ -193,7 +215,7 @@ func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf
 		c.detachLocked(e)
 		return
 	}
-	e.r, e.refs, e.waiters = r, e.waiters, 0
+	e.r, e.refs, e.waiters, e.exactable = r, e.waiters, 0, exactable
 	c.tick++
 	e.lastUsed = c.tick
 	c.evictLocked()

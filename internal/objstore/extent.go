@@ -23,6 +23,10 @@ import (
 // cached either way serve both.
 func (o *Object) SetExact(on bool) { o.exact.Store(on) }
 
+// Exact reports whether reads are exact now (Options.Exact, or as SetExact
+// last set it).
+func (o *Object) Exact() bool { return o.exact.Load() }
+
 // extent is a part of one block fetched alone: bytes [lo, hi) of the
 // object. pd is set while it is fetched and until its cache file is
 // written; nil afterwards (the file holds it).
