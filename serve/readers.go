@@ -185,7 +185,7 @@ func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf
 	var exactable *objstore.Object
 	if o, ok := b.Blob.(*objstore.Object); ok {
 		r, err = file.OpenObject(ctx, o, b.name, cfg, file.Options{Progress: progress})
-		if err == nil && file.DetectBlob(o, b.name) == file.CTF {
+		if _, isCTF := file.CTFOf(r); err == nil && isCTF {
 			exactable = o
 		}
 	} else {

@@ -266,23 +266,23 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, fault Fault, rat
 
 // copyPaced copies src to w at most rate bytes per second: in pieces of
 // 1/100 s of it, each sent no sooner than the rate allows since the start.
-func copyPaced(w io.Writer, src io.Reader, rate int64) (sent int64) {
+func copyPaced(w io.Writer, src io.Reader, rate int64) {
 	buf := make([]byte, max(rate/100, 4<<10))
 	start := time.Now()
+	var sent int64
 	for {
 		k, err := io.ReadFull(src, buf)
 		if k > 0 {
 			if ahead := time.Duration(sent*int64(time.Second)/rate) - time.Since(start); ahead > 0 {
 				time.Sleep(ahead)
 			}
-			wk, werr := w.Write(buf[:k])
-			sent += int64(wk)
-			if werr != nil {
-				return sent
+			if _, err := w.Write(buf[:k]); err != nil {
+				return
 			}
+			sent += int64(k)
 		}
 		if err != nil {
-			return sent
+			return
 		}
 	}
 }
