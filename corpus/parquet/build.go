@@ -19,10 +19,10 @@ type groupReader struct {
 	data  []colData
 }
 
-func (r *Reader) openGroup(rg pq.RowGroup, g int, from int64) (*groupReader, error) {
+func (r *Reader) openGroup(rg pq.RowGroup, g int, from int64, ld *load) (*groupReader, error) {
 	gr := &groupReader{r: r, first: from}
 	add := func(sh *shape, role role) error {
-		cr, err := newColReader(r.path, rg, g, r.first[g], from, sh, role)
+		cr, err := newColReader(r.path, rg, g, r.first[g], from, sh, role, ld)
 		if err != nil {
 			return err
 		}

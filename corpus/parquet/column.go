@@ -141,12 +141,24 @@ type colReader struct {
 	buf   []pq.Value
 	bi    int
 	bn    int
+	// endAtPage: the rows to read end where a page ends, so next stops at
+	// that page's end instead of reading the next page's first value.
+	endAtPage bool
 }
 
 const valueBuffer = 1024
 
-func newColReader(file string, rg pq.RowGroup, group int, groupFirst, from int64, sh *shape, r role) (*colReader, error) {
-	pages := rg.ColumnChunks()[sh.col].Pages()
+// newColReader reads column sh of row group rg from row from on, as ld
+// says when it is set (a chunk's load).
+func newColReader(file string, rg pq.RowGroup, group int, groupFirst, from int64, sh *shape, r role, ld *load) (*colReader, error) {
+	var pages pq.Pages
+	endAtPage := false
+	if fc, ok := rg.ColumnChunks()[sh.col].(*pq.FileColumnChunk); ok && ld != nil {
+		pages = fc.PagesFrom(ld.src)
+		endAtPage = ld.endsPage[sh.col]
+	} else {
+		pages = rg.ColumnChunks()[sh.col].Pages()
+	}
 	if from > groupFirst {
 		if err := pages.SeekToRow(from - groupFirst); err != nil {
 			pages.Close()
@@ -154,7 +166,7 @@ func newColReader(file string, rg pq.RowGroup, group int, groupFirst, from int64
 		}
 	}
 	return &colReader{sh: sh, role: r, file: file, group: group, row: from, pages: pages,
-		buf: make([]pq.Value, valueBuffer)}, nil
+		buf: make([]pq.Value, valueBuffer), endAtPage: endAtPage}, nil
 }
 
 func (cr *colReader) close() {
@@ -165,10 +177,14 @@ func (cr *colReader) close() {
 	cr.pages.Close()
 }
 
-// fill makes at least one value available; false at the end of the chunk.
-func (cr *colReader) fill() (bool, error) {
+// fill makes at least one value available; false at the end of the chunk,
+// or with pageEnd at the end of the page.
+func (cr *colReader) fill(pageEnd bool) (bool, error) {
 	for cr.bi == cr.bn {
 		if cr.vr == nil {
+			if pageEnd && cr.page != nil {
+				return false, nil
+			}
 			if cr.page != nil {
 				pq.Release(cr.page)
 				cr.page = nil
@@ -203,7 +219,7 @@ func (cr *colReader) fail(row int64, msg string, err error) *Error {
 func (cr *colReader) next(n int, out *colData) error {
 	started := 0
 	for {
-		ok, err := cr.fill()
+		ok, err := cr.fill(started == n && cr.endAtPage)
 		if err != nil {
 			return err
 		}

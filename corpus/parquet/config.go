@@ -19,14 +19,26 @@ const ValuesSuffix = "_values"
 // MaxDenseDim bounds a dense stream's dimension, as in every format.
 const MaxDenseDim = corpus.MaxDenseDim
 
-// Config says which columns to read and how to cut chunks. The fields mean
-// what the ctf.Config fields of the same names mean.
+// Config says which columns to read and how to cut chunks. The first
+// fields mean what the ctf.Config fields of the same names mean.
 type Config struct {
 	Streams        []corpus.Stream
 	DefinesMBSize  string
 	Label          string
 	ChunkBytes     int64
 	ChunkSequences int
+	// CacheDir, when set, keeps the counts an index pass learns in
+	// CacheDir/BASE.batchprep-index (CountsPath), and an open that finds
+	// them there, made for the same version of the file and the same
+	// settings, reads no rows (invariant 6).
+	CacheDir string
+	// Warn, when set, hears of a counts file that could not be used or
+	// written; the open goes on without it.
+	Warn func(msg string)
+	// OnIndexPass, when set, is called before an index pass reads the
+	// rows: an object's reader then fetches whole blocks, since the pass
+	// reads every row group.
+	OnIndexPass func()
 }
 
 // Validate checks the configuration: the checks every format makes

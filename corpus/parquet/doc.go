@@ -40,8 +40,8 @@
 //     whose length is not the dimension, an index outside [0, dim), an
 //     index column without integers, or a values column whose shape
 //     differs from its indices are errors naming file, row group, row and
-//     column. Open checks every row, so LoadChunk meets no bad sequence in
-//     a file that did not change.
+//     column. An index pass checks every row, so LoadChunk meets no bad
+//     sequence in a file that did not change; a load checks its rows too.
 //  4. Chunks are runs of consecutive rows, cut as CTF cuts its chunks:
 //     ChunkSequences rows each, or a new chunk when the next row would push
 //     the chunk past ChunkBytes (the row's size decoded in memory: 4 bytes
@@ -49,4 +49,17 @@
 //     the same chunking options give the same layout as the CTF file the
 //     corpus was converted from.
 //  5. A Reader is safe for concurrent LoadChunk calls.
+//  6. With Config.CacheDir, the counts an index pass learns are kept in a
+//     counts file (CountsPath), and an open that finds one made for the
+//     same version of the file and the same settings reads the footer and
+//     no rows. Its loads then check the header of every page they read, as
+//     an index pass checks them all, and each row's counts against the
+//     file's: a counts file that does not match is an error at the first
+//     load it misleads, never a chunk that disagrees with the layout. Any
+//     load reads, of each column, only the pages that hold its rows (the
+//     file's offset index locates them; a column without one is read from
+//     its first page), and stops at the end of the page that ends its last
+//     row. A Writer ends the pages of its larger columns where a Reader's
+//     chunks end (WriterOptions.ChunkBytes), so a load then reads its own
+//     pages and no neighbour's.
 package parquet

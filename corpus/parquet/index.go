@@ -222,7 +222,7 @@ func (r *Reader) countGroup(ctx context.Context, g int) (gc groupCounts) {
 		gc.labels = make([]uint32, 0, min(rows, 1<<20))
 	}
 	gc.totals = make([]int64, len(r.cfg.Streams))
-	rd, err := r.openGroup(r.pf.RowGroups()[g], g, r.first[g])
+	rd, err := r.openGroup(r.pf.RowGroups()[g], g, r.first[g], nil)
 	if err != nil {
 		return groupCounts{err: err}
 	}
@@ -253,8 +253,7 @@ func (r *Reader) countGroup(ctx context.Context, g int) (gc groupCounts) {
 func (r *Reader) count(ch *corpus.Chunk, i int, totals []int64) (samples, labels uint32, size int64) {
 	for s, st := range r.cfg.Streams {
 		d := &ch.Streams[s]
-		a, b := d.SeqStart[i], d.SeqStart[i+1]
-		n := uint32(b - a)
+		n := uint32(d.SeqStart[i+1] - d.SeqStart[i])
 		totals[s] += int64(n)
 		if r.cfg.DefinesMBSize == "" {
 			samples = max(samples, n)
@@ -264,11 +263,22 @@ func (r *Reader) count(ch *corpus.Chunk, i int, totals []int64) (samples, labels
 		if st.Name == r.cfg.Label {
 			labels = n
 		}
+	}
+	return samples, labels, seqSize(r.cfg.Streams, ch, i)
+}
+
+// seqSize is sequence i's size in memory, the measure of invariant 4: 4
+// bytes per dense value, 8 per sparse entry and 4 per sparse sample.
+func seqSize(streams []corpus.Stream, ch *corpus.Chunk, i int) int64 {
+	var size int64
+	for s, st := range streams {
+		d := &ch.Streams[s]
+		a, b := d.SeqStart[i], d.SeqStart[i+1]
 		if st.Sparse {
-			size += int64(d.RowStart[b]-d.RowStart[a])*8 + int64(n)*4
+			size += int64(d.RowStart[b]-d.RowStart[a])*8 + int64(b-a)*4
 		} else {
-			size += int64(n) * int64(st.Dim) * 4
+			size += int64(b-a) * int64(st.Dim) * 4
 		}
 	}
-	return samples, labels, size
+	return size
 }

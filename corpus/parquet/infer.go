@@ -183,7 +183,7 @@ func inferDim(pf *pq.File, path string, sh *shape) (int, error) {
 		role = asInts
 	}
 	for g, rg := range pf.RowGroups() {
-		cr, err := newColReader(path, rg, g, groupFirst, groupFirst, sh, role)
+		cr, err := newColReader(path, rg, g, groupFirst, groupFirst, sh, role, nil)
 		if err != nil {
 			return 0, err
 		}

@@ -1,22 +1,15 @@
 package parquet
 
 import (
-	"bufio"
-	"io"
-
 	"github.com/batchprep/batchprep/corpus"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
 // checkPages reads the header of every page of the configured columns and
-// checks each against its column chunk's totals in the footer: a page may
-// neither extend past its chunk nor be larger, uncompressed, than the whole
-// chunk. The Parquet library allocates a page's declared uncompressed size
-// before it can find the page damaged, so a damaged header could otherwise
-// exhaust memory instead of failing (FuzzReader found one). It reads only
-// the headers: one small read per page. Before them, it refuses a column
-// compressed with a codec that has no decoder (checkCodecs).
+// checks each against its column chunk's totals in the footer (walkPages).
+// It reads only the headers: one small read per page. Before them, it
+// refuses a column compressed with a codec that has no decoder
+// (checkCodecs).
 func (r *Reader) checkPages() error {
 	md := r.pf.Metadata()
 	cols := r.neededCols()
@@ -28,8 +21,6 @@ func (r *Reader) checkPages() error {
 		return err
 	}
 	r.hintColumns(md, cols, st.Size())
-	br := bufio.NewReaderSize(nil, 512)
-	var proto thrift.CompactProtocol
 	for g := range md.RowGroups {
 		for _, sh := range cols {
 			if sh.col >= len(md.RowGroups[g].Columns) {
@@ -37,23 +28,9 @@ func (r *Reader) checkPages() error {
 			}
 			m := &md.RowGroups[g].Columns[sh.col].MetaData
 			start, end := chunkSpan(m)
-			if start < 0 || m.TotalCompressedSize < 0 || end > st.Size() || m.TotalUncompressedSize < 0 {
+			if start < 0 || m.TotalCompressedSize < 0 || end > st.Size() || m.TotalUncompressedSize < 0 ||
+				!r.walkPages(m, start, end) {
 				return r.damagedColumn(g, sh)
-			}
-			for pos := start; pos < end; {
-				sec := io.NewSectionReader(r.f, pos, end-pos)
-				br.Reset(sec)
-				var h format.PageHeader
-				if err := thrift.NewDecoder(proto.NewReader(br)).Decode(&h); err != nil {
-					return r.damagedColumn(g, sh)
-				}
-				read, _ := sec.Seek(0, io.SeekCurrent)
-				next := pos + read - int64(br.Buffered()) + int64(h.CompressedPageSize)
-				if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 || next > end ||
-					int64(h.UncompressedPageSize) > m.TotalUncompressedSize {
-					return r.damagedColumn(g, sh)
-				}
-				pos = next
 			}
 		}
 	}

@@ -31,6 +31,13 @@ type Reader struct {
 	fp      map[string]string
 	maxSeqB int64
 	counts  *mapped.File // the layout's counts, when mapped (index.go)
+	// fileSize, key and edgesHash identify the file's content
+	// (counts.go); fromCounts: the layout came from a counts file, so
+	// loads check the page headers they read (invariant 6).
+	fileSize   int64
+	key        [32]byte
+	edgesHash  string
+	fromCounts bool
 }
 
 // streamCols are the columns of one stream: its values (dense) or indices
@@ -122,14 +129,48 @@ func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reade
 	for _, rg := range pf.RowGroups() {
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
 	}
+	r.fileSize = st.Size()
+	version, versioned := r.version()
+	if cfg.CacheDir != "" {
+		// An object's version (its ETag) names its content: the key, and
+		// the fingerprint kept beside the counts, spare it the edges'
+		// reads. A local file's modification time does not.
+		var keyEdges string
+		if !versioned {
+			if keyEdges, err = r.edges(); err != nil {
+				return nil, err
+			}
+		}
+		r.key = r.countsKey(version, keyEdges)
+		edges, err := r.loadCounts()
+		if err == nil {
+			r.fromCounts = true
+			r.fingerprint(edges)
+			return r, nil
+		}
+		if !os.IsNotExist(err) && cfg.Warn != nil {
+			cfg.Warn(fmt.Sprintf("%s: the index %s is not used (%v); indexing the file", path, CountsPath(path, cfg), err))
+		}
+	}
+	edges, err := r.edges()
+	if err != nil {
+		return nil, err
+	}
+	if !versioned {
+		r.key = r.countsKey(version, edges)
+	}
+	r.fingerprint(edges)
+	if cfg.OnIndexPass != nil {
+		cfg.OnIndexPass()
+	}
 	if err := r.checkPages(); err != nil {
 		return nil, err
 	}
 	if err := r.index(ctx, st.Size()); err != nil {
 		return nil, err
 	}
-	if err := r.fingerprint(st.Size()); err != nil {
-		return nil, err
+	if err := r.saveCounts(); err != nil && cfg.Warn != nil {
+		cfg.Warn(fmt.Sprintf("%s: the index could not be kept in %s (%v)", path, CountsPath(path, cfg), err))
 	}
 	return r, nil
 }
@@ -234,13 +275,21 @@ func (r *Reader) LoadChunk(c int) (ch *corpus.Chunk, err error) {
 	return r.loadRows(int64(a), int64(b))
 }
 
-// loadRows reads file rows [a, b), which may span row groups.
+// loadRows reads file rows [a, b), which may span row groups, through the
+// pages that hold them (load.go).
 func (r *Reader) loadRows(a, b int64) (*corpus.Chunk, error) {
 	var rd *groupReader
 	for row := a; row < b; {
 		g := r.groupOf(row)
 		end := min(b, r.first[g+1])
-		next, err := r.openGroup(r.pf.RowGroups()[g], g, row)
+		cols, spans, endsPage := r.loadSpans(g, row, end)
+		r.hint(spans)
+		if r.fromCounts {
+			if err := r.checkSpans(g, cols); err != nil {
+				return nil, err
+			}
+		}
+		next, err := r.openGroup(r.pf.RowGroups()[g], g, row, &load{clipReader{r.f, spans}, endsPage})
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +304,14 @@ func (r *Reader) loadRows(a, b int64) (*corpus.Chunk, error) {
 		rd = next
 		row = end
 	}
-	return r.build(rd.data, a)
+	ch, err := r.build(rd.data, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkCounts(ch, a); err != nil {
+		return nil, err
+	}
+	return ch, nil
 }
 
 // Fingerprint identifies the file and the settings that shape the layout,
@@ -265,24 +321,48 @@ func (r *Reader) Fingerprint() map[string]string { return maps.Clone(r.fp) }
 
 const fingerprintEdge = 64 << 10
 
-func (r *Reader) fingerprint(size int64) error {
+// edges hashes the file's first and last fingerprintEdge bytes: the
+// fingerprint's file_edges_sha256.
+func (r *Reader) edges() (string, error) {
+	size := r.fileSize
 	h := sha256.New()
 	head := make([]byte, min(fingerprintEdge, size))
 	if _, err := r.f.ReadAt(head, 0); err != nil && err != io.EOF {
-		return fmt.Errorf("parquet: %s: %w", r.path, err)
+		return "", fmt.Errorf("parquet: %s: %w", r.path, err)
 	}
 	h.Write(head)
 	if size > fingerprintEdge {
 		tail := make([]byte, min(fingerprintEdge, size-fingerprintEdge))
 		if _, err := r.f.ReadAt(tail, size-int64(len(tail))); err != nil && err != io.EOF {
-			return fmt.Errorf("parquet: %s: %w", r.path, err)
+			return "", fmt.Errorf("parquet: %s: %w", r.path, err)
 		}
 		h.Write(tail)
 	}
+	return hex.EncodeToString(h.Sum(nil))[:edgesLen], nil
+}
+
+// edgesLen is the length of the edges' hash in the fingerprint.
+const edgesLen = 32
+
+// version names the file's content: an object's ETag (versioned), or a
+// local file's modification time.
+func (r *Reader) version() (v string, versioned bool) {
+	if v, ok := r.f.(corpus.Versioned); ok {
+		return v.Version(), true
+	}
+	if st, err := r.f.Stat(); err == nil {
+		return strconv.FormatInt(st.ModTime().UnixNano(), 10), false
+	}
+	return "", false
+}
+
+// fingerprint sets the fingerprint of the file whose edges hash to edges.
+func (r *Reader) fingerprint(edges string) {
+	r.edgesHash = edges
 	r.fp = map[string]string{
 		"format":            "parquet",
-		"file_size":         strconv.FormatInt(size, 10),
-		"file_edges_sha256": hex.EncodeToString(h.Sum(nil))[:32],
+		"file_size":         strconv.FormatInt(r.fileSize, 10),
+		"file_edges_sha256": edges,
 		"defines_mb_size":   r.cfg.DefinesMBSize,
 		"label":             r.cfg.Label,
 	}
@@ -291,5 +371,4 @@ func (r *Reader) fingerprint(size int64) error {
 	} else {
 		r.fp["chunking"] = strconv.FormatInt(r.cfg.chunkBytes(), 10) + " bytes (decoded)"
 	}
-	return nil
 }

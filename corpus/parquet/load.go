@@ -1,0 +1,198 @@
+package parquet
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// A load reads, of each column it needs, the pages that hold its rows, as
+// the file's offset index locates them (the whole column chunk without
+// one, or with one that does not fit it). Those byte ranges (spans) are
+// hinted to an object at once, and the library reads them through a
+// clipReader, so that no read runs past a span: an object with exact
+// reads fetches the spans and nothing else (invariant 6).
+
+// span is bytes [lo, hi) of the file.
+type span struct{ lo, hi int64 }
+
+// colSpan is a span of one column chunk's pages.
+type colSpan struct {
+	span
+	sh *shape
+	m  *format.ColumnMetaData
+}
+
+// load is how a chunk's load reads a row group's part: through src, and
+// for the columns in endsPage, whose last row ends a page, without reading
+// into the next page (colReader.endAtPage).
+type load struct {
+	src      io.ReaderAt
+	endsPage map[int]bool
+}
+
+// loadSpans returns the spans of each column that rows [from, end) of row
+// group g need, and all of them sorted and merged where they touch. A
+// column chunk the footer places outside the file has none (checkSpans
+// and the library report it).
+func (r *Reader) loadSpans(g int, from, end int64) (cols []colSpan, merged []span, endsPage map[int]bool) {
+	md := r.pf.Metadata()
+	endsPage = map[int]bool{}
+	for _, sh := range r.neededCols() {
+		if sh.col >= len(md.RowGroups[g].Columns) {
+			continue
+		}
+		m := &md.RowGroups[g].Columns[sh.col].MetaData
+		lo, hi := chunkSpan(m)
+		if lo < 0 || hi > r.fileSize || lo >= hi {
+			continue
+		}
+		if p, ends, ok := r.pageRange(g, sh.col, lo, hi, from-r.first[g], end-r.first[g]); ok {
+			endsPage[sh.col] = ends
+			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < m.DataPageOffset {
+				cols = append(cols, colSpan{span{m.DictionaryPageOffset, m.DataPageOffset}, sh, m})
+			}
+			lo, hi = p.lo, p.hi
+		}
+		cols = append(cols, colSpan{span{lo, hi}, sh, m})
+	}
+	for _, c := range cols {
+		merged = append(merged, c.span)
+	}
+	slices.SortFunc(merged, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	out := merged[:0]
+	for _, s := range merged {
+		if n := len(out); n > 0 && s.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, s.hi)
+			continue
+		}
+		out = append(out, s)
+	}
+	return cols, out, endsPage
+}
+
+// pageRange returns the bytes of the data pages of column col in row group
+// g that hold the group's rows [from, end), and whether row end starts a
+// page, from the offset index, when the file has one for the column and
+// its pages lie in order inside the column chunk [lo, hi).
+func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (span, bool, bool) {
+	oi := r.pf.OffsetIndexes()
+	ncols := len(r.pf.Metadata().RowGroups[g].Columns)
+	if len(oi) != len(r.pf.Metadata().RowGroups)*ncols {
+		return span{}, false, false
+	}
+	pages := oi[g*ncols+col].PageLocations
+	if len(pages) == 0 || pages[0].FirstRowIndex != 0 {
+		return span{}, false, false
+	}
+	at := lo
+	for i, p := range pages {
+		if p.Offset < at || p.CompressedPageSize <= 0 || p.Offset+int64(p.CompressedPageSize) > hi ||
+			i > 0 && p.FirstRowIndex <= pages[i-1].FirstRowIndex {
+			return span{}, false, false
+		}
+		at = p.Offset + int64(p.CompressedPageSize)
+	}
+	first := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex > from }) - 1
+	last := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex >= end }) - 1
+	ends := last+1 < len(pages) && pages[last+1].FirstRowIndex == end
+	return span{pages[first].Offset, pages[last].Offset + int64(pages[last].CompressedPageSize)}, ends, true
+}
+
+// checkSpans checks the header of every page in the column spans of row
+// group g (walkPages), as checkPages does for a whole file.
+func (r *Reader) checkSpans(g int, cols []colSpan) error {
+	md := r.pf.Metadata()
+	for _, sh := range r.neededCols() {
+		if sh.col >= len(md.RowGroups[g].Columns) {
+			return damaged(r.path, g, r.first[g])
+		}
+		m := &md.RowGroups[g].Columns[sh.col].MetaData
+		lo, hi := chunkSpan(m)
+		if lo < 0 || m.TotalCompressedSize < 0 || hi > r.fileSize || m.TotalUncompressedSize < 0 {
+			return r.damagedColumn(g, sh)
+		}
+	}
+	for _, c := range cols {
+		if !r.walkPages(c.m, c.lo, c.hi) {
+			return r.damagedColumn(g, c.sh)
+		}
+	}
+	return nil
+}
+
+// walkPages reads the page headers from lo on and reports whether each
+// fits the column chunk m and the last one ends at hi: a page may neither
+// run past its chunk nor be larger, uncompressed, than the whole chunk.
+// The Parquet library allocates a page's declared uncompressed size before
+// it can find the page damaged, so a damaged header could otherwise
+// exhaust memory instead of failing (FuzzReader found one).
+func (r *Reader) walkPages(m *format.ColumnMetaData, lo, hi int64) bool {
+	br := bufio.NewReaderSize(nil, 512)
+	var proto thrift.CompactProtocol
+	for pos := lo; pos < hi; {
+		sec := io.NewSectionReader(r.f, pos, hi-pos)
+		br.Reset(sec)
+		var h format.PageHeader
+		if err := thrift.NewDecoder(proto.NewReader(br)).Decode(&h); err != nil {
+			return false
+		}
+		read, _ := sec.Seek(0, io.SeekCurrent)
+		next := pos + read - int64(br.Buffered()) + int64(h.CompressedPageSize)
+		if h.CompressedPageSize < 0 || h.UncompressedPageSize < 0 || next > hi ||
+			int64(h.UncompressedPageSize) > m.TotalUncompressedSize {
+			return false
+		}
+		pos = next
+	}
+	return true
+}
+
+// clipReader reads the file for the library: a read that starts inside a
+// span ends at the span's end (a short read, which the library's buffered
+// page reader takes as it takes any), so it fetches nothing past it.
+type clipReader struct {
+	f     io.ReaderAt
+	spans []span
+}
+
+func (c clipReader) ReadAt(p []byte, off int64) (int, error) {
+	i := sort.Search(len(c.spans), func(i int) bool { return c.spans[i].hi > off })
+	if i < len(c.spans) && c.spans[i].lo <= off && off+int64(len(p)) > c.spans[i].hi {
+		p = p[:c.spans[i].hi-off]
+	}
+	return c.f.ReadAt(p, off)
+}
+
+// hint asks an object for spans before they are read.
+func (r *Reader) hint(spans []span) {
+	if h, ok := r.f.(corpus.Hinter); ok {
+		for _, s := range spans {
+			h.Hint(s.lo, s.hi-s.lo)
+		}
+	}
+}
+
+// checkCounts checks that the rows of ch, file rows from first on, have
+// the sample and label counts the layout gives them: a counts file that
+// does not match the rows (invariant 6) is found at the first chunk that
+// differs, not used.
+func (r *Reader) checkCounts(ch *corpus.Chunk, first int64) error {
+	scratch := make([]int64, len(r.cfg.Streams))
+	for i := range len(ch.IDs) {
+		s, lab, _ := r.count(ch, i, scratch)
+		row := first + int64(i)
+		if s != r.layout.Samples[row] || r.layout.Labels != nil && lab != r.layout.Labels[row] {
+			return &Error{File: r.path, RowGroup: r.groupOf(row), Row: row,
+				Msg: fmt.Sprintf("row %d has %d samples, but the index says %d: the index does not match the file", row, s, r.layout.Samples[row]), Err: ErrDamaged}
+		}
+	}
+	return nil
+}
