@@ -48,6 +48,8 @@ func runConvert(env *Env, args []string) error {
 	rgBytes := byteSize(parquet.DefaultRowGroupBytes)
 	fs.Var(&rgBytes, "row-group-bytes", "Parquet output: end a row group once its sequences hold this `size` of data in memory (4 bytes a value or index), e.g. 64MiB")
 	rgRows := fs.Int("row-group-rows", 0, "Parquet output: also end a row group after this many sequences (0: no limit)")
+	readChunk := byteSize(parquet.DefaultChunkBytes)
+	fs.Var(&readChunk, "read-chunk-bytes", "Parquet output: end the pages of the larger columns where a read of the output with --chunk-bytes `SIZE` ends its chunks, so that loading a chunk reads only its own pages")
 	objects := objectFlags(fs, env)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -57,8 +59,8 @@ func runConvert(env *Env, args []string) error {
 		return usagef("want IN and OUT, got %d arguments", len(pos))
 	}
 	in, out := pos[0], pos[1]
-	if rgBytes < 1 || *rgRows < 0 {
-		return usagef("--row-group-bytes must be positive and --row-group-rows >= 0")
+	if rgBytes < 1 || *rgRows < 0 || readChunk < 1 {
+		return usagef("--row-group-bytes and --read-chunk-bytes must be positive and --row-group-rows >= 0")
 	}
 	if same, _ := sameFile(in, out); same || file.IsObject(in) && in == out {
 		return usagef("IN and OUT are the same file (%s)", in)
@@ -96,7 +98,7 @@ func runConvert(env *Env, args []string) error {
 	}
 	defer r.Close()
 	if format == file.CTF {
-		st, err := file.ToParquet(r, dst.path, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows})
+		st, err := file.ToParquet(r, dst.path, parquet.WriterOptions{RowGroupBytes: int64(rgBytes), RowGroupRows: *rgRows, ChunkBytes: int64(readChunk)})
 		if err != nil {
 			return fmt.Errorf("%s: %w", out, err)
 		}

@@ -1,9 +1,12 @@
 package parquet
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -63,5 +66,59 @@ func TestWriterRoundTrip(t *testing.T) {
 				t.Errorf("stream %s: %v %v %v, want %v %v %v", streams[s].Name, g.RowStart[:n+1], g.Indices, g.Values[:e], w.RowStart, w.Indices, w.Values)
 			}
 		}
+	}
+}
+
+// TestPagesEndWithChunks: the Writer ends the pages of its larger columns
+// where a Reader with the same chunk size ends its chunks, and a chunk's
+// load reads its own pages and stops at their end: loading every chunk
+// once reads each byte of those columns once.
+func TestPagesEndWithChunks(t *testing.T) {
+	streams := []corpus.Stream{{Name: "x", Dim: 1}}
+	const n, chunkBytes = 8 * 8192, 8192 * 4 // 8 chunks of 8,192 one-value rows
+	ch := &corpus.Chunk{IDs: make([]string, n), Streams: []corpus.StreamData{{SeqStart: make([]int32, n+1), Dense: make([]float32, n)}}}
+	for i := range n {
+		ch.IDs[i] = strconv.Itoa(i * 7919 % 100003)
+		ch.Streams[0].SeqStart[i+1] = int32(i + 1)
+		ch.Streams[0].Dense[i] = float32(i%1000) / 7
+	}
+	var b bytes.Buffer
+	w, err := NewWriter(&b, streams, WriterOptions{ChunkBytes: chunkBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteChunk(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	blob := &readLog{memBlob: memBlob{bytes.NewReader(b.Bytes())}}
+	r, err := OpenFile(context.Background(), blob, "f.parquet", Config{Streams: streams, ChunkBytes: chunkBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Layout().NumChunks() != 8 {
+		t.Fatalf("%d chunks, want 8", r.Layout().NumChunks())
+	}
+	var columns int64
+	for _, c := range r.pf.Metadata().RowGroups[0].Columns {
+		columns += c.MetaData.TotalCompressedSize
+	}
+	for _, x := range r.pf.OffsetIndexes() {
+		if len(x.PageLocations) < 8 {
+			t.Errorf("a column of %d pages for 8 chunks", len(x.PageLocations))
+		}
+	}
+	blob.read = 0
+	for c := range 8 {
+		got := chunk(t, r, c)
+		if got.IDs[0] != ch.IDs[c*8192] {
+			t.Fatalf("chunk %d starts with id %s, want %s", c, got.IDs[0], ch.IDs[c*8192])
+		}
+	}
+	if blob.read > columns {
+		t.Errorf("loading each chunk once read %d bytes of columns of %d: pages read twice", blob.read, columns)
 	}
 }
