@@ -20,8 +20,8 @@ func (s *Server) SetIndexProgressForTest(fn func(n int64)) { s.readers.setProgre
 // IndexPassesStartedForTest counts the index passes started.
 func (s *Server) IndexPassesStartedForTest() int { return s.readers.indexed() }
 
-// ExactObjectsForTest counts the cached readers of CTF objects and those
-// whose object reads exactly.
+// ExactObjectsForTest counts the cached readers of objects and those whose
+// object reads exactly.
 func (s *Server) ExactObjectsForTest() (exact, objects int) {
 	s.readers.mu.Lock()
 	defer s.readers.mu.Unlock()

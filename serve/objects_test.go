@@ -194,10 +194,9 @@ func TestObjectReaderReused(t *testing.T) {
 	}
 }
 
-// TestObjectsSharedReaderTurnsExact: a rank split by chunks that finds a
-// CTF object's reader opened by a balanced call turns that object's reads
-// exact, with the local file's minibatches; a Parquet object's reads stay
-// by blocks.
+// TestObjectsSharedReaderTurnsExact: a rank split by chunks that finds an
+// object's reader (CTF or Parquet) opened by a balanced call turns that
+// object's reads exact, with the local file's minibatches.
 func TestObjectsSharedReaderTurnsExact(t *testing.T) {
 	ctfPath, pqPath := writeCorpus(t, 53), parquetCorpus(t, 53)
 	s := miniotest.Start(t)
@@ -211,20 +210,21 @@ func TestObjectsSharedReaderTurnsExact(t *testing.T) {
 		r.Workers, r.Rank, r.Split = 3, 1, "chunks"
 		return r
 	}
-	for _, f := range [][2]string{{"s3://corpora/c.ctf", ctfPath}, {"s3://corpora/c.parquet", pqPath}} {
+	for i, f := range [][2]string{{"s3://corpora/c.ctf", ctfPath}, {"s3://corpora/c.parquet", pqPath}} {
 		sameStream(t, "balanced "+f[0], collect(t, conn, objectReq(f[0])), collect(t, conn, objectReq(f[1])))
-		if exact, objects := srv.ExactObjectsForTest(); exact != 0 || objects != 1 {
-			t.Fatalf("after a balanced call on %s: %d of %d CTF objects read exactly; want 0 of 1", f[0], exact, objects)
+		if exact, objects := srv.ExactObjectsForTest(); exact != 0 || objects != i+1 {
+			t.Fatalf("after a balanced call on %s: %d of %d objects read exactly; want 0 of %d", f[0], exact, objects, i+1)
 		}
 	}
 	for _, f := range [][2]string{{"s3://corpora/c.parquet", pqPath}, {"s3://corpora/c.ctf", ctfPath}} {
 		sameStream(t, "split "+f[0], collect(t, conn, rank(f[0])), collect(t, conn, rank(f[1])))
 	}
-	if exact, objects := srv.ExactObjectsForTest(); exact != 1 || objects != 1 {
-		t.Fatalf("after split calls: %d of %d CTF objects read exactly; want 1 of 1", exact, objects)
+	if exact, objects := srv.ExactObjectsForTest(); exact != 2 || objects != 2 {
+		t.Fatalf("after split calls: %d of %d objects read exactly; want 2 of 2", exact, objects)
 	}
-	// The balanced call that follows shares the reader, now exact.
+	// The balanced calls that follow share the readers, now exact.
 	sameStream(t, "balanced after", collect(t, conn, objectReq("s3://corpora/c.ctf")), collect(t, conn, objectReq(ctfPath)))
+	sameStream(t, "balanced after", collect(t, conn, objectReq("s3://corpora/c.parquet")), collect(t, conn, objectReq(pqPath)))
 }
 
 // TestObjectsMixtureOpensAtOnce: a call's mixture of Parquet objects opens

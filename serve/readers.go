@@ -43,9 +43,8 @@ type readerEntry struct {
 	name    string      // the file's absolute path or the object's URL
 	version string      // blob.version of what was indexed
 	info    fs.FileInfo // a local file indexed (os.SameFile tells a replaced one); nil for an object
-	// exactable is the object read, when it is a CTF object, whose reads a
-	// call split by chunks turns exact (objstore.Options.Exact); nil for a
-	// local file and a Parquet object.
+	// exactable is the object read, whose reads a call split by chunks
+	// turns exact (objstore.Options.Exact); nil for a local file.
 	exactable *objstore.Object
 	// While pending, waiters counts the calls waiting for the pass and
 	// cancel stops it; done is closed when it ends, with r or err set.
@@ -185,7 +184,7 @@ func (c *readerCache) index(ctx context.Context, e *readerEntry, b blob, cfg ctf
 	var exactable *objstore.Object
 	if o, ok := b.Blob.(*objstore.Object); ok {
 		r, err = file.OpenObject(ctx, o, b.name, cfg, file.Options{Progress: progress})
-		if _, isCTF := file.CTFOf(r); err == nil && isCTF {
+		if err == nil {
 			exactable = o
 		}
 	} else {

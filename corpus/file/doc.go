@@ -18,9 +18,10 @@
 //     fingerprint and minibatches of the same bytes in a local file: a
 //     state saved reading one resumes reading the other. Its format is told
 //     by the name's extension or the object's first bytes.
-//  5. PublishIndex puts a CTF object's index beside it (KEY.batchprep-index).
-//     A reader with no index in its cache fetches the published one instead
-//     of streaming the object through an index pass, and uses it only when
-//     it was made for the same version of the object and the same reader
-//     settings; otherwise it says so (a ctf.ErrCache warning) and indexes.
+//  5. PublishIndex puts an object's index beside it (KEY.batchprep-index):
+//     a CTF object's index, a Parquet object's counts. A reader with no
+//     index in its cache fetches the published one instead of reading the
+//     object through an index pass, and uses it only when it was made for
+//     the same version of the object and the same reader settings;
+//     otherwise it says so (a ctf.ErrCache warning) and indexes.
 package file

@@ -97,10 +97,11 @@ func PruneIndexCaches(dir string, unused time.Duration) (int, error) {
 }
 
 // openObject opens the corpus in the object at url (invariant 4). A CTF
-// object's index is always cached, in the cache directory under
-// index/<hash of the URL>, and reused while the object's ETag, its size
-// and the config match; a Parquet object is read from its footer and the
-// blocks of the columns it needs.
+// object's index, and a Parquet object's counts, are always cached, in the
+// cache directory under index/<hash of the URL>, and reused while the
+// object's ETag, its size and the config match; a Parquet object whose
+// counts are there is read from its footer and the pages of the chunks
+// loaded.
 func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (Reader, error) {
 	obj, err := objstore.Open(ctx, url, opt.Objects)
 	if err != nil {
@@ -118,11 +119,12 @@ func openObject(ctx context.Context, url string, cfg ctf.Config, opt Options) (R
 // itself, or obj kept open).
 func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blob, url string, cfg ctf.Config, opt Options) (Reader, error) {
 	if DetectBlob(blob, url) == Parquet {
-		// The open counts every row group's samples through small reads,
-		// which whole blocks serve best: a rank fetches the whole object
-		// whichever chunks it reads (docs/object-storage.md).
-		obj.SetExact(false)
-		r, err := parquet.OpenFile(ctx, blob, url, ParquetConfig(cfg))
+		pcfg, err := objectParquetConfig(obj, url, cfg)
+		if err != nil {
+			return nil, err
+		}
+		fetchPublishedIndex(ctx, obj, url, parquet.CountsPath(url, pcfg), nil, cfg.Warn)
+		r, err := parquet.OpenFile(ctx, blob, url, pcfg)
 		if err != nil {
 			return nil, err
 		}
@@ -132,10 +134,30 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blo
 	if err != nil {
 		return nil, err
 	}
-	fetchPublishedIndex(ctx, obj, blob, url, cfg)
+	verify := func() error { return ctf.VerifyCacheOf(blob, url, cfg) }
+	fetchPublishedIndex(ctx, obj, url, ctf.CachePath(url, cfg), verify, cfg.Warn)
 	r, err := ctf.OpenContext(ctx, url, cfg, ctf.OpenOptions{File: blob, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}
 	return ctfReader{r}, nil
+}
+
+// objectParquetConfig is the Parquet reader's config for the object obj at
+// url: its counts kept where a CTF object's index would be, cache problems
+// reported as a CTF reader reports them, and whole blocks fetched while an
+// index pass reads every row group (exact reads are for loads of chunks
+// far apart, not for a pass).
+func objectParquetConfig(obj *objstore.Object, url string, cfg ctf.Config) (parquet.Config, error) {
+	cfg, err := IndexCache(cfg, obj.CacheDir(), url)
+	if err != nil {
+		return parquet.Config{}, err
+	}
+	pcfg := ParquetConfig(cfg)
+	pcfg.CacheDir = cfg.CacheDir
+	if warn := cfg.Warn; warn != nil {
+		pcfg.Warn = func(msg string) { warn(ctf.Error{File: url, Msg: msg, Err: ctf.ErrCache}) }
+	}
+	pcfg.OnIndexPass = func() { obj.SetExact(false) }
+	return pcfg, nil
 }

@@ -204,14 +204,16 @@ func BenchmarkReadObject(b *testing.B) {
 func BenchmarkObjectRanks(b *testing.B) {
 	ob := newObjectBench(b)
 	first := objstore.Options{CacheDir: b.TempDir()}
-	r, err := OpenWith(b.Context(), ob.files["ctf"][1], ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}, Options{Objects: first})
-	if err != nil {
-		b.Fatal(err)
-	}
-	_, err = PublishIndex(b.Context(), r, first)
-	r.Close()
-	if err != nil {
-		b.Fatal(err)
+	for _, format := range []string{"ctf", "parquet"} {
+		r, err := OpenWith(b.Context(), ob.files[format][1], ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}, Options{Objects: first})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = PublishIndex(b.Context(), r, first)
+		r.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	for _, c := range []struct{ format, kind string }{{"ctf", "window"}, {"ctf", "none"}, {"ctf", "window-chunks"},
 		{"parquet", "window"}, {"parquet", "window-chunks"}} {

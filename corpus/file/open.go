@@ -184,7 +184,7 @@ func (p parquetReader) Session(int, func(ctf.Error)) (corpus.Source, error) { re
 
 func (p parquetReader) Summary() ctf.Summary {
 	return ctf.Summary{Sequences: p.Layout().NumSequences(), Chunks: p.Layout().NumChunks(),
-		Samples: p.StreamSamples(), Skipped: map[string]int{}, Warnings: map[string]int{}}
+		Samples: p.StreamSamples(), Skipped: map[string]int{}, Warnings: map[string]int{}, FromCache: p.FromCounts()}
 }
 
 // ParquetOf returns the Parquet reader behind r, if r reads Parquet.
