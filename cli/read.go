@@ -133,7 +133,7 @@ func runRead(env *Env, args []string) error {
 	fs.StringVar(&f.format, "format", "jsonl", "output: jsonl, text or summary")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on stderr")
 	fs.BoolVar(&f.cacheIndex, "cache-index", false, "keep the index in CORPUS.batchprep-index and reuse it while the file is unchanged")
-	fs.BoolVar(&f.publishIndex, "publish-index", false, "put the index of each CTF object read beside it, as KEY.batchprep-index, where readers on other hosts find it instead of indexing (docs/object-storage.md)")
+	fs.BoolVar(&f.publishIndex, "publish-index", false, "put the index of each object read (a CTF index, Parquet counts) beside it, as KEY.batchprep-index, where readers on other hosts find it instead of indexing (docs/object-storage.md)")
 	f.objects = objectFlags(fs, env)
 	fs.Var(&f.mix, "mix", "a corpus of a weighted mixture, `CORPUS=WEIGHT` (0.7, or samples:N per epoch); repeatable, instead of the CORPUS argument (docs/mixtures.md)")
 	fs.StringVar(&f.memoryLimit, "memory-limit", "auto", "soft memory limit for the Go runtime: auto (window + 64MiB, less 8MiB for the process), off, or a size such as 512MiB")

@@ -73,3 +73,58 @@ func cachedBytes(dir string) int64 {
 	})
 	return n
 }
+
+// TestReadParquetObjectRanksFetchTheirPages: a Parquet object converted
+// with pages that end with read's chunks (convert --read-chunk-bytes), its
+// counts published by `read --publish-index`: 4 ranks of `read --split
+// chunks`, each with an empty cache, fetch the counts and about a quarter
+// of the object (the pages of their own chunks, no index pass), and each
+// streams what it streams from the local file. With the balanced split a
+// rank fetches it all.
+func TestReadParquetObjectRanksFetchTheirPages(t *testing.T) {
+	var b strings.Builder
+	for i := 0; b.Len() < 3<<20; i++ {
+		fmt.Fprintf(&b, "%d |x %d %d |y %d %d\n", i/20, i, i%97, i%5, i%89)
+	}
+	dir := t.TempDir()
+	ctfPath, pqPath := filepath.Join(dir, "big.ctf"), filepath.Join(dir, "big.parquet")
+	os.WriteFile(ctfPath, []byte(b.String()), 0o644)
+	streams := []string{"--stream", "x:2", "--stream", "y:2"}
+	if code, _, errOut := run(t, append([]string{"convert", ctfPath, pqPath, "--read-chunk-bytes", "128KiB"}, streams...)...); code != 0 {
+		t.Fatal(errOut)
+	}
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "big.parquet", pqPath)
+	miniotest.SetEnv(t, s.Env())
+	info, _ := os.Stat(pqPath)
+	size := float64(info.Size())
+	flags := append([]string{"--mb", "64", "--chunk-bytes", "131072", "--quiet"}, streams...)
+	code, _, errOut := run(t, append([]string{"read", "s3://corpora/big.parquet", "--cache-dir", t.TempDir(), "--max-minibatches", "1", "--format", "summary", "--publish-index"}, flags...)...)
+	if code != 0 || !strings.Contains(errOut, "published the index of s3://corpora/big.parquet as s3://corpora/big.parquet.batchprep-index") {
+		t.Fatalf("--publish-index: exit %d, %s", code, errOut)
+	}
+	share := func(extra ...string) float64 {
+		dir := t.TempDir()
+		args := append(append([]string{"read", "s3://corpora/big.parquet", "--cache-dir", dir, "--format", "jsonl"}, flags...), extra...)
+		code, out, errOut := run(t, args...)
+		if code != 0 {
+			t.Fatal(errOut)
+		}
+		_, want, _ := run(t, append(append([]string{"read", pqPath, "--format", "jsonl"}, flags...), extra...)...)
+		if out != want {
+			t.Errorf("%v: the object's minibatches differ from the local file's", extra)
+		}
+		got := float64(cachedBytes(dir)) / size
+		t.Logf("%v: %.3f of the object's size cached", extra, got)
+		return got
+	}
+	for r := 0; r < 4; r++ {
+		if got := share("--workers", "4", "--rank", strconv.Itoa(r), "--split", "chunks"); got < 0.15 || got > 0.35 {
+			t.Errorf("rank %d of 4, split by chunks: fetched %.2f of the object with the counts, want about 0.25 and the counts", r, got)
+		}
+	}
+	if got := share("--workers", "4", "--rank", "1"); got < 0.99 {
+		t.Errorf("rank 1 of 4, balanced split: fetched %.2f of the object, want all of it", got)
+	}
+}

@@ -11,9 +11,9 @@ import (
 
 // What read does for corpora in object storage beyond opening them.
 
-// publishIndexes puts the index of each CTF object among readers beside
-// it (file.PublishIndex) and says so on stderr. Objects with no index to
-// publish (Parquet) are passed over, unless no object has one.
+// publishIndexes puts the index of each object among readers beside it
+// (file.PublishIndex) and says so on stderr. Objects with no index to
+// publish are passed over, unless no object has one.
 func publishIndexes(env *Env, f *readFlags, srcCfg source.Config, readers []file.Reader) error {
 	var none error
 	published := 0
