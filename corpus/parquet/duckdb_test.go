@@ -27,12 +27,25 @@ var duckdbStreams = []corpus.Stream{{Name: "d", Dim: 2}, {Name: "s", Dim: 10, Sp
 
 // TestReadDuckDBFile: a file DuckDB wrote (optional lists and elements,
 // row groups, a dictionary-encoded id column, doubles and int64 read as
-// float32 and int32) reads with the values DuckDB was given.
+// float32 and int32) reads with the values DuckDB was given, counted by an
+// index pass and opened again from its counts (invariant 6).
 func TestReadDuckDBFile(t *testing.T) {
 	duckdbtest.Need(t)
 	p := filepath.Join(t.TempDir(), "duck.parquet")
 	duckdbtest.Exec(t, "copy ("+duckdbRows+") to "+duckdbtest.Quote(p)+" (format parquet, row_group_size 2048)")
-	r := openT(t, p, Config{Streams: duckdbStreams, ChunkSequences: 333})
+	cfg := Config{Streams: duckdbStreams, ChunkSequences: 333, CacheDir: t.TempDir()}
+	for open := range 2 {
+		r := openT(t, p, cfg)
+		if r.FromCounts() != (open == 1) {
+			t.Fatalf("open %d: from counts %v", open, r.FromCounts())
+		}
+		checkDuckDBFile(t, r)
+		r.Close()
+	}
+}
+
+func checkDuckDBFile(t *testing.T, r *Reader) {
+	t.Helper()
 	if r.RowGroups() != 3 {
 		t.Fatalf("%d row groups, want 3", r.RowGroups())
 	}

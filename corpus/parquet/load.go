@@ -54,10 +54,10 @@ func (r *Reader) loadSpans(g int, from, end int64) (cols []colSpan, merged []spa
 		if lo < 0 || hi > r.fileSize || lo >= hi {
 			continue
 		}
-		if p, ends, ok := r.pageRange(g, sh.col, lo, hi, from-r.first[g], end-r.first[g]); ok {
+		if p, first, ends, ok := r.pageRange(g, sh.col, lo, hi, from-r.first[g], end-r.first[g]); ok {
 			endsPage[sh.col] = ends
-			if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < m.DataPageOffset {
-				cols = append(cols, colSpan{span{m.DictionaryPageOffset, m.DataPageOffset}, sh, m})
+			if first > lo { // a dictionary page before the data pages
+				cols = append(cols, colSpan{span{lo, first}, sh, m})
 			}
 			lo, hi = p.lo, p.hi
 		}
@@ -79,31 +79,32 @@ func (r *Reader) loadSpans(g int, from, end int64) (cols []colSpan, merged []spa
 }
 
 // pageRange returns the bytes of the data pages of column col in row group
-// g that hold the group's rows [from, end), and whether row end starts a
-// page, from the offset index, when the file has one for the column and
-// its pages lie in order inside the column chunk [lo, hi).
-func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (span, bool, bool) {
+// g that hold the group's rows [from, end), where the first data page
+// starts, and whether row end starts a page, from the offset index, when
+// the file has one for the column and its pages lie in order inside the
+// column chunk [lo, hi).
+func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (p span, first int64, ends, ok bool) {
 	oi := r.pf.OffsetIndexes()
 	ncols := len(r.pf.Metadata().RowGroups[g].Columns)
 	if len(oi) != len(r.pf.Metadata().RowGroups)*ncols {
-		return span{}, false, false
+		return span{}, 0, false, false
 	}
 	pages := oi[g*ncols+col].PageLocations
 	if len(pages) == 0 || pages[0].FirstRowIndex != 0 {
-		return span{}, false, false
+		return span{}, 0, false, false
 	}
 	at := lo
-	for i, p := range pages {
-		if p.Offset < at || p.CompressedPageSize <= 0 || p.Offset+int64(p.CompressedPageSize) > hi ||
-			i > 0 && p.FirstRowIndex <= pages[i-1].FirstRowIndex {
-			return span{}, false, false
+	for i, pl := range pages {
+		if pl.Offset < at || pl.CompressedPageSize <= 0 || pl.Offset+int64(pl.CompressedPageSize) > hi ||
+			i > 0 && pl.FirstRowIndex <= pages[i-1].FirstRowIndex {
+			return span{}, 0, false, false
 		}
-		at = p.Offset + int64(p.CompressedPageSize)
+		at = pl.Offset + int64(pl.CompressedPageSize)
 	}
-	first := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex > from }) - 1
-	last := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex >= end }) - 1
-	ends := last+1 < len(pages) && pages[last+1].FirstRowIndex == end
-	return span{pages[first].Offset, pages[last].Offset + int64(pages[last].CompressedPageSize)}, ends, true
+	a := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex > from }) - 1
+	b := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex >= end }) - 1
+	ends = b+1 < len(pages) && pages[b+1].FirstRowIndex == end
+	return span{pages[a].Offset, pages[b].Offset + int64(pages[b].CompressedPageSize)}, pages[0].Offset, ends, true
 }
 
 // checkSpans checks the header of every page in the column spans of row

@@ -130,34 +130,32 @@ func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reade
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
 	}
 	r.fileSize = st.Size()
+	// An object's version (its ETag) names its content: the key, and the
+	// fingerprint kept beside the counts, spare it the edges' reads. A
+	// local file's modification time does not.
 	version, versioned := r.version()
-	if cfg.CacheDir != "" {
-		// An object's version (its ETag) names its content: the key, and
-		// the fingerprint kept beside the counts, spare it the edges'
-		// reads. A local file's modification time does not.
-		var keyEdges string
-		if !versioned {
-			if keyEdges, err = r.edges(); err != nil {
-				return nil, err
-			}
+	var edges string
+	if !versioned || cfg.CacheDir == "" {
+		if edges, err = r.edges(); err != nil {
+			return nil, err
 		}
-		r.key = r.countsKey(version, keyEdges)
-		edges, err := r.loadCounts()
+	}
+	if cfg.CacheDir != "" {
+		r.key = r.countsKey(version, edges)
+		kept, err := r.loadCounts()
 		if err == nil {
 			r.fromCounts = true
-			r.fingerprint(edges)
+			r.fingerprint(kept)
 			return r, nil
 		}
 		if !os.IsNotExist(err) && cfg.Warn != nil {
 			cfg.Warn(fmt.Sprintf("%s: the index %s is not used (%v); indexing the file", path, CountsPath(path, cfg), err))
 		}
-	}
-	edges, err := r.edges()
-	if err != nil {
-		return nil, err
-	}
-	if !versioned {
-		r.key = r.countsKey(version, edges)
+		if versioned {
+			if edges, err = r.edges(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	r.fingerprint(edges)
 	if cfg.OnIndexPass != nil {
