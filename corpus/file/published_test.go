@@ -33,16 +33,7 @@ func TestPublishedIndex(t *testing.T) {
 	defer local.Close()
 	want := sweepDigest(t, local)
 
-	first := objstore.Options{CacheDir: t.TempDir()}
-	r, err := OpenWith(t.Context(), url, cfg, Options{Objects: first})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := PublishIndex(t.Context(), r, first)
-	r.Close()
-	if err != nil || got != url+IndexSuffix {
-		t.Fatalf("PublishIndex: %q, %v", got, err)
-	}
+	first := publish(t, url, cfg)
 
 	// Another host: an empty cache. The open streams nothing.
 	var streamed int64
@@ -74,7 +65,7 @@ func TestPublishedIndex(t *testing.T) {
 	}
 	r3.Close()
 
-	r, err = OpenWith(t.Context(), ctfPath, cfg, Options{Objects: objstore.Options{CacheDir: t.TempDir()}})
+	r, err := OpenWith(t.Context(), ctfPath, cfg, Options{Objects: objstore.Options{CacheDir: t.TempDir()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,19 +94,7 @@ func TestPublishedParquetCounts(t *testing.T) {
 	defer local.Close()
 	want := sweepDigest(t, local)
 
-	first := objstore.Options{CacheDir: t.TempDir()}
-	r, err := OpenWith(t.Context(), url, cfg, Options{Objects: first})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Summary().FromCache {
-		t.Error("the first open found counts in an empty cache")
-	}
-	got, err := PublishIndex(t.Context(), r, first)
-	r.Close()
-	if err != nil || got != url+IndexSuffix {
-		t.Fatalf("PublishIndex: %q, %v", got, err)
-	}
+	publish(t, url, cfg)
 
 	var mu sync.Mutex
 	var warnings []string
@@ -147,4 +126,24 @@ func TestPublishedParquetCounts(t *testing.T) {
 		t.Errorf("counts for other settings: from cache %v, warnings %v", r3.Summary().FromCache, warnings)
 	}
 	r3.Close()
+}
+
+// publish opens the object at url with cfg on an empty cache, publishes
+// its index and returns the options it read with.
+func publish(t *testing.T, url string, cfg ctf.Config) objstore.Options {
+	t.Helper()
+	first := objstore.Options{CacheDir: t.TempDir()}
+	r, err := OpenWith(t.Context(), url, cfg, Options{Objects: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary().FromCache {
+		t.Error("the first open found an index in an empty cache")
+	}
+	got, err := PublishIndex(t.Context(), r, first)
+	r.Close()
+	if err != nil || got != url+IndexSuffix {
+		t.Fatalf("PublishIndex: %q, %v", got, err)
+	}
+	return first
 }

@@ -13,8 +13,6 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	pq "github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/encoding/thrift"
-	"github.com/parquet-go/parquet-go/format"
 )
 
 // pagedFile writes n rows of a sparse stream x (dimension 50, 1 to 9
@@ -173,30 +171,8 @@ func TestCountsLoadChecksPageHeaders(t *testing.T) {
 	if loc.Offset < fingerprintEdge || loc.Offset > int64(len(data))-fingerprintEdge {
 		t.Fatalf("the page at %d lies in the edges of a file of %d bytes", loc.Offset, len(data))
 	}
-	var proto thrift.CompactProtocol
-	rd := bytes.NewReader(data[loc.Offset:])
-	var h format.PageHeader
-	if err := thrift.NewDecoder(proto.NewReader(rd)).Decode(&h); err != nil {
-		t.Fatal(err)
-	}
-	n := len(data[loc.Offset:]) - rd.Len()
-	total := pf.Metadata().RowGroups[g].Columns[xcol].MetaData.TotalUncompressedSize
-	var patched []byte
-	for _, v := range []int32{8191, 1<<20 - 1, 1<<27 - 1} {
-		if int64(v) <= total {
-			continue
-		}
-		h.UncompressedPageSize = v
-		if patched, err = thrift.Marshal(&proto, &h); err == nil && len(patched) == n {
-			break
-		}
-		patched = nil
-	}
-	if patched == nil {
-		t.Fatal("no same-length header found")
-	}
 	info, _ := os.Stat(p)
-	copy(data[loc.Offset:], patched)
+	oversize(t, data, loc.Offset, pf.Metadata().RowGroups[g].Columns[xcol].MetaData.TotalUncompressedSize)
 	os.WriteFile(p, data, 0o644)
 	os.Chtimes(p, info.ModTime(), info.ModTime()) // the same version, as far as the key can tell
 

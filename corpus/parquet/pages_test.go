@@ -37,6 +37,20 @@ func TestDamagedPageHeader(t *testing.T) {
 	if m.DictionaryPageOffset > 0 && m.DictionaryPageOffset < off {
 		off = m.DictionaryPageOffset
 	}
+	oversize(t, data, off, m.TotalUncompressedSize)
+	p := filepath.Join(t.TempDir(), "damaged.parquet")
+	os.WriteFile(p, data, 0o644)
+	_, err = Open(p, Config{Streams: []corpus.Stream{{Name: "x", Dim: 20}}})
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "page header does not fit its column chunk") {
+		t.Fatalf("error %v, want the damaged page header reported", err)
+	}
+}
+
+// oversize rewrites the page header at off in data to declare an
+// uncompressed size above total (its column chunk's), in as many bytes as
+// before, so that the file's offsets stay right.
+func oversize(t *testing.T, data []byte, off, total int64) {
+	t.Helper()
 	var proto thrift.CompactProtocol
 	rd := bytes.NewReader(data[off:])
 	var h format.PageHeader
@@ -44,27 +58,15 @@ func TestDamagedPageHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := len(data[off:]) - rd.Len()
-	// A size above the chunk's total whose varint is as long as the old
-	// one, so the file's offsets stay right.
-	var patched []byte
-	for _, v := range []int32{63, 8191, 1<<20 - 1} {
-		if int64(v) <= m.TotalUncompressedSize {
+	for _, v := range []int32{63, 8191, 1<<20 - 1, 1<<27 - 1} {
+		if int64(v) <= total {
 			continue
 		}
 		h.UncompressedPageSize = v
-		if patched, err = thrift.Marshal(&proto, &h); err == nil && len(patched) == n {
-			break
+		if patched, err := thrift.Marshal(&proto, &h); err == nil && len(patched) == n {
+			copy(data[off:], patched)
+			return
 		}
-		patched = nil
 	}
-	if patched == nil {
-		t.Fatal("no same-length header found")
-	}
-	copy(data[off:], patched)
-	p := filepath.Join(t.TempDir(), "damaged.parquet")
-	os.WriteFile(p, data, 0o644)
-	_, err = Open(p, Config{Streams: []corpus.Stream{{Name: "x", Dim: 20}}})
-	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "page header does not fit its column chunk") {
-		t.Fatalf("error %v, want the damaged page header reported", err)
-	}
+	t.Fatal("no same-length header found")
 }
