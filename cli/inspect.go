@@ -192,8 +192,8 @@ func inspectOne(in corpusFiles, path string, cfg ctf.Config) (rep *inspectReport
 		return nil, nil, err
 	}
 	if kind == file.Parquet {
-		if cfg.LineMode || cfg.CacheIndex {
-			return nil, nil, usagef("--line-mode and --cache-index apply to CTF files; %s is a Parquet file", path)
+		if cfg.LineMode {
+			return nil, nil, usagef("--line-mode applies to CTF files; %s is a Parquet file", path)
 		}
 		return inspectParquet(in, path, cfg)
 	}

@@ -159,9 +159,6 @@ func runRead(env *Env, args []string) error {
 	if f.publishIndex && !file.IsObject(pos[0]) {
 		return usagef("--publish-index: %s is a local file; an index is published beside an object (s3://BUCKET/KEY)", pos[0])
 	}
-	if f.cacheIndex && file.Detect(pos[0]) == file.Parquet {
-		return usagef("--cache-index: %s is a Parquet file, which has no index to cache", pos[0])
-	}
 	diag := &readDiagnostics{w: env.Stderr}
 	ctfCfg.Warn = diag.warn
 	openCtx, stopOpen := openContext(env.Ctx)

@@ -85,11 +85,6 @@ func runReadMix(env *Env, f *readFlags) error {
 	if f.publishIndex && !slices.ContainsFunc(specs, func(sp mixture.Spec) bool { return file.IsObject(sp.Path) }) {
 		return usagef("--publish-index: no --mix corpus is an object; an index is published beside an object (s3://BUCKET/KEY)")
 	}
-	for _, sp := range specs {
-		if f.cacheIndex && file.Detect(sp.Path) == file.Parquet {
-			return usagef("--cache-index: --mix %s: a Parquet file has no index to cache", sp.Path)
-		}
-	}
 	// Parquet objects open at once, the others one at a time beside them
 	// (file.OpensAtOnce). Each corpus's warnings are held until the ones
 	// before it have opened, so stderr reads as if they had opened in turn.

@@ -508,3 +508,55 @@ func TestReadCacheIndex(t *testing.T) {
 		}
 	}
 }
+
+// --cache-index keeps a Parquet file's counts beside it on the first read,
+// and the next read opens from them (the file is not rewritten); the
+// minibatches are the same with and without them.
+func TestReadCacheIndexParquet(t *testing.T) {
+	dir := t.TempDir()
+	ctfPath, p := filepath.Join(dir, "c.ctf"), filepath.Join(dir, "c.parquet")
+	var sb strings.Builder
+	for i := 0; i < 40; i++ {
+		for j := 0; j <= i%3; j++ {
+			fmt.Fprintf(&sb, "%d |x %d\n", i, j)
+		}
+	}
+	os.WriteFile(ctfPath, []byte(sb.String()), 0o644)
+	if code, _, errOut := run(t, "convert", ctfPath, p, "--stream", "x:1"); code != 0 {
+		t.Fatal(errOut)
+	}
+	args := []string{"read", p, "--stream", "x:1", "--mb", "5", "--chunk-sequences", "4", "--format", "jsonl", "--quiet"}
+	code, plain, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var kept os.FileInfo
+	for i := 0; i < 2; i++ {
+		code, out, errOut := run(t, append(args, "--cache-index")...)
+		if code != 0 || out != plain || errOut != "" {
+			t.Fatalf("run %d with --cache-index: exit %d, same output %v: %s", i, code, out == plain, errOut)
+		}
+		info, err := os.Stat(p + ".batchprep-index")
+		if err != nil {
+			t.Fatalf("run %d: no counts kept: %v", i, err)
+		}
+		if i == 1 && !os.SameFile(info, kept) {
+			t.Error("the second run wrote the counts again instead of opening from them")
+		}
+		kept = info
+	}
+	check := []string{"verify", "--index-cache", p, "--stream", "x:1", "--chunk-sequences", "4"}
+	if code, out, errOut := run(t, check...); code != 0 || !strings.Contains(out, "index cache matches") {
+		t.Errorf("verify --index-cache: exit %d: %s%s", code, out, errOut)
+	}
+	data, _ := os.ReadFile(p + ".batchprep-index")
+	data[len(data)-9] ^= 1
+	os.WriteFile(p+".batchprep-index", data, 0o644)
+	if code, out, _ := run(t, check...); code != 1 || !strings.Contains(out, p+".batchprep-index") {
+		t.Errorf("verify --index-cache of damaged counts: exit %d: %s", code, out)
+	}
+	code, out, errOut := run(t, append(args, "--cache-index")...)
+	if code != 0 || out != plain || !strings.Contains(errOut, "not used") || !strings.Contains(errOut, p+".batchprep-index") {
+		t.Errorf("read with damaged counts: exit %d, same output %v: %s", code, out == plain, errOut)
+	}
+}

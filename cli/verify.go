@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/batchprep/batchprep/corpus/ctf"
+	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/graph/config"
 	"github.com/batchprep/batchprep/graph/edgestore"
@@ -30,7 +31,8 @@ What is checked:
   read state   --read-state FILE: its format (the fingerprint is checked
                against the corpus when read resumes from it)
   index cache  --index-cache CORPUS: the cache for the --stream (and
-               chunking) flags that read and inspect would use
+               chunking) flags that read and inspect would use (a CTF
+               file's index, a Parquet file's counts)
   checkpoint   --checkpoint DIR (a problem when DIR is missing), or with
                --config its checkpoint_path when that directory exists:
                the manifest and every file it names (sizes, SHA-256,
@@ -139,12 +141,12 @@ func runVerify(env *Env, args []string) error {
 			}
 			cc.Streams = append(cc.Streams, st)
 		}
-		err := ctf.VerifyCache(*cache, cc)
+		err := file.VerifyIndexCache(*cache, cc)
 		switch {
 		case err == nil:
-			rep.ok("%s: index cache matches %s", ctf.CachePath(*cache, cc), *cache)
+			rep.ok("%s: index cache matches %s", file.IndexCachePath(*cache, cc), *cache)
 		case os.IsNotExist(err):
-			rep.problem(fmt.Errorf("%s: no index cache for these flags (read --cache-index writes one)", ctf.CachePath(*cache, cc)))
+			rep.problem(fmt.Errorf("%s: no index cache for these flags (read --cache-index writes one)", file.IndexCachePath(*cache, cc)))
 		default:
 			rep.problem(err)
 		}

@@ -19,8 +19,8 @@ import (
 // reading its text for an index pass, streaming what a server without the
 // cache streams. A changed file is indexed again; that its old index was
 // stale is the server's log's business, never the client's (it names the
-// server's cache). Without CacheIndex nothing is written there, and a
-// Parquet file, which has no index, gets no cache either.
+// server's cache). Without CacheIndex nothing is written there; with it a
+// Parquet file's counts are kept there too.
 func TestLocalIndexCached(t *testing.T) {
 	path := writeCorpus(t, 60)
 	req := func() *pb.SequenceRequest {
@@ -95,8 +95,8 @@ func TestLocalIndexCached(t *testing.T) {
 	preq.Files = []string{pq}
 	_, conn, _ := startServer(t, serve.Options{CacheIndex: true, Objects: objstore.Options{CacheDir: cache}})
 	collect(t, conn, preq)
-	if all, _ := filepath.Glob(filepath.Join(cache, "index", "*")); len(all) != 1 {
-		t.Errorf("index directories %v, want only the CTF file's", all)
+	if all, _ := filepath.Glob(filepath.Join(cache, "index", "*", filepath.Base(pq)+".batchprep-index")); len(all) != 1 {
+		t.Errorf("the Parquet file's counts kept %v, want once", all)
 	}
 	if entries, _ := os.ReadDir(plainCache); len(entries) != 0 {
 		t.Errorf("a server without CacheIndex wrote %d entries in its cache directory", len(entries))

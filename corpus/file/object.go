@@ -155,9 +155,7 @@ func objectParquetConfig(obj *objstore.Object, url string, cfg ctf.Config) (parq
 	}
 	pcfg := ParquetConfig(cfg)
 	pcfg.CacheDir = cfg.CacheDir
-	if warn := cfg.Warn; warn != nil {
-		pcfg.Warn = func(msg string) { warn(ctf.Error{File: url, Msg: msg, Err: ctf.ErrCache}) }
-	}
+	pcfg.Warn = cacheWarning(url, cfg.Warn)
 	pcfg.OnIndexPass = func() { obj.SetExact(false) }
 	return pcfg, nil
 }

@@ -47,10 +47,10 @@ func Detect(path string) Format {
 }
 
 // Open opens the corpus at path with cfg. A Parquet file takes the streams,
-// the defines-mb-size and label streams and the chunking from cfg; CTF's
-// own settings (line mode, the index cache) do not apply to it, and since
-// Open checks every row of a Parquet file, a bad row fails it whatever
-// MaxErrors says.
+// the defines-mb-size and label streams and the chunking from cfg, and the
+// index cache keeps its counts (parquet invariant 6); CTF's line mode does
+// not apply to it, and a bad row of a Parquet file fails the open, or the
+// load that meets it, whatever MaxErrors says.
 func Open(path string, cfg ctf.Config) (Reader, error) {
 	if IsObject(path) {
 		return OpenWith(context.Background(), path, cfg, Options{})
@@ -62,11 +62,64 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 		}
 		return ctfReader{r}, nil
 	}
-	r, err := parquet.Open(path, ParquetConfig(cfg))
+	r, err := parquet.Open(path, localParquetConfig(path, cfg, ""))
 	if err != nil {
 		return nil, err
 	}
 	return parquetReader{r}, nil
+}
+
+// localParquetConfig is the Parquet reader's config for the local file at
+// path: its counts kept where a CTF file's index would be, with
+// cfg.CacheIndex (in cfg.CacheDir, or beside the file) or in indexDir
+// (Options.IndexDir).
+func localParquetConfig(path string, cfg ctf.Config, indexDir string) parquet.Config {
+	if indexDir != "" {
+		// A directory that cannot be made shows as the warning that the
+		// counts could not be kept.
+		cfg, _ = IndexCache(cfg, indexDir, path)
+	}
+	pcfg := ParquetConfig(cfg)
+	if cfg.CacheIndex {
+		pcfg.CacheDir = cfg.CacheDir
+		if pcfg.CacheDir == "" {
+			pcfg.CacheDir = filepath.Dir(path)
+		}
+		pcfg.Warn = cacheWarning(path, cfg.Warn)
+	}
+	return pcfg
+}
+
+// IndexCachePath is where the index cache of the local corpus at path is
+// kept for cfg (read --cache-index): a CTF file's index, a Parquet file's
+// counts.
+func IndexCachePath(path string, cfg ctf.Config) string {
+	if Detect(path) == Parquet {
+		cfg.CacheIndex = true
+		return parquet.CountsPath(path, localParquetConfig(path, cfg, ""))
+	}
+	return ctf.CachePath(path, cfg)
+}
+
+// VerifyIndexCache checks the index cache of the local corpus at path for
+// cfg without using or rewriting it (ctf.VerifyCache, parquet.VerifyCounts):
+// nil when it matches the file and cfg, an error for which os.IsNotExist
+// is true when there is none.
+func VerifyIndexCache(path string, cfg ctf.Config) error {
+	if Detect(path) == Parquet {
+		cfg.CacheIndex = true
+		return parquet.VerifyCounts(path, localParquetConfig(path, cfg, ""))
+	}
+	return ctf.VerifyCache(path, cfg)
+}
+
+// cacheWarning reports a counts file's problems as a CTF reader reports
+// its index cache's (ctf.ErrCache), to warn when it is set.
+func cacheWarning(path string, warn func(ctf.Error)) func(string) {
+	if warn == nil {
+		return nil
+	}
+	return func(msg string) { warn(ctf.Error{File: path, Msg: msg, Err: ctf.ErrCache}) }
 }
 
 // OpenWith is Open of a local file or of an object (s3://BUCKET/KEY,
@@ -135,7 +188,7 @@ func memTotal() int64 {
 // success the Reader owns f; on error the caller does.
 func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, opt Options) (Reader, error) {
 	if DetectBlob(f, path) == Parquet {
-		r, err := parquet.OpenFile(ctx, f, path, ParquetConfig(cfg))
+		r, err := parquet.OpenFile(ctx, f, path, localParquetConfig(path, cfg, opt.IndexDir))
 		if err != nil {
 			return nil, err
 		}

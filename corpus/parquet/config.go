@@ -33,7 +33,8 @@ type Config struct {
 	// settings, reads no rows (invariant 6).
 	CacheDir string
 	// Warn, when set, hears of a counts file that could not be used or
-	// written; the open goes on without it.
+	// written (the message names the counts file, not the Parquet file);
+	// the open goes on without it.
 	Warn func(msg string)
 	// OnIndexPass, when set, is called before an index pass reads the
 	// rows: an object's reader then fetches whole blocks, since the pass

@@ -77,6 +77,54 @@ func (r *Reader) countsKey(version, edges string) [32]byte {
 	return k
 }
 
+// setKey sets the counts' key, and returns the hash of the file's edges
+// when it read them: a local file's modification time does not name its
+// content, so its edges are part of the key, while an object's version (its
+// ETag) does, and the fingerprint kept in the counts file spares it the
+// edges' reads ("").
+func (r *Reader) setKey() (edges string, err error) {
+	version, versioned := r.version()
+	if !versioned {
+		if edges, err = r.edges(); err != nil {
+			return "", err
+		}
+	}
+	r.key = r.countsKey(version, edges)
+	return edges, nil
+}
+
+// VerifyCounts checks the counts file of the Parquet file at path for cfg
+// (with cfg.CacheDir) without using or rewriting it: nil when it decodes
+// and was made for this version of the file and cfg; an error for which
+// os.IsNotExist is true when there is none; otherwise an error naming it
+// and what is wrong. (A reader never uses such a file: it says so and
+// indexes the file.)
+func VerifyCounts(path string, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	defer f.Close()
+	r, err := openFooter(f, path, cfg)
+	if err != nil {
+		return err
+	}
+	if _, err := r.setKey(); err != nil {
+		return err
+	}
+	if _, err := r.loadCounts(); err != nil {
+		if os.IsNotExist(err) {
+			return err
+		}
+		return fmt.Errorf("parquet: %s: %w", CountsPath(path, cfg), err)
+	}
+	r.counts.Close()
+	return nil
+}
+
 // saveCounts writes the counts file (atomically), if cfg.CacheDir is set.
 func (r *Reader) saveCounts() error {
 	path := CountsPath(r.path, r.cfg)

@@ -103,6 +103,52 @@ func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reade
 			r, err = nil, damaged(path, -1, -1)
 		}
 	}()
+	if r, err = openFooter(f, path, cfg); err != nil {
+		return nil, err
+	}
+	var edges string
+	if cfg.CacheDir != "" {
+		if edges, err = r.setKey(); err != nil {
+			return nil, err
+		}
+		kept, err := r.loadCounts()
+		if err == nil {
+			r.fromCounts = true
+			r.fingerprint(kept)
+			return r, nil
+		}
+		if !os.IsNotExist(err) && cfg.Warn != nil {
+			cfg.Warn(fmt.Sprintf("the index %s is not used (%v); indexing the file", CountsPath(path, cfg), err))
+		}
+	}
+	if edges == "" {
+		if edges, err = r.edges(); err != nil {
+			return nil, err
+		}
+	}
+	r.fingerprint(edges)
+	if cfg.OnIndexPass != nil {
+		cfg.OnIndexPass()
+	}
+	if err := r.checkPages(); err != nil {
+		return nil, err
+	}
+	if err := r.index(ctx, r.fileSize); err != nil {
+		return nil, err
+	}
+	if err := r.saveCounts(); err != nil && cfg.Warn != nil {
+		cfg.Warn(fmt.Sprintf("the index could not be kept in %s (%v)", CountsPath(path, cfg), err))
+	}
+	return r, nil
+}
+
+// openFooter reads the file's footer and resolves the configured columns.
+func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
+	defer func() {
+		if p := recover(); p != nil { // the library's checks of a damaged file
+			r, err = nil, damaged(path, -1, -1)
+		}
+	}()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
@@ -121,54 +167,13 @@ func open(ctx context.Context, f corpus.Blob, path string, cfg Config) (r *Reade
 	if err != nil {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "a damaged Parquet file: its footer cannot be read", Err: ErrDamaged}
 	}
-	r = &Reader{path: path, f: f, pf: pf, cfg: cfg}
+	r = &Reader{path: path, f: f, pf: pf, cfg: cfg, fileSize: st.Size()}
 	if err := r.resolve(); err != nil {
 		return nil, err
 	}
 	r.first = append(r.first, 0)
 	for _, rg := range pf.RowGroups() {
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
-	}
-	r.fileSize = st.Size()
-	// An object's version (its ETag) names its content: the key, and the
-	// fingerprint kept beside the counts, spare it the edges' reads. A
-	// local file's modification time does not.
-	version, versioned := r.version()
-	var edges string
-	if !versioned || cfg.CacheDir == "" {
-		if edges, err = r.edges(); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.CacheDir != "" {
-		r.key = r.countsKey(version, edges)
-		kept, err := r.loadCounts()
-		if err == nil {
-			r.fromCounts = true
-			r.fingerprint(kept)
-			return r, nil
-		}
-		if !os.IsNotExist(err) && cfg.Warn != nil {
-			cfg.Warn(fmt.Sprintf("%s: the index %s is not used (%v); indexing the file", path, CountsPath(path, cfg), err))
-		}
-		if versioned {
-			if edges, err = r.edges(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	r.fingerprint(edges)
-	if cfg.OnIndexPass != nil {
-		cfg.OnIndexPass()
-	}
-	if err := r.checkPages(); err != nil {
-		return nil, err
-	}
-	if err := r.index(ctx, st.Size()); err != nil {
-		return nil, err
-	}
-	if err := r.saveCounts(); err != nil && cfg.Warn != nil {
-		cfg.Warn(fmt.Sprintf("%s: the index could not be kept in %s (%v)", path, CountsPath(path, cfg), err))
 	}
 	return r, nil
 }
