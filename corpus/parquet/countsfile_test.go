@@ -132,7 +132,7 @@ func TestCountsThatDoNotMatch(t *testing.T) {
 	}
 	chunk(t, r, 0)
 	_, err := r.LoadChunk(2)
-	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "row 450") || !strings.Contains(err.Error(), "does not match") {
+	if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "row 450: 1 sample, but the index says 2") || !strings.Contains(err.Error(), "does not match") {
 		t.Errorf("LoadChunk(2): %v, want the mismatch at row 450", err)
 	}
 }
@@ -277,4 +277,40 @@ func FuzzCounts(f *testing.F) {
 			t.Fatalf("%d sequences decoded for a file of %d rows", fresh.layout.NumSequences(), r.layout.NumSequences())
 		}
 	})
+}
+
+// TestCountsDamagedNeverUsed: a counts file cut short, emptied, or with a
+// bit flipped at any byte is reported and never used: the open counts the
+// rows again, with the same layout, and rewrites a sound file.
+func TestCountsDamagedNeverUsed(t *testing.T) {
+	p := pagedFile(t, 300, 1024)
+	var warned int
+	cfg := Config{Streams: pagedStreams, ChunkSequences: 40, CacheDir: t.TempDir(), Warn: func(string) { warned++ }}
+	r := openT(t, p, cfg)
+	want := r.Layout().Hash()
+	r.Close()
+	path := CountsPath(p, cfg)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damages := [][]byte{nil, good[:len(good)/2], good[:len(good)-1]}
+	for i := range good {
+		d := bytes.Clone(good)
+		d[i] ^= 1 << (i % 8)
+		damages = append(damages, d)
+	}
+	for i, d := range damages {
+		os.WriteFile(path, d, 0o644)
+		warned = 0
+		r := openT(t, p, cfg)
+		if r.FromCounts() || warned != 1 || r.Layout().Hash() != want {
+			t.Fatalf("damage %d: from counts %v, %d warnings, same layout %v", i, r.FromCounts(), warned, r.Layout().Hash() == want)
+		}
+		r.Close()
+		if again, _ := os.ReadFile(path); !bytes.Equal(again, good) {
+			t.Fatalf("damage %d: the counts were not rewritten", i)
+		}
+	}
+	t.Logf("%d damages of a %d-byte counts file", len(damages), len(good))
 }

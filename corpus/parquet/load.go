@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/plural"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -190,10 +191,16 @@ func (r *Reader) checkCounts(ch *corpus.Chunk, first int64) error {
 	for i := range len(ch.IDs) {
 		s, lab, _ := r.count(ch, i, scratch)
 		row := first + int64(i)
-		if s != r.layout.Samples[row] || r.layout.Labels != nil && lab != r.layout.Labels[row] {
-			return &Error{File: r.path, RowGroup: r.groupOf(row), Row: row,
-				Msg: fmt.Sprintf("row %d has %d samples, but the index says %d: the index does not match the file", row, s, r.layout.Samples[row]), Err: ErrDamaged}
+		var msg string
+		switch {
+		case s != r.layout.Samples[row]:
+			msg = fmt.Sprintf("%s, but the index says %d", plural.Count(s, "sample"), r.layout.Samples[row])
+		case r.layout.Labels != nil && lab != r.layout.Labels[row]:
+			msg = fmt.Sprintf("%s, but the index says %d", plural.Count(lab, "label"), r.layout.Labels[row])
+		default:
+			continue
 		}
+		return &Error{File: r.path, RowGroup: r.groupOf(row), Row: row, Msg: msg + ": the index does not match the file", Err: ErrDamaged}
 	}
 	return nil
 }
