@@ -7,15 +7,10 @@ import (
 
 // checkPages reads the header of every page of the configured columns and
 // checks each against its column chunk's totals in the footer (walkPages).
-// It reads only the headers: one small read per page. Before them, it
-// refuses a column compressed with a codec that has no decoder
-// (checkCodecs).
+// It reads only the headers: one small read per page.
 func (r *Reader) checkPages() error {
 	md := r.pf.Metadata()
 	cols := r.neededCols()
-	if err := checkCodecs(r.pf, r.path, r.first, cols); err != nil {
-		return err
-	}
 	st, err := r.f.Stat()
 	if err != nil {
 		return err

@@ -175,6 +175,11 @@ func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 	for _, rg := range pf.RowGroups() {
 		r.first = append(r.first, r.first[len(r.first)-1]+rg.NumRows())
 	}
+	// A column compressed with a codec that has no decoder is refused by
+	// name, whether or not its rows are counted now.
+	if err := checkCodecs(pf, path, r.first, r.neededCols()); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
