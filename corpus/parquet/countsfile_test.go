@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,4 +314,54 @@ func TestCountsDamagedNeverUsed(t *testing.T) {
 		}
 	}
 	t.Logf("%d damages of a %d-byte counts file", len(damages), len(good))
+}
+
+// spanLog is a memBlob that is a corpus.Hinter and logs the ranges hinted
+// and read.
+type spanLog struct {
+	memBlob
+	mu           sync.Mutex
+	hints, reads [][2]int64
+}
+
+func (b *spanLog) Hint(off, n int64) {
+	b.mu.Lock()
+	b.hints = append(b.hints, [2]int64{off, off + n})
+	b.mu.Unlock()
+}
+
+func (b *spanLog) ReadAt(p []byte, off int64) (int, error) {
+	b.mu.Lock()
+	b.reads = append(b.reads, [2]int64{off, off + int64(len(p))})
+	b.mu.Unlock()
+	return b.memBlob.ReadAt(p, off)
+}
+
+// TestPrefetchHintsTheLoad: Prefetch(c) hints an object of the bytes chunk
+// c's load then reads, for a chunk inside a row group and one across two.
+func TestPrefetchHintsTheLoad(t *testing.T) {
+	data, err := os.ReadFile(pagedFile(t, 6000, 1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &spanLog{memBlob: memBlob{bytes.NewReader(data)}}
+	r, err := OpenFile(context.Background(), b, "f.parquet", Config{Streams: pagedStreams, ChunkSequences: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, c := range []int{3, 6} { // rows 900-1199; 1800-2099 across row groups 0 and 1
+		b.hints, b.reads = nil, nil
+		r.Prefetch(c)
+		hinted := b.hints
+		if len(hinted) == 0 {
+			t.Fatalf("chunk %d: nothing hinted", c)
+		}
+		chunk(t, r, c)
+		for _, rd := range b.reads {
+			if !slices.ContainsFunc(hinted, func(h [2]int64) bool { return h[0] <= rd[0] && rd[1] <= h[1] }) {
+				t.Errorf("chunk %d: read [%d, %d) outside the hints %v", c, rd[0], rd[1], hinted)
+			}
+		}
+	}
 }

@@ -173,6 +173,24 @@ func (c clipReader) ReadAt(p []byte, off int64) (int, error) {
 	return c.f.ReadAt(p, off)
 }
 
+// Prefetch implements corpus.Prefetcher: the pages chunk c's load reads
+// start on their way before the load, so that a window's loads wait for
+// fetches made many at once (an object's; a local file is left to the
+// kernel's readahead).
+func (r *Reader) Prefetch(c int) {
+	if _, ok := r.f.(corpus.Hinter); !ok {
+		return
+	}
+	a, b := r.layout.Chunk(c)
+	for row := int64(a); row < int64(b); {
+		g := r.groupOf(row)
+		end := min(int64(b), r.first[g+1])
+		_, spans, _ := r.loadSpans(g, row, end)
+		r.hint(spans)
+		row = end
+	}
+}
+
 // hint asks an object for spans before they are read.
 func (r *Reader) hint(spans []span) {
 	if h, ok := r.f.(corpus.Hinter); ok {
