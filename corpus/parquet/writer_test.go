@@ -93,7 +93,7 @@ func TestPagesEndWithChunks(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	blob := &readLog{memBlob: memBlob{bytes.NewReader(b.Bytes())}}
+	blob := &spanLog{memBlob: memBlob{bytes.NewReader(b.Bytes())}}
 	r, err := OpenFile(context.Background(), blob, "f.parquet", Config{Streams: streams, ChunkBytes: chunkBytes})
 	if err != nil {
 		t.Fatal(err)
@@ -111,14 +111,14 @@ func TestPagesEndWithChunks(t *testing.T) {
 			t.Errorf("a column of %d pages for 8 chunks", len(x.PageLocations))
 		}
 	}
-	blob.read = 0
+	blob.reads = nil
 	for c := range 8 {
 		got := chunk(t, r, c)
 		if got.IDs[0] != ch.IDs[c*8192] {
 			t.Fatalf("chunk %d starts with id %s, want %s", c, got.IDs[0], ch.IDs[c*8192])
 		}
 	}
-	if blob.read > columns {
-		t.Errorf("loading each chunk once read %d bytes of columns of %d: pages read twice", blob.read, columns)
+	if blob.read() > columns {
+		t.Errorf("loading each chunk once read %d bytes of columns of %d: pages read twice", blob.read(), columns)
 	}
 }
