@@ -19,7 +19,7 @@ import (
 
 // SetExact turns exact reads on or off (Options.Exact) for the reads that
 // follow: a reader that finds its reads are not far apart after all (a
-// Parquet corpus, whose open reads every row group) turns them off. Bytes
+// Parquet corpus whose open counts every row group) turns them off. Bytes
 // cached either way serve both.
 func (o *Object) SetExact(on bool) { o.exact.Store(on) }
 
