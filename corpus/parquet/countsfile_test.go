@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,60 @@ func TestPrefetchHintsTheLoad(t *testing.T) {
 			if !slices.ContainsFunc(hinted, func(h [2]int64) bool { return h[0] <= rd[0] && rd[1] <= h[1] }) {
 				t.Errorf("chunk %d: read [%d, %d) outside the hints %v", c, rd[0], rd[1], hinted)
 			}
+		}
+	}
+}
+
+// TestSharedPagesFetchedWhole: a column whose pages hold more rows than a
+// chunk (here the ids, beside a stream of 50 values a row) is hinted whole
+// by every load in its row group, one range an object fetches once,
+// instead of a different run of pages per load, each fetched again; the
+// stream's own pages are still hinted by the load.
+func TestSharedPagesFetchedWhole(t *testing.T) {
+	g := pq.Group{"x": list(i32), "id": pq.String()}
+	var b bytes.Buffer
+	w := pq.NewGenericWriter[map[string]any](&b, pq.NewSchema("t", g), pq.MaxRowsPerRowGroup(2000), pq.PageBufferSize(1024))
+	rows := make([]map[string]any, 4000)
+	for i := range rows {
+		x := make([]any, 50)
+		for j := range x {
+			x[j] = int32((i*7 + j) % 50)
+		}
+		rows[i] = map[string]any{"x": x, "id": strconv.Itoa(i % 10)}
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	blob := &spanLog{memBlob: memBlob{bytes.NewReader(b.Bytes())}}
+	// Pages of 64 rows of x and of 256 ids; chunks of 100 rows.
+	r, err := OpenFile(context.Background(), blob, "f.parquet", Config{Streams: pagedStreams, ChunkSequences: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	md := r.pf.Metadata().RowGroups[1]
+	var id, x span
+	for _, c := range md.Columns {
+		lo, hi := chunkSpan(&c.MetaData)
+		if c.MetaData.PathInSchema[0] == "id" {
+			id = span{lo, hi}
+		} else {
+			x = span{lo, hi}
+		}
+	}
+	for c := 20; c < 40; c += 3 { // chunks of row group 1 (rows 2000-3999)
+		blob.hints = nil
+		chunk(t, r, c)
+		idWhole, xWhole := false, false
+		for _, h := range blob.hints {
+			idWhole = idWhole || h[0] <= id.lo && id.hi <= h[1]
+			xWhole = xWhole || h[0] <= x.lo && x.hi <= h[1]
+		}
+		if !idWhole || xWhole {
+			t.Errorf("chunk %d: hinted whole: the id column chunk %v %v, the x column chunk %v %v: %v", c, id, idWhole, x, xWhole, blob.hints)
 		}
 	}
 }

@@ -16,7 +16,8 @@ import (
 
 // A load reads, of each column it needs, the pages that hold its rows, as
 // the file's offset index locates them (the whole column chunk without
-// one, or with one that does not fit it). Those byte ranges (spans) are
+// one, with one that does not fit it, or when its pages hold more rows
+// than a chunk). Those byte ranges (spans) are
 // hinted to an object at once, and the library reads them through a
 // clipReader, so that no read runs past a span: an object with exact
 // reads fetches the spans and nothing else (invariant 6).
@@ -102,10 +103,21 @@ func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (p span, first i
 		}
 		at = pl.Offset + int64(pl.CompressedPageSize)
 	}
+	if rows := r.first[g+1] - r.first[g]; rows > int64(len(pages))*r.chunkRows() {
+		// Its pages hold more rows than a chunk: the loads of several
+		// chunks share each, so one fetch of the whole column chunk
+		// serves them all (a small column, or another writer's pages).
+		return span{}, 0, false, false
+	}
 	a := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex > from }) - 1
 	b := sort.Search(len(pages), func(i int) bool { return pages[i].FirstRowIndex >= end }) - 1
 	ends = b+1 < len(pages) && pages[b+1].FirstRowIndex == end
 	return span{pages[a].Offset, pages[b].Offset + int64(pages[b].CompressedPageSize)}, pages[0].Offset, ends, true
+}
+
+// chunkRows is the corpus's rows per chunk, on average.
+func (r *Reader) chunkRows() int64 {
+	return int64(max(r.layout.NumSequences()/max(r.layout.NumChunks(), 1), 1))
 }
 
 // checkSpans checks the header of every page in the column spans of row
@@ -185,18 +197,28 @@ func (r *Reader) Prefetch(c int) {
 	for row := int64(a); row < int64(b); {
 		g := r.groupOf(row)
 		end := min(int64(b), r.first[g+1])
-		_, spans, _ := r.loadSpans(g, row, end)
-		r.hint(spans)
+		cols, _, _ := r.loadSpans(g, row, end)
+		r.hint(cols)
 		row = end
 	}
 }
 
-// hint asks an object for spans before they are read.
-func (r *Reader) hint(spans []span) {
-	if h, ok := r.f.(corpus.Hinter); ok {
-		for _, s := range spans {
-			h.Hint(s.lo, s.hi-s.lo)
+// hint asks an object for the column spans cols before they are read,
+// each column's own (its dictionary and data pages as one range): one
+// load's spans of two columns are not merged, so that a column's range is
+// the same in every load that reads it (a whole column chunk), which an
+// object then fetches once.
+func (r *Reader) hint(cols []colSpan) {
+	h, ok := r.f.(corpus.Hinter)
+	if !ok {
+		return
+	}
+	for i := 0; i < len(cols); {
+		s := cols[i].span
+		for i++; i < len(cols) && cols[i].sh == cols[i-1].sh && cols[i].lo == s.hi; i++ {
+			s.hi = cols[i].hi
 		}
+		h.Hint(s.lo, s.hi-s.lo)
 	}
 }
 

@@ -291,7 +291,7 @@ func (r *Reader) loadRows(a, b int64) (*corpus.Chunk, error) {
 		g := r.groupOf(row)
 		end := min(b, r.first[g+1])
 		cols, spans, endsPage := r.loadSpans(g, row, end)
-		r.hint(spans)
+		r.hint(cols)
 		if r.fromCounts {
 			if err := r.checkSpans(g, cols); err != nil {
 				return nil, err
