@@ -57,9 +57,9 @@
 //     file's: a counts file that does not match is an error at the first
 //     load it misleads, never a chunk that disagrees with the layout. Any
 //     load reads, of each column, only the pages that hold its rows (the
-//     file's offset index locates them; a column without one, or whose
-//     pages hold more rows than a chunk, is read whole), and stops at the
-//     end of the page that ends its last row. A Writer ends the pages of its larger columns where a Reader's
+//     file's offset index locates them; of a column without one, or whose
+//     pages hold more rows than a chunk, the whole column chunk), and
+//     stops at the end of the page that ends its last row. A Writer ends the pages of its larger columns where a Reader's
 //     chunks end (WriterOptions.ChunkBytes), so a load then reads its own
 //     pages and no neighbour's.
 package parquet
