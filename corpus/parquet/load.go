@@ -103,7 +103,7 @@ func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (p span, first i
 		}
 		at = pl.Offset + int64(pl.CompressedPageSize)
 	}
-	if rows := r.first[g+1] - r.first[g]; rows > int64(len(pages))*r.chunkRows() {
+	if r.pagesOutgrowChunks(g, len(pages)) {
 		// Its pages hold more rows than a chunk: the loads of several
 		// chunks share each, so one fetch of the whole column chunk
 		// serves them all (a small column, or another writer's pages).
@@ -115,9 +115,11 @@ func (r *Reader) pageRange(g, col int, lo, hi, from, end int64) (p span, first i
 	return span{pages[a].Offset, pages[b].Offset + int64(pages[b].CompressedPageSize)}, pages[0].Offset, ends, true
 }
 
-// chunkRows is the corpus's rows per chunk, on average.
-func (r *Reader) chunkRows() int64 {
-	return int64(max(r.layout.NumSequences()/max(r.layout.NumChunks(), 1), 1))
+// pagesOutgrowChunks tells whether the n pages of a column of row group g
+// hold more rows each, on average, than the corpus's chunks do.
+func (r *Reader) pagesOutgrowChunks(g, n int) bool {
+	rows := r.first[g+1] - r.first[g]
+	return rows*int64(r.layout.NumChunks()) > int64(n)*int64(r.layout.NumSequences())
 }
 
 // checkSpans checks the header of every page in the column spans of row
