@@ -265,8 +265,10 @@ func (s *Server) stop() {
 	s.cmd = nil
 }
 
-// waitReady polls the readiness endpoint until it answers 200, the process
-// exits, or readyTimeout passes.
+// waitReady polls the cluster health endpoint until it answers 200, the
+// process exits, or readyTimeout passes. The readiness endpoint is not
+// enough: it can answer 200 while the object layer is still starting, and
+// the first request then gets 503 XMinioServerNotInitialized.
 func waitReady(endpoint string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(readyTimeout)
 	client := &http.Client{Timeout: 2 * time.Second}
@@ -276,7 +278,7 @@ func waitReady(endpoint string, exited <-chan struct{}) error {
 			return fmt.Errorf("exited before it was ready")
 		default:
 		}
-		resp, err := client.Get(endpoint + "/minio/health/ready")
+		resp, err := client.Get(endpoint + "/minio/health/cluster")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
