@@ -17,44 +17,21 @@ import (
 // beside it, 4 ranks of `read --split chunks`, each with an empty cache as
 // on hosts of their own, fetch the index and about a quarter of the
 // object: no index pass, and only the parts of blocks their chunks need.
-// With the balanced split a rank fetches it all. Every rank's sequences
-// are the single worker's of its chunks (TestReadRanksSplitChunks checks
-// which). A local file has no index to publish.
+// With the balanced split a rank fetches it all. Each rank streams what it
+// streams from the local file (TestReadRanksSplitChunks checks which
+// sequences those are). A local file has no index to publish.
 func TestReadObjectRanksFetchTheirChunks(t *testing.T) {
 	var b strings.Builder
 	for i := 0; b.Len() < 3<<20; i++ {
 		fmt.Fprintf(&b, "%d |x %d %d |y %d\n", i/20, i, i%97, i%5)
 	}
-	s := miniotest.Start(t)
-	s.MakeBucket("corpora")
-	s.Put("corpora", "big.ctf", []byte(b.String()))
-	miniotest.SetEnv(t, s.Env())
-	size := float64(b.Len())
-	flags := []string{"s3://corpora/big.ctf", "--stream", "x:2", "--stream", "y:1", "--mb", "64", "--chunk-bytes", "65536",
-		"--format", "summary", "--quiet"}
-	code, _, errOut := run(t, append([]string{"read", "--cache-dir", t.TempDir(), "--max-minibatches", "1", "--publish-index"}, flags...)...)
-	if code != 0 || !strings.Contains(errOut, "published the index of s3://corpora/big.ctf as s3://corpora/big.ctf.batchprep-index") {
-		t.Fatalf("--publish-index: exit %d, %s", code, errOut)
-	}
-	share := func(extra ...string) float64 {
-		dir := t.TempDir()
-		if code, _, errOut := run(t, append(append([]string{"read", "--cache-dir", dir}, flags...), extra...)...); code != 0 {
-			t.Fatal(errOut)
-		}
-		got := float64(cachedBytes(dir)) / size
-		t.Logf("%v: %.3f of the object's size cached", extra, got)
-		return got
-	}
-	for r := 0; r < 4; r++ {
-		if got := share("--workers", "4", "--rank", strconv.Itoa(r), "--split", "chunks"); got < 0.15 || got > 0.35 {
-			t.Errorf("rank %d of 4, split by chunks: fetched %.2f of the object with the index, want about 0.25 and the index", r, got)
-		}
-	}
-	if got := share("--workers", "4", "--rank", "1"); got < 0.99 {
-		t.Errorf("rank 1 of 4, balanced split: fetched %.2f of the object, want all of it", got)
-	}
 	local := filepath.Join(t.TempDir(), "big.ctf")
 	os.WriteFile(local, []byte(b.String()), 0o644)
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "big.ctf", local)
+	miniotest.SetEnv(t, s.Env())
+	rankShares(t, "s3://corpora/big.ctf", local, "--stream", "x:2", "--stream", "y:1", "--mb", "64", "--chunk-bytes", "65536")
 	if code, _, errOut := run(t, "read", local, "--stream", "x:2", "--stream", "y:1", "--publish-index"); code != 2 || !strings.Contains(errOut, "is a local file") {
 		t.Errorf("--publish-index of a local file: exit %d, %s", code, errOut)
 	}
@@ -97,34 +74,45 @@ func TestReadParquetObjectRanksFetchTheirPages(t *testing.T) {
 	s.MakeBucket("corpora")
 	s.PutFile("corpora", "big.parquet", pqPath)
 	miniotest.SetEnv(t, s.Env())
-	info, _ := os.Stat(pqPath)
-	size := float64(info.Size())
-	flags := append([]string{"--mb", "64", "--chunk-bytes", "131072", "--quiet"}, streams...)
-	code, _, errOut := run(t, append([]string{"read", "s3://corpora/big.parquet", "--cache-dir", t.TempDir(), "--max-minibatches", "1", "--format", "summary", "--publish-index"}, flags...)...)
-	if code != 0 || !strings.Contains(errOut, "published the index of s3://corpora/big.parquet as s3://corpora/big.parquet.batchprep-index") {
+	rankShares(t, "s3://corpora/big.parquet", pqPath, append([]string{"--mb", "64", "--chunk-bytes", "131072"}, streams...)...)
+}
+
+// rankShares publishes the index of the object at url (a copy of the local
+// file local) with `read --publish-index`, then has 4 ranks of `read
+// --split chunks`, each with an empty cache as on hosts of their own,
+// fetch the index and about a quarter of the object, each streaming what
+// it streams from the local file; a rank of the balanced split fetches it
+// all.
+func rankShares(t *testing.T, url, local string, flags ...string) {
+	t.Helper()
+	info, err := os.Stat(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags = append(flags, "--quiet")
+	code, _, errOut := run(t, append([]string{"read", url, "--cache-dir", t.TempDir(), "--max-minibatches", "1", "--format", "summary", "--publish-index"}, flags...)...)
+	if code != 0 || !strings.Contains(errOut, "published the index of "+url+" as "+url+".batchprep-index") {
 		t.Fatalf("--publish-index: exit %d, %s", code, errOut)
 	}
 	share := func(extra ...string) float64 {
 		dir := t.TempDir()
-		args := append(append([]string{"read", "s3://corpora/big.parquet", "--cache-dir", dir, "--format", "jsonl"}, flags...), extra...)
-		code, out, errOut := run(t, args...)
+		code, out, errOut := run(t, append(append([]string{"read", url, "--cache-dir", dir, "--format", "jsonl"}, flags...), extra...)...)
 		if code != 0 {
 			t.Fatal(errOut)
 		}
-		_, want, _ := run(t, append(append([]string{"read", pqPath, "--format", "jsonl"}, flags...), extra...)...)
-		if out != want {
-			t.Errorf("%v: the object's minibatches differ from the local file's", extra)
+		if _, want, _ := run(t, append(append([]string{"read", local, "--format", "jsonl"}, flags...), extra...)...); out != want {
+			t.Errorf("%s %v: the object's minibatches differ from the local file's", url, extra)
 		}
-		got := float64(cachedBytes(dir)) / size
-		t.Logf("%v: %.3f of the object's size cached", extra, got)
+		got := float64(cachedBytes(dir)) / float64(info.Size())
+		t.Logf("%s %v: %.3f of the object's size cached", url, extra, got)
 		return got
 	}
 	for r := 0; r < 4; r++ {
 		if got := share("--workers", "4", "--rank", strconv.Itoa(r), "--split", "chunks"); got < 0.15 || got > 0.35 {
-			t.Errorf("rank %d of 4, split by chunks: fetched %.2f of the object with the counts, want about 0.25 and the counts", r, got)
+			t.Errorf("%s, rank %d of 4, split by chunks: fetched %.2f of the object with the index, want about 0.25 and the index", url, r, got)
 		}
 	}
 	if got := share("--workers", "4", "--rank", "1"); got < 0.99 {
-		t.Errorf("rank 1 of 4, balanced split: fetched %.2f of the object, want all of it", got)
+		t.Errorf("%s, rank 1 of 4, balanced split: fetched %.2f of the object, want all of it", url, got)
 	}
 }

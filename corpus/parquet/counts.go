@@ -140,7 +140,7 @@ func (r *Reader) saveCounts() error {
 		b = append(b, countsMagic...)
 		b = binary.LittleEndian.AppendUint32(b, countsVersion)
 		b = append(b, r.key[:]...)
-		b = append(b, r.edgesHash...)
+		b = append(b, r.fp["file_edges_sha256"]...)
 		b = binary.LittleEndian.AppendUint64(b, uint64(l.NumSequences()))
 		b = binary.LittleEndian.AppendUint64(b, uint64(l.NumChunks()))
 		b = append(b, boolByte(r.cfg.Label != ""))

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -199,36 +198,6 @@ func TestCountsLoadChecksPageHeaders(t *testing.T) {
 	if bad == 0 {
 		t.Error("no chunk reported the damaged page")
 	}
-}
-
-// spanLog is a memBlob that is a corpus.Hinter, as an object is, and logs
-// the ranges hinted and read.
-type spanLog struct {
-	memBlob
-	mu           sync.Mutex
-	hints, reads [][2]int64
-}
-
-func (b *spanLog) Hint(off, n int64) {
-	b.mu.Lock()
-	b.hints = append(b.hints, [2]int64{off, off + n})
-	b.mu.Unlock()
-}
-
-func (b *spanLog) ReadAt(p []byte, off int64) (int, error) {
-	b.mu.Lock()
-	b.reads = append(b.reads, [2]int64{off, off + int64(len(p))})
-	b.mu.Unlock()
-	return b.memBlob.ReadAt(p, off)
-}
-
-// read is the number of bytes read since the log was last cleared.
-func (b *spanLog) read() int64 {
-	var n int64
-	for _, r := range b.reads {
-		n += r[1] - r[0]
-	}
-	return n
 }
 
 // TestLoadReadsItsPages (invariant 6): a chunk's load reads the pages

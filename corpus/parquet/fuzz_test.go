@@ -24,18 +24,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 	}}
 	var seeds [][]byte
 	for _, forms := range [][]Form{{Dense, SparseLists}} {
-		var b bytes.Buffer
-		w, err := NewWriter(&b, fuzzStreams, WriterOptions{Forms: forms, RowGroupRows: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteChunk(ch); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		seeds = append(seeds, b.Bytes())
+		seeds = append(seeds, written(t, fuzzStreams, WriterOptions{Forms: forms, RowGroupRows: 1}, ch))
 	}
 	g := pq.Group{"d": pq.Optional(list(pq.Optional(f64))), "s": pq.Optional(list(pq.Optional(i64)))}
 	for _, rows := range [][]map[string]any{

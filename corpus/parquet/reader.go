@@ -31,12 +31,11 @@ type Reader struct {
 	fp      map[string]string
 	maxSeqB int64
 	counts  *mapped.File // the layout's counts, when mapped (index.go)
-	// fileSize, key and edgesHash identify the file's content
-	// (counts.go); fromCounts: the layout came from a counts file, so
-	// loads check the page headers they read (invariant 6).
+	// fileSize and key identify the file's content (counts.go);
+	// fromCounts: the layout came from a counts file, so loads check the
+	// page headers they read and their rows' counts (invariant 6).
 	fileSize   int64
 	key        [32]byte
-	edgesHash  string
 	fromCounts bool
 }
 
@@ -316,8 +315,10 @@ func (r *Reader) loadRows(a, b int64) (*corpus.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := r.checkCounts(ch, a); err != nil {
-		return nil, err
+	if r.fromCounts {
+		if err := r.checkCounts(ch, a); err != nil {
+			return nil, err
+		}
 	}
 	return ch, nil
 }
@@ -366,7 +367,6 @@ func (r *Reader) version() (v string, versioned bool) {
 
 // fingerprint sets the fingerprint of the file whose edges hash to edges.
 func (r *Reader) fingerprint(edges string) {
-	r.edgesHash = edges
 	r.fp = map[string]string{
 		"format":            "parquet",
 		"file_size":         strconv.FormatInt(r.fileSize, 10),

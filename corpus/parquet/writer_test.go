@@ -28,21 +28,7 @@ func TestWriterRoundTrip(t *testing.T) {
 		t.Fatalf("forms %v, want %v", forms, want)
 	}
 	p := filepath.Join(t.TempDir(), "w.parquet")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWriter(f, streams, WriterOptions{Forms: forms, RowGroupRows: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteChunk(ch); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	os.WriteFile(p, written(t, streams, WriterOptions{Forms: forms, RowGroupRows: 2}, ch), 0o644)
 	r := openT(t, p, Config{Streams: streams})
 	if r.RowGroups() != 2 {
 		t.Errorf("%d row groups, want 2", r.RowGroups())
@@ -82,18 +68,7 @@ func TestPagesEndWithChunks(t *testing.T) {
 		ch.Streams[0].SeqStart[i+1] = int32(i + 1)
 		ch.Streams[0].Dense[i] = float32(i%1000) / 7
 	}
-	var b bytes.Buffer
-	w, err := NewWriter(&b, streams, WriterOptions{ChunkBytes: chunkBytes})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteChunk(ch); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	blob := &spanLog{memBlob: memBlob{bytes.NewReader(b.Bytes())}}
+	blob := &spanLog{memBlob: memBlob{bytes.NewReader(written(t, streams, WriterOptions{ChunkBytes: chunkBytes}, ch))}}
 	r, err := OpenFile(context.Background(), blob, "f.parquet", Config{Streams: streams, ChunkBytes: chunkBytes})
 	if err != nil {
 		t.Fatal(err)
@@ -121,4 +96,21 @@ func TestPagesEndWithChunks(t *testing.T) {
 	if blob.read() > columns {
 		t.Errorf("loading each chunk once read %d bytes of columns of %d: pages read twice", blob.read(), columns)
 	}
+}
+
+// written is the Parquet file a Writer with opt makes of ch.
+func written(t testing.TB, streams []corpus.Stream, opt WriterOptions, ch *corpus.Chunk) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w, err := NewWriter(&b, streams, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteChunk(ch); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
