@@ -104,7 +104,7 @@ func runExport(env *Env, args []string) (err error) {
 		data = buf.Bytes()
 	}
 	if toStdout {
-		if _, err := env.Stdout.Write(data); err != nil {
+		if _, err := atomicfile.Pieces(env.Stdout).Write(data); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
 		return nil

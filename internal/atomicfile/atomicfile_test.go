@@ -1,6 +1,8 @@
 package atomicfile
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,5 +144,69 @@ func TestWriteRemovesStaleTemporaries(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("another file's temporary was removed: %v", err)
+	}
+}
+
+// writeLog records the length of every write it is given.
+type writeLog struct {
+	lens []int
+	data []byte
+}
+
+func (w *writeLog) Write(b []byte) (int, error) {
+	w.lens = append(w.lens, len(b))
+	w.data = append(w.data, b...)
+	return len(b), nil
+}
+
+// TestPiecesBoundEachWrite checks that no write reaching the file is
+// larger than PieceBytes, whether it comes from one large Write or from
+// io.Copy of a reader that writes itself out in one call (a WriterTo),
+// and that the bytes arrive whole and in order.
+func TestPiecesBoundEachWrite(t *testing.T) {
+	data := make([]byte, 5*PieceBytes+3)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for name, write := range map[string]func(p pieces) error{
+		"Write": func(p pieces) error { _, err := p.Write(data); return err },
+		"Copy":  func(p pieces) error { _, err := io.Copy(p, bytes.NewReader(data)); return err },
+	} {
+		log := &writeLog{}
+		if err := write(pieces{log}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(log.data, data) {
+			t.Errorf("%s: the bytes written differ from the data", name)
+		}
+		for _, n := range log.lens {
+			if n > PieceBytes {
+				t.Errorf("%s: a write of %d bytes, want at most %d", name, n, PieceBytes)
+			}
+		}
+	}
+	// Through Write and WriteFrom, to a file.
+	p := filepath.Join(t.TempDir(), "big")
+	if err := Write(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("file content differs (%v)", err)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.WriteFile(src, data[:PieceBytes+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFrom(p, 0o644, func(w io.Writer) error {
+		f, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(w, f)
+		return err
+	})
+	if got, _ := os.ReadFile(p); err != nil || !bytes.Equal(got, data[:PieceBytes+1]) {
+		t.Fatalf("copied file content differs (%v)", err)
 	}
 }
