@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/batchprep/batchprep/corpus"
@@ -43,6 +44,12 @@ func TestIndexCache(t *testing.T) {
 	r3, w := openCached(t, path, cfg2)
 	if r3.Summary().FromCache || len(w) != 1 || !errors.Is(w[0].Err, ErrCache) {
 		t.Errorf("config change: from cache %v, warnings %v", r3.Summary().FromCache, w)
+	}
+	// The warning is about the cache file, which has no line to name.
+	if len(w) == 1 {
+		if got, want := w[0].Error(), "ctf: "+path+".batchprep-index: "; !strings.HasPrefix(got, want) {
+			t.Errorf("the cache warning reads %q, want it to start %q", got, want)
+		}
 	}
 	// Same size, different content: the hash catches it.
 	if err := os.WriteFile(path, []byte("1 |a 1 |b 1\n1 |a 2\n2 |a 3 |b 3\n4 |a 4\n"), 0o644); err != nil {

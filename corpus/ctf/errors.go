@@ -58,6 +58,8 @@ func Kind(err error) string {
 
 // Error is a diagnostic with its position in the input. Line and Col are
 // 1-based (Col counts bytes); Offset is the 0-based byte offset in the file.
+// Line 0 means no position: the diagnostic is about a whole file (an index
+// cache that cannot be used), and its text names the file alone.
 type Error struct {
 	File   string
 	Line   int64
@@ -68,6 +70,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("ctf: %s: %s", e.File, e.Msg)
+	}
 	return fmt.Sprintf("ctf: %s:%d:%d (offset %d): %s", e.File, e.Line, e.Col, e.Offset, e.Msg)
 }
 
