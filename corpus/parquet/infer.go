@@ -78,6 +78,9 @@ func InferBlob(f corpus.Blob, path string) (inf *Inference, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
+	if err := checkFooterLength(f, st.Size(), path, ErrNotParquet); err != nil {
+		return nil, err
+	}
 	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))
 	if err != nil {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a readable Parquet file", Err: ErrNotParquet}

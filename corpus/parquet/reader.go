@@ -3,6 +3,7 @@ package parquet
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -156,6 +157,9 @@ func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != Magic {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a Parquet file (it does not start with PAR1)", Err: ErrNotParquet}
 	}
+	if err := checkFooterLength(f, st.Size(), path, ErrDamaged); err != nil {
+		return nil, err
+	}
 	opts := []pq.FileOption{pq.SkipBloomFilters(true)}
 	if _, remote := f.(corpus.Hinter); remote {
 		// An object's reads each cost a cache lookup: read its pages in
@@ -180,6 +184,35 @@ func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// checkFooterLength refuses a file whose last eight bytes do not hold a
+// footer length that fits the file and the closing magic, before the
+// library allocates a buffer of the length the file claims (a damaged
+// 19-byte file claiming 3.3 GB took 0.75 s of zeroing). The error is
+// kind (ErrDamaged, or ErrNotParquet for a file not yet known to be one).
+func checkFooterLength(f io.ReaderAt, size int64, path string, kind error) error {
+	bad := func(msg string) error {
+		lead := "a damaged Parquet file: "
+		if kind == ErrNotParquet {
+			lead = "not a readable Parquet file: "
+		}
+		return &Error{File: path, RowGroup: -1, Row: -1, Msg: lead + msg, Err: kind}
+	}
+	var tail [8]byte
+	if size < 12 {
+		return bad(fmt.Sprintf("%d bytes, shorter than the format's frame", size))
+	}
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return fmt.Errorf("parquet: %s: %w", path, err)
+	}
+	if string(tail[4:]) != Magic {
+		return bad("it does not end with PAR1")
+	}
+	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
+		return bad(fmt.Sprintf("its footer claims %d bytes of a %d-byte file", n, size))
+	}
+	return nil
 }
 
 // resolve finds each stream's columns and checks their types.
