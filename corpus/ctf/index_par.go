@@ -24,7 +24,9 @@ import (
 // An object streams each piece over a connection of its own, which a
 // store caps below its bandwidth: it runs as many pieces at once as it
 // asks for (corpus.ParallelStreamer), cut smaller so that the lists held
-// stay those of one piece per core (piecing).
+// stay those of one piece per core (piecing), and cut at nominal offsets
+// that each piece's reader moves to line starts itself, without a request
+// per cut first (index_stream.go).
 
 // indexPiece is the smallest piece worth a goroutine of its own; tests
 // lower it.
@@ -188,30 +190,62 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 	if !ok {
 		return nil, false, nil
 	}
-	if h, ok := f.(corpus.Hinter); ok {
-		// An object: the reads that find the pieces' first lines below each
-		// wait for a round trip; started together, they wait for one.
+	streamer, streamed := f.(corpus.ParallelStreamer)
+	var bounds []int64
+	var streams []io.ReadCloser
+	if streamed {
+		// Cut at nominal offsets; each piece finds its line starts in its
+		// own stream (index_stream.go).
+		bounds = nominalBounds(size, n)
+		streams = pieceStreams(streamer, bounds, size)
+		defer func() {
+			for _, rc := range streams {
+				rc.Close()
+			}
+		}()
+	} else {
+		if h, ok := f.(corpus.Hinter); ok {
+			// The reads that find the pieces' first lines below each
+			// wait for the hinted range; started together, they wait
+			// about once.
+			for i := 1; i < n; i++ {
+				h.Hint(size*int64(i)/int64(n)-1, lineProbe)
+			}
+		}
+		bounds = []int64{0}
 		for i := 1; i < n; i++ {
-			h.Hint(size*int64(i)/int64(n)-1, lineProbe)
+			b, err := lineStartAtOrAfter(f, size*int64(i)/int64(n), size)
+			if err != nil {
+				return nil, false, nil
+			}
+			bounds = append(bounds, max(b, bounds[len(bounds)-1]))
 		}
+		bounds = append(bounds, size)
 	}
-	bounds := []int64{0}
-	for i := 1; i < n; i++ {
-		b, err := lineStartAtOrAfter(f, size*int64(i)/int64(n), size)
-		if err != nil {
-			return nil, false, nil
-		}
-		bounds = append(bounds, max(b, bounds[len(bounds)-1]))
-	}
-	bounds = append(bounds, size)
 	j := newJoiner(lineMode, cfg, file)
 	if err := j.out.x.spillTo(spillDir); err != nil {
 		return nil, false, err
 	}
 	ok = true
 	atOnce, _ := piecing(f)
-	ordered.Run(n, max(2, atOnce), func(i int) *rangeIndex {
-		return indexPieceAt(ps, f, bounds, i, lineMode, cfg, file)
+	workers := max(2, atOnce)
+	ordered.Run(n, workers, func(i int) *rangeIndex {
+		lo, hi := bounds[i], bounds[i+1]
+		if !streamed {
+			var body io.Reader = io.NewSectionReader(f, lo, hi-lo)
+			if s, ok := f.(corpus.Streamer); ok {
+				rc := s.NewReader(lo)
+				defer rc.Close()
+				body = io.LimitReader(rc, hi-lo)
+			}
+			return indexPieceAt(ps, i, lo, body, int(min(hi-lo+1, indexBufSize)), lineMode, cfg, file)
+		}
+		defer streams[i].Close() // its connection is free for the next
+		start, body, err := newPieceReader(f, size, lo, hi, streams[i])
+		if err != nil {
+			return nil
+		}
+		return indexPieceAt(ps, i, start, body, indexBufSize, lineMode, cfg, file)
 	}, func(i int, r *rangeIndex) bool {
 		// A failed piece, or the first data line in a later piece, which
 		// does not know the start of the file, or a joined sequence of
@@ -226,12 +260,12 @@ func parallelIndexTo(ps *pass, f io.ReaderAt, size int64, n int, cfg *Config, fi
 	return j.finish(), true, nil
 }
 
-// indexPieceAt indexes piece i of the file cut at bounds; nil when it
-// fails.
-func indexPieceAt(ps *pass, f io.ReaderAt, bounds []int64, i int, lineMode bool, cfg *Config, file string) *rangeIndex {
+// indexPieceAt indexes piece i, the bytes of body from file offset start,
+// with a buffer of bufSize; nil when it fails.
+func indexPieceAt(ps *pass, i int, start int64, body io.Reader, bufSize int, lineMode bool, cfg *Config, file string) *rangeIndex {
 	ix := newIndexer(cfg, file)
 	ix.pass = ps
-	r := &rangeIndex{ids: map[int][]byte{}, x: ix.x, start: bounds[i]}
+	r := &rangeIndex{ids: map[int][]byte{}, x: ix.x, start: start}
 	ix.rec = r
 	first := i == 0
 	if first {
@@ -241,20 +275,9 @@ func indexPieceAt(ps *pass, f io.ReaderAt, bounds []int64, i int, lineMode bool,
 		// Lines before the piece's first id continue a sequence of an
 		// earlier piece.
 		ix.inSeq, r.inHead = !lineMode, !lineMode
-		ix.seqOff, ix.curEnd = bounds[i], bounds[i]
+		ix.seqOff, ix.curEnd = start, start
 	}
-	n := bounds[i+1] - bounds[i]
-	var piece io.Reader = io.NewSectionReader(f, bounds[i], n)
-	if s, ok := f.(corpus.ParallelStreamer); ok {
-		rc := s.NewRangeReader(bounds[i], n)
-		defer rc.Close()
-		piece = rc
-	} else if s, ok := f.(corpus.Streamer); ok {
-		rc := s.NewReader(bounds[i])
-		defer rc.Close()
-		piece = io.LimitReader(rc, n)
-	}
-	if err := ix.runFrom(piece, bounds[i], first, int(min(n+1, indexBufSize))); err != nil || ix.x.lineMode != lineMode {
+	if err := ix.runFrom(body, start, first, bufSize); err != nil || ix.x.lineMode != lineMode {
 		return nil
 	}
 	r.lastID = bytes.Clone(ix.curID)

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/batchprep/batchprep/corpus/source"
 	"github.com/batchprep/batchprep/internal/miniotest"
 	"github.com/batchprep/batchprep/internal/objstore"
+	"github.com/batchprep/batchprep/internal/shared"
 )
 
 // sweepDigest reads one sweep of r in window order (a small window, so
@@ -120,6 +122,61 @@ func TestObjectCorpusIsTheFile(t *testing.T) {
 				t.Errorf("%s: %d GETs to open and %d to read with everything cached, want none", c.url, opened, gets)
 			}
 		}
+	}
+}
+
+// TestObjectIndexedInPieces: a CTF object large enough to be indexed in
+// parallel streams (ATIS x12, 36 MB: pieces at once, cut at nominal
+// offsets that each piece moves to a line start) gives the local file's
+// index and fingerprint; the open fetches the object about once (each
+// piece's stream, the first MiB, a slack past each cut), with no request
+// to find a cut first, and a sweep after it needs no GET: every block was
+// cached whole by the stream that passed it.
+func TestObjectIndexedInPieces(t *testing.T) {
+	atis, err := os.ReadFile(shared.Need(t, "ctf", "atis", "atis.train.ctf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "atis-x12.ctf")
+	if err := os.WriteFile(path, bytes.Repeat(atis, 12), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(12 * len(atis))
+	s := miniotest.Start(t)
+	s.MakeBucket("corpora")
+	s.PutFile("corpora", "big.ctf", path)
+	proxy := s.ProxyFor(t)
+	miniotest.SetEnv(t, proxy.Env(t, s))
+	cfg := ctf.Config{Streams: atisStreams, ChunkBytes: 1 << 20}
+	local, err := Open(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer local.Close()
+	obj, err := OpenWith(t.Context(), "s3://corpora/big.ctf", cfg, Options{Objects: objstore.Options{CacheDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	lo, ll := obj.Layout(), local.Layout()
+	if !reflect.DeepEqual(lo.Samples, ll.Samples) || !reflect.DeepEqual(lo.ChunkStart, ll.ChunkStart) {
+		t.Fatalf("the object's index (%d sequences, %d chunks) differs from the file's (%d, %d)", lo.NumSequences(), lo.NumChunks(), ll.NumSequences(), ll.NumChunks())
+	}
+	if !reflect.DeepEqual(obj.Fingerprint(), local.Fingerprint()) {
+		t.Errorf("fingerprint %v, the file's %v", obj.Fingerprint(), local.Fingerprint())
+	}
+	gets, fetched := proxy.Gets(), proxy.BodyBytes()
+	t.Logf("open: %d GETs, %d bytes of a %d-byte object", gets, fetched, size)
+	if fetched > size+2<<20 {
+		t.Errorf("the open fetched %d bytes of a %d-byte object; want at most 2 MiB more", fetched, size)
+	}
+	if max := size/(4<<20) + 3; gets > max {
+		t.Errorf("%d GETs to open; want at most %d (a stream per piece of 4 MiB or more, the first MiB, the published index)", gets, max)
+	}
+	proxy.ResetCounts()
+	sweepDigest(t, obj)
+	if n := proxy.Gets(); n != 0 {
+		t.Errorf("%d GETs for a sweep after the index pass; want none", n)
 	}
 }
 
