@@ -121,9 +121,9 @@ const remoteRate = 100e6
 // of a rank that owns other chunks), with and without the 20 ms; and cold
 // from a store like a remote one ("cold-remote": 20 ms and remoteRate per
 // connection, so that only several connections at once reach the
-// bandwidth of the loopback). The
-// runs with 20 ms report GETs per sweep (through the proxy; the others
-// read the store straight). Each run reports the CPU time a sweep cost
+// bandwidth of the loopback). The runs with 20 ms report GETs per sweep
+// and the bytes fetched over the object's size (through the proxy; the
+// others read the store straight). Each run reports the CPU time a sweep cost
 // this process (cpu-s/op: the reader, and the proxy when there is one)
 // and the store (store-cpu-s/op): on a machine whose cores the store
 // shares, their sum over the cores bounds a cold read's time from below.
@@ -155,6 +155,7 @@ func BenchmarkReadObject(b *testing.B) {
 				defer ob.proxy.SetDelay(0)
 				defer ob.proxy.SetRate(0)
 				ob.proxy.ResetCounts()
+				body0 := ob.proxy.BodyBytes()
 				var samples uint64
 				last := ""
 				cpu0, _ := miniotest.ProcessCPU(os.Getpid())
@@ -187,6 +188,9 @@ func BenchmarkReadObject(b *testing.B) {
 				}
 				if c.delay > 0 {
 					b.ReportMetric(float64(ob.proxy.Gets())/float64(b.N), "GETs/sweep")
+					if info, err := os.Stat(local); err == nil {
+						b.ReportMetric(float64(ob.proxy.BodyBytes()-body0)/float64(b.N)/float64(info.Size()), "fetched/size")
+					}
 				}
 			})
 		}
