@@ -78,7 +78,7 @@ func InferBlob(f corpus.Blob, path string) (inf *Inference, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
-	if err := checkFooterLength(f, st.Size(), path, ErrNotParquet); err != nil {
+	if err := checkFrame(f, st.Size(), path, ErrNotParquet); err != nil {
 		return nil, err
 	}
 	pf, err := pq.OpenFile(f, st.Size(), pq.SkipBloomFilters(true))

@@ -85,7 +85,7 @@ func TestDamagedFooterLength(t *testing.T) {
 		name, data, want string
 	}{
 		{"claims 3.3 GB", string(claims), "its footer claims 3330641653 bytes of a 19-byte file"},
-		{"no closing magic", "PAR1" + strings.Repeat("\x00", 12) + "PAR", "it does not end with PAR1"},
+		{"no closing magic", "PAR1" + strings.Repeat("\x00", 12) + "PAR", "no PAR1 magic at its start and end"},
 		{"shorter than the frame", "PAR1PAR1", "8 bytes, shorter than the format's frame"},
 	} {
 		blob := memBlob{bytes.NewReader([]byte(c.data))}

@@ -3,8 +3,8 @@ package parquet
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/batchprep/batchprep/corpus"
 	"github.com/batchprep/batchprep/internal/mapped"
+	"github.com/batchprep/batchprep/internal/pqframe"
 	pq "github.com/parquet-go/parquet-go"
 )
 
@@ -53,7 +54,7 @@ var _ corpus.Source = (*Reader)(nil)
 const remoteReadBuffer = 256 << 10
 
 // Magic is what a Parquet file starts (and ends) with.
-const Magic = "PAR1"
+const Magic = pqframe.Magic
 
 // IsParquet reports whether the file at path starts with Parquet's magic.
 func IsParquet(path string) bool {
@@ -157,7 +158,7 @@ func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != Magic {
 		return nil, &Error{File: path, RowGroup: -1, Row: -1, Msg: "not a Parquet file (it does not start with PAR1)", Err: ErrNotParquet}
 	}
-	if err := checkFooterLength(f, st.Size(), path, ErrDamaged); err != nil {
+	if err := checkFrame(f, st.Size(), path, ErrDamaged); err != nil {
 		return nil, err
 	}
 	opts := []pq.FileOption{pq.SkipBloomFilters(true)}
@@ -186,33 +187,24 @@ func openFooter(f corpus.Blob, path string, cfg Config) (r *Reader, err error) {
 	return r, nil
 }
 
-// checkFooterLength refuses a file whose last eight bytes do not hold a
-// footer length that fits the file and the closing magic, before the
-// library allocates a buffer of the length the file claims (a damaged
-// 19-byte file claiming 3.3 GB took 0.75 s of zeroing). The error is
-// kind (ErrDamaged, or ErrNotParquet for a file not yet known to be one).
-func checkFooterLength(f io.ReaderAt, size int64, path string, kind error) error {
-	bad := func(msg string) error {
-		lead := "a damaged Parquet file: "
-		if kind == ErrNotParquet {
-			lead = "not a readable Parquet file: "
+// checkFrame refuses a file whose frame is not a Parquet file's
+// (pqframe.Check) before the library trusts its footer length. The error
+// is kind: ErrDamaged, or ErrNotParquet for a file not yet known to be
+// one.
+func checkFrame(f io.ReaderAt, size int64, path string, kind error) error {
+	err := pqframe.Check(f, size)
+	var fe *pqframe.Error
+	if !errors.As(err, &fe) {
+		if err != nil {
+			return fmt.Errorf("parquet: %s: %w", path, err)
 		}
-		return &Error{File: path, RowGroup: -1, Row: -1, Msg: lead + msg, Err: kind}
+		return nil
 	}
-	var tail [8]byte
-	if size < 12 {
-		return bad(fmt.Sprintf("%d bytes, shorter than the format's frame", size))
+	lead := "a damaged Parquet file: "
+	if kind == ErrNotParquet {
+		lead = "not a readable Parquet file: "
 	}
-	if _, err := f.ReadAt(tail[:], size-8); err != nil {
-		return fmt.Errorf("parquet: %s: %w", path, err)
-	}
-	if string(tail[4:]) != Magic {
-		return bad("it does not end with PAR1")
-	}
-	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
-		return bad(fmt.Sprintf("its footer claims %d bytes of a %d-byte file", n, size))
-	}
-	return nil
+	return &Error{File: path, RowGroup: -1, Row: -1, Msg: lead + fe.Msg, Err: kind}
 }
 
 // resolve finds each stream's columns and checks their types.

@@ -1,12 +1,13 @@
 package importer
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/batchprep/batchprep/internal/pqframe"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -16,21 +17,16 @@ import (
 func openParquet(f io.ReaderAt, size int64, name string) (pf *parquet.File, err error) {
 	// Check the frame first: the library trusts the footer length it
 	// reads, and would allocate whatever a corrupt one claims.
-	var head, tail [8]byte
-	if size < 12 {
-		return nil, fmt.Errorf("importer: %s: not a Parquet file (%d bytes, shorter than the format's frame)", name, size)
-	}
-	if _, err := f.ReadAt(head[:4], 0); err != nil {
-		return nil, fmt.Errorf("importer: %s: %w", name, err)
-	}
-	if _, err := f.ReadAt(tail[:], size-8); err != nil {
-		return nil, fmt.Errorf("importer: %s: %w", name, err)
-	}
-	if string(head[:4]) != "PAR1" || string(tail[4:]) != "PAR1" {
-		return nil, fmt.Errorf("importer: %s: not a Parquet file (no PAR1 magic at its start and end)", name)
-	}
-	if n := int64(binary.LittleEndian.Uint32(tail[:4])); n > size-12 {
-		return nil, fmt.Errorf("importer: %s: not a readable Parquet file (its footer claims %d bytes of a %d-byte file)", name, n, size)
+	if err := pqframe.Check(f, size); err != nil {
+		var fe *pqframe.Error
+		switch {
+		case !errors.As(err, &fe):
+			return nil, fmt.Errorf("importer: %s: %w", name, err)
+		case fe.Footer:
+			return nil, fmt.Errorf("importer: %s: not a readable Parquet file (%s)", name, fe.Msg)
+		default:
+			return nil, fmt.Errorf("importer: %s: not a Parquet file (%s)", name, fe.Msg)
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {
