@@ -24,16 +24,22 @@ import (
 // finish the line it ends in. Tests lower it.
 var streamSlack int64 = 64 << 10
 
-// pieceAlign aligns nominal offsets, so that each of an object's cache
-// blocks (1 MiB) lies whole in one piece's stream and is cached by it.
-const pieceAlign = 1 << 20
+// pieceAligns are the alignments of nominal offsets, tried in turn: an
+// object's cache segment (4 MiB, objstore.SegmentBytes), so that each lies
+// whole in one piece's stream and is cached as one file, then its block
+// (1 MiB), so that each block is cached by one stream at least.
+var pieceAligns = [...]int64{4 << 20, 1 << 20}
 
-// nominalBounds cuts size bytes into n pieces at offsets aligned to
-// pieceAlign when the pieces are large enough to stay distinct.
+// nominalBounds cuts size bytes into n pieces at offsets aligned to the
+// first of pieceAligns no larger than a piece, which keeps the pieces
+// distinct (each between a piece less and more one alignment).
 func nominalBounds(size int64, n int) []int64 {
 	align := int64(1)
-	if size/int64(n) >= 2*pieceAlign {
-		align = pieceAlign
+	for _, a := range pieceAligns {
+		if size/int64(n) >= a {
+			align = a
+			break
+		}
 	}
 	b := make([]int64, n+1)
 	for i := 1; i < n; i++ {

@@ -131,7 +131,9 @@ func TestObjectCorpusIsTheFile(t *testing.T) {
 // index and fingerprint; the open fetches the object about once (each
 // piece's stream, the first MiB, a slack past each cut), with no request
 // to find a cut first, and a sweep after it needs no GET: every block was
-// cached whole by the stream that passed it.
+// cached whole by the stream that passed it, each run of 4 (a segment,
+// objstore.SegmentBytes) as one file; only the first MiB, read before the
+// pass, has a file of its own.
 func TestObjectIndexedInPieces(t *testing.T) {
 	atis, err := os.ReadFile(shared.Need(t, "ctf", "atis", "atis.train.ctf"))
 	if err != nil {
@@ -153,11 +155,17 @@ func TestObjectIndexedInPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer local.Close()
-	obj, err := OpenWith(t.Context(), "s3://corpora/big.ctf", cfg, Options{Objects: objstore.Options{CacheDir: t.TempDir()}})
+	cache := t.TempDir()
+	obj, err := OpenWith(t.Context(), "s3://corpora/big.ctf", cfg, Options{Objects: objstore.Options{CacheDir: cache}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer obj.Close()
+	blocks, _ := filepath.Glob(filepath.Join(cache, "??", "*.blk"))
+	segments, _ := filepath.Glob(filepath.Join(cache, "??", "*.seg"))
+	if want := (size + objstore.SegmentBytes - 1) / objstore.SegmentBytes; int64(len(segments)) != want || len(blocks) > 1 {
+		t.Errorf("the pass left %d segment files and %d block files; want %d and at most 1 (the first MiB)", len(segments), len(blocks), want)
+	}
 	lo, ll := obj.Layout(), local.Layout()
 	if !reflect.DeepEqual(lo.Samples, ll.Samples) || !reflect.DeepEqual(lo.ChunkStart, ll.ChunkStart) {
 		t.Fatalf("the object's index (%d sequences, %d chunks) differs from the file's (%d, %d)", lo.NumSequences(), lo.NumChunks(), ll.NumSequences(), ll.NumChunks())

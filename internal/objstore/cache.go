@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,27 +63,30 @@ func openCache(dir string, limit int64) (*cache, error) {
 // newCache returns a cache of its own for dir (as another process has).
 func newCache(dir string, limit int64) *cache { return &cache{dir: dir, limit: limit} }
 
-func (c *cache) path(key [32]byte) string {
+func (c *cache) path(key [32]byte) string { return c.named(key, ".blk") }
+
+// segPath is the path of the segment file named by key.
+func (c *cache) segPath(key [32]byte) string { return c.named(key, ".seg") }
+
+func (c *cache) named(key [32]byte, ext string) string {
 	h := hex.EncodeToString(key[:])
-	return filepath.Join(c.dir, h[:2], h+".blk")
+	return filepath.Join(c.dir, h[:2], h+ext)
 }
 
 // get returns the block stored under key, checked against its trailer; a
 // bad file is removed (bad reports it) and counts as a miss. A hit marks
 // the file as used now.
 func (c *cache) get(key [32]byte, n int64) (data []byte, bad bool) {
-	p := c.path(key)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, false
+	return c.getBlock(where{key: key, n: n})
+}
+
+// getBlock is get of the block at w: its own file, else its slot of a
+// segment file.
+func (c *cache) getBlock(w where) (data []byte, bad bool) {
+	data = make([]byte, w.n)
+	if ok, bad := c.read(w, 0, w.n, data, true); !ok {
+		return nil, bad
 	}
-	data, err = decodeBlock(b, key, n)
-	if err != nil {
-		os.Remove(p)
-		return nil, true
-	}
-	now := time.Now()
-	os.Chtimes(p, now, now)
 	return data, false
 }
 
@@ -93,42 +97,86 @@ func (c *cache) get(key [32]byte, n int64) (data []byte, bad bool) {
 // touchEvery, so that a block read piece by piece is not touched per
 // read).
 func (c *cache) readRange(key [32]byte, n, lo, hi int64, dst []byte) (ok, bad bool) {
-	p := c.path(key)
-	f, err := os.Open(p)
+	return c.readBlockRange(where{key: key, n: n}, lo, hi, dst)
+}
+
+// readBlockRange is readRange of the block at w.
+func (c *cache) readBlockRange(w where, lo, hi int64, dst []byte) (ok, bad bool) {
+	return c.read(w, lo, hi, dst, false)
+}
+
+// read is readBlockRange; a hit marks the file as used now when whole is
+// set (the whole block was read), else at most once every touchEvery (a
+// block read piece by piece is not touched per read).
+func (c *cache) read(w where, lo, hi int64, dst []byte, whole bool) (ok, bad bool) {
+	f, p, base, size, err := c.open(w)
 	if err != nil {
 		return false, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	tl := trailerLen(n)
-	if err != nil || st.Size() != n+tl {
-		os.Remove(p)
-		return false, err == nil
-	}
-	first, last := lo/pieceLen, (hi-1)/pieceLen
-	from, to := first*pieceLen, min(n, (last+1)*pieceLen)
-	buf := getScratch(int(to-from) + int(tl))
-	defer putScratch(buf)
-	data, trailer := buf[:to-from], buf[to-from:]
-	if _, err := f.ReadAt(trailer, n); err != nil {
-		os.Remove(p)
-		return false, true
-	}
-	table, err := decodeTrailer(trailer, key, n)
-	if err == nil {
-		if _, err = f.ReadAt(data, from); err == nil {
-			err = checkPieces(data, first, table)
-		}
-	}
 	if err != nil {
+		return false, false
+	}
+	if err := checkedRange(f, st.Size(), size, base, w, lo, hi, dst); err != nil {
 		os.Remove(p)
 		return false, true
 	}
-	copy(dst, data[lo-from:hi-from])
-	if now := time.Now(); now.Sub(st.ModTime()) > touchEvery {
+	if now := time.Now(); whole || now.Sub(st.ModTime()) > touchEvery {
 		os.Chtimes(p, now, now)
 	}
 	return true, false
+}
+
+// checkedRange copies bytes [lo, hi) of the block at w, which starts at
+// base in r, a cache file of size bytes that must be want bytes long, into
+// dst, reading and checking the block's trailer and only the pieces the
+// range covers.
+func checkedRange(r io.ReaderAt, size, want, base int64, w where, lo, hi int64, dst []byte) error {
+	if size != want {
+		return fmt.Errorf("%w: %d bytes, want %d", errBadCacheFile, size, want)
+	}
+	n, tl := w.n, trailerLen(w.n)
+	var first, from, to int64
+	if lo < hi {
+		first = lo / pieceLen
+		from, to = first*pieceLen, min(n, ((hi-1)/pieceLen+1)*pieceLen)
+	}
+	buf := getScratch(int(to-from) + int(tl))
+	defer putScratch(buf)
+	data, trailer := buf[:to-from], buf[to-from:]
+	if _, err := r.ReadAt(trailer, base+n); err != nil {
+		return fmt.Errorf("%w: %v", errBadCacheFile, err)
+	}
+	table, err := decodeTrailer(trailer, w.key, n)
+	if err != nil {
+		return err
+	}
+	if _, err = r.ReadAt(data, base+from); err != nil {
+		return fmt.Errorf("%w: %v", errBadCacheFile, err)
+	}
+	if err := checkPieces(data, first, table); err != nil {
+		return err
+	}
+	if lo >= hi {
+		return nil
+	}
+	copy(dst, data[lo-from:hi-from])
+	return nil
+}
+
+// open opens the file holding the block at w: its own, else its segment's.
+// It returns the file, its path, where the block starts in it and the
+// size the file must have.
+func (c *cache) open(w where) (f *os.File, p string, base, size int64, err error) {
+	p = c.path(w.key)
+	f, err = os.Open(p)
+	if err == nil || w.segSize == 0 || !errors.Is(err, fs.ErrNotExist) {
+		return f, p, 0, w.n + trailerLen(w.n), err
+	}
+	p = c.segPath(w.seg)
+	f, err = os.Open(p)
+	return f, p, w.segOff, w.segSize, err
 }
 
 // touchEvery is how stale a cache file's modification time may get before
@@ -153,76 +201,141 @@ func (c *cache) has(key [32]byte) bool {
 	return err == nil
 }
 
+// hasBlock is has of the block at w, in its own file or its segment's.
+func (c *cache) hasBlock(w where) bool {
+	if c.has(w.key) {
+		return true
+	}
+	return w.segSize > 0 && c.hasSegment(w.seg)
+}
+
+// hasSegment reports whether the segment file named by seg exists.
+func (c *cache) hasSegment(seg [32]byte) bool {
+	_, err := os.Stat(c.segPath(seg))
+	return err == nil
+}
+
 // put stores data under key, first evicting least recently used files if
 // the write would take the directory past its limit. A failure is not the
 // caller's problem: the data were fetched; put only reports it.
 func (c *cache) put(key [32]byte, data []byte) error {
-	size := int64(len(data)) + trailerLen(int64(len(data)))
-	if size > c.limit {
-		return nil
+	n := int64(len(data))
+	f, err := c.create(c.path(key), n+trailerLen(n))
+	if f == nil {
+		return err
 	}
-	// Room is reserved under the lock, so that concurrent writers of this
-	// process never pass the bound together.
+	f.add(key, data)
+	return f.commit()
+}
+
+// A cacheFile is a cache file being written, a block and its trailer at a
+// time: a temporary file beside its path, renamed to it by commit, so that
+// a reader sees the whole file or none. It is not fsynced: a cache file
+// torn by a crash fails its trailer's check when read, and its block is
+// fetched again, so durability would buy nothing and cost a disk flush per
+// file. Temporary files of killed writes are removed by scan once stale.
+type cacheFile struct {
+	c             *cache
+	p             string
+	f             *os.File
+	size, written int64
+	err           error
+}
+
+// errUnfinished is why a cache file given up on is not committed.
+var errUnfinished = errors.New("objstore: a cache file given up on")
+
+// create starts the cache file at p, of size bytes, first evicting least
+// recently used files if it would take the directory past its limit
+// (room is reserved under the lock, so that concurrent writers of this
+// process never pass the bound together). It returns nil, and no error,
+// for a file larger than the limit.
+func (c *cache) create(p string, size int64) (*cacheFile, error) {
+	if size > c.limit {
+		return nil, nil
+	}
 	c.mu.Lock()
 	if !c.scanned || c.total+size > c.limit || c.sinceScan > c.limit/8 {
 		if err := c.evict(size); err != nil {
 			c.mu.Unlock()
-			return err
+			return nil, err
 		}
 	}
 	c.total += size
 	c.sinceScan += size
 	c.writing += size
 	c.mu.Unlock()
-	p := c.path(key)
+	cf := &cacheFile{c: c, p: p, size: size}
 	err := os.MkdirAll(filepath.Dir(p), 0o755)
 	if err == nil {
-		err = writeBlockFile(p, data, appendTrailer(nil, key, data))
+		cf.f, err = os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
 	}
-	if errors.Is(err, fs.ErrNotExist) && c.has(key) {
-		// Another writer of the same block removed our temporary file as
-		// stale (atomicfile does) and renamed its own: the same bytes.
-		err = nil
+	if err == nil {
+		err = cf.f.Chmod(0o644)
 	}
-	c.mu.Lock()
-	c.writing -= size
 	if err != nil {
-		c.total -= size
+		cf.err = err
+		cf.commit()
+		return nil, err
 	}
-	c.mu.Unlock()
-	return err
+	return cf, nil
 }
 
-// writeBlockFile writes data and its trailer to a temporary file beside p
-// and renames it to p, so that a reader sees the whole file or none. It
-// does not fsync: a cache file torn by a crash fails its trailer's check
-// when read, and its block is fetched again, so durability would buy
-// nothing and cost a disk flush per block. Temporary files of killed
-// writes are removed by scan once stale.
-func writeBlockFile(p string, data, trailer []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// add appends data, a block stored under key, and its trailer.
+func (cf *cacheFile) add(key [32]byte, data []byte) {
+	for _, b := range [][]byte{data, appendTrailer(nil, key, data)} {
+		if cf.err != nil {
+			return
 		}
-	}()
-	if err = f.Chmod(0o644); err != nil {
-		return err
+		_, cf.err = cf.f.Write(b)
+		cf.written += int64(len(b))
 	}
-	if _, err = f.Write(data); err != nil {
-		return err
+}
+
+// abort gives the file up: commit removes it.
+func (cf *cacheFile) abort() {
+	if cf.err == nil {
+		cf.err = errUnfinished
 	}
-	if _, err = f.Write(trailer); err != nil {
-		return err
+	cf.commit()
+}
+
+// commit renames the file into place when every byte of it was written,
+// else removes it, and settles the room reserved.
+func (cf *cacheFile) commit() error {
+	err := cf.err
+	if err == nil && cf.written != cf.size {
+		err = fmt.Errorf("objstore: cache file %s: %d bytes written of %d", cf.p, cf.written, cf.size)
 	}
-	if err = f.Close(); err != nil {
-		return err
+	if cf.f != nil {
+		if e := cf.f.Close(); err == nil {
+			err = e
+		}
+		if err == nil {
+			err = os.Rename(cf.f.Name(), cf.p)
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, e := os.Stat(cf.p); e == nil {
+				// Another writer of the same file removed our temporary
+				// file as stale and renamed its own: the same bytes.
+				err = nil
+			}
+		}
+		if err != nil {
+			os.Remove(cf.f.Name())
+		}
 	}
-	return os.Rename(f.Name(), p)
+	c := cf.c
+	c.mu.Lock()
+	c.writing -= cf.size
+	if err != nil {
+		c.total -= cf.size
+	}
+	c.mu.Unlock()
+	if err == errUnfinished {
+		return nil
+	}
+	return err
 }
 
 type cacheEntry struct {
@@ -288,7 +401,7 @@ func (c *cache) scan() ([]cacheEntry, int64) {
 				}
 				continue
 			}
-			if strings.HasSuffix(f.Name(), ".blk") {
+			if strings.HasSuffix(f.Name(), ".blk") || strings.HasSuffix(f.Name(), ".seg") {
 				entries = append(entries, cacheEntry{p, fi.Size(), fi.ModTime()})
 				total += fi.Size()
 			}

@@ -78,21 +78,3 @@ func checkPieces(data []byte, first int64, table []byte) error {
 	}
 	return nil
 }
-
-// decodeBlock checks a whole cache file's content against the key it was
-// looked up by and the block length expected, and returns the data (a
-// sub-slice of b) (invariant 8).
-func decodeBlock(b []byte, key [32]byte, want int64) ([]byte, error) {
-	if want < 0 || int64(len(b)) != want+trailerLen(want) {
-		return nil, fmt.Errorf("%w: %d bytes, want %d and the trailer", errBadCacheFile, len(b), want)
-	}
-	data := b[:want]
-	table, err := decodeTrailer(b[want:], key, want)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkPieces(data, 0, table); err != nil {
-		return nil, err
-	}
-	return data, nil
-}

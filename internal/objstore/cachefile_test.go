@@ -4,9 +4,24 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 )
+
+// decodeBlock checks b, the file of a block of want bytes stored under key,
+// as a read of the whole block checks it, and returns the block.
+func decodeBlock(b []byte, key [32]byte, want int64) ([]byte, error) {
+	if want < 0 || int64(len(b)) != want+trailerLen(want) {
+		return nil, fmt.Errorf("%w: %d bytes, want %d and the trailer", errBadCacheFile, len(b), want)
+	}
+	data := make([]byte, want)
+	w := where{key: key, n: want}
+	if err := checkedRange(bytes.NewReader(b), int64(len(b)), int64(len(b)), 0, w, 0, want, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
 
 // TestDecodeBlock: invariant 8. A good file decodes; each kind of damage
 // is caught.

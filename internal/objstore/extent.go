@@ -102,9 +102,9 @@ func (o *Object) readExact(p []byte, off int64) (int, error) {
 func (o *Object) prefetchExact(off, end int64) {
 	missing := o.parts(off, end, func(pt part) bool {
 		if o.whole(pt) {
-			return o.cache.has(o.blockKey(pt.idx))
+			return o.cache.hasBlock(o.where(pt.idx))
 		}
-		return o.cache.has(o.blockKey(pt.idx)) || o.extentKnown(pt.idx, pt.lo, pt.hi)
+		return o.cache.hasBlock(o.where(pt.idx)) || o.extentKnown(pt.idx, pt.lo, pt.hi)
 	})
 	owned := o.claimParts(missing)
 	for len(owned) > 0 {
@@ -253,11 +253,11 @@ func (o *Object) claimParts(parts []part) []int {
 	kept := owned[:0]
 	for _, i := range owned {
 		pt := &parts[i]
-		key := o.blockKey(pt.idx)
+		w := o.where(pt.idx)
 		if pt.e != nil {
-			key = o.rangeKey(pt.lo, pt.hi-pt.lo)
+			w = where{key: o.rangeKey(pt.lo, pt.hi-pt.lo), n: pt.hi - pt.lo}
 		}
-		data, bad := o.cache.get(key, pt.hi-pt.lo)
+		data, bad := o.cache.getBlock(w)
 		if bad {
 			o.stats.bad.Add(1)
 		}

@@ -250,7 +250,7 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
 		copy(dst, data[lo:hi])
 		return true
 	}
-	ok, bad := o.cache.readRange(o.blockKey(idx), o.blockLen(idx), lo, hi, dst)
+	ok, bad := o.cache.readBlockRange(o.where(idx), lo, hi, dst)
 	if bad {
 		o.stats.bad.Add(1)
 	}
@@ -374,7 +374,7 @@ func (o *Object) cached(idx int64) []byte {
 
 // fromFile returns block idx from its cache file, or nil, counting it.
 func (o *Object) fromFile(idx int64) []byte {
-	data, bad := o.cache.get(o.blockKey(idx), o.blockLen(idx))
+	data, bad := o.cache.getBlock(o.where(idx))
 	if bad {
 		o.stats.bad.Add(1)
 	}
@@ -391,7 +391,7 @@ func (o *Object) fromFile(idx int64) []byte {
 func (o *Object) claim(lo, hi int64) map[int64]*pending {
 	var idx []int64
 	for i := lo; i <= hi; i++ {
-		if !o.cache.has(o.blockKey(i)) {
+		if !o.cache.hasBlock(o.where(i)) {
 			idx = append(idx, i)
 		}
 	}
@@ -465,8 +465,9 @@ func (o *Object) fetchBlocks(ctx context.Context, owned map[int64]*pending) {
 
 // storeBlock writes block idx (data, which it takes) to the cache in the
 // background, unless a fetch or write of it is under way; it waits for a
-// write slot, so a stream goes no faster than the cache is written.
-func (o *Object) storeBlock(idx int64, data []byte) {
+// write slot, so a stream goes no faster than the cache is written. The
+// write is counted in written.
+func (o *Object) storeBlock(idx int64, data []byte, written *sync.WaitGroup) {
 	select {
 	case o.writes <- struct{}{}:
 	case <-o.ctx.Done():
@@ -483,9 +484,11 @@ func (o *Object) storeBlock(idx int64, data []byte) {
 	o.inflight[idx] = pd
 	o.wg.Add(1) // under mu: Close, which sets closed under mu, waits for it
 	o.mu.Unlock()
+	written.Add(1)
 	go func() {
 		defer o.wg.Done()
-		if !o.cache.has(o.blockKey(idx)) {
+		defer written.Done()
+		if !o.cache.hasBlock(o.where(idx)) {
 			o.cache.put(o.blockKey(idx), data)
 		}
 		<-o.writes

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +47,13 @@ type stream struct {
 	// start; nil while the stream is in a block it did not enter at its
 	// start (the first one, when off is not at a block start).
 	block []byte
+	// seg is the cache file of the segment the stream is passing, when it
+	// entered it at its start and runs to its end: each block is added as
+	// it completes, segNext the block it takes next, segEnd one past the
+	// last.
+	seg             *cacheFile
+	segNext, segEnd int64
+	written         sync.WaitGroup // the background cache writes of blocks stored alone
 }
 
 // keep adds the bytes b, read at s.pos-len(b), to the block being
@@ -66,11 +74,46 @@ func (s *stream) keep(b []byte) {
 		if s.block != nil && int64(len(s.block)) == in {
 			s.block = append(s.block, b[:k]...)
 			if int64(len(s.block)) == s.o.blockLen(idx) {
-				s.o.storeBlock(idx, s.block)
-				s.block = nil
+				if s.completed(idx, s.block) {
+					s.block = s.block[:0]
+				} else {
+					s.block = nil // taken
+				}
 			}
 		}
 		b, at = b[k:], at+k
+	}
+}
+
+// completed hands block idx (data) to the cache: it is added to the file
+// of the segment the stream is passing whole, or else stored alone, which
+// takes data. kept reports that data was not taken.
+func (s *stream) completed(idx int64, data []byte) (kept bool) {
+	if s.seg == nil || idx != s.segNext {
+		s.dropSegment()
+		bs := s.o.opt.blockSize
+		if first, n := s.o.segment(idx); n > 1 && idx == first && s.end >= min((first+n)*bs, s.o.size) {
+			s.seg, s.segNext, s.segEnd = s.o.beginSegment(first, n), first, first+n
+		}
+		if s.seg == nil {
+			s.o.storeBlock(idx, data, &s.written)
+			return false
+		}
+	}
+	s.seg.add(s.o.blockKey(idx), data)
+	if s.segNext++; s.segNext == s.segEnd {
+		s.seg.commit()
+		s.seg = nil
+	}
+	return true
+}
+
+// dropSegment gives up the segment file the stream did not finish: its
+// blocks are fetched again when read.
+func (s *stream) dropSegment() {
+	if s.seg != nil {
+		s.seg.abort()
+		s.seg = nil
 	}
 }
 
@@ -164,8 +207,12 @@ func (s *stream) rangeHeader() string {
 	return fmt.Sprintf("bytes=%d-%d", s.pos, s.end-1)
 }
 
-// Close ends the stream's GET.
+// Close ends the stream's GET and returns once the blocks it passed are
+// written to the cache (but those of a segment it did not finish), so that
+// a pass leaves the cache whole for the next process.
 func (s *stream) Close() error {
+	s.dropSegment()
+	defer s.written.Wait()
 	if s.body != nil {
 		s.body.Close()
 		s.body = nil
