@@ -11,10 +11,14 @@
 //
 // The cache stores an object as blocks of 1 MiB (the last one shorter), one
 // file per block, named by a hash of (URL, ETag, size, offset, length), so
-// another version of the object never meets the old version's blocks. A
-// read fetches the blocks it needs that are not cached in one GET; with
-// exact reads (Options.Exact) it fetches only the parts of them it needs,
-// each cached as a file of its own under the hash of its range.
+// another version of the object never meets the old version's blocks; a
+// stream writes each aligned run of 4 blocks (fewer at the object's end)
+// it passes whole, a segment (SegmentBytes), as one file instead: the
+// blocks and their trailers in turn, named likewise. A block is looked for
+// in its own file, then in its segment's. A read fetches the blocks it
+// needs that are not cached in one GET; with exact reads (Options.Exact)
+// it fetches only the parts of them it needs, each cached as a file of its
+// own under the hash of its range.
 //
 // Invariants (tests cite them by number):
 //
@@ -51,7 +55,8 @@
 //     (key, length, a CRC-32C of each 64 KiB piece and one of those); a
 //     read checks the trailer and the pieces it reads, so a read of part
 //     of a block reads only that part's pieces; a bad file is removed and
-//     its block fetched again.
+//     its block fetched again. A segment file holds each of its blocks as
+//     a block file would, and is checked and removed as one.
 //  9. The files in CacheDir total at most CacheBytes, as far as one process
 //     sees: before a write that would pass the bound, the least recently
 //     used files (by modification time, which a cache hit renews) are
@@ -62,7 +67,10 @@
 //  10. NewReader streams the object from an offset in one GET, resumed
 //     after transient failures (invariant 4), with If-Match; it does not
 //     read the cache, and it writes to it every block it passes whole
-//     (none when the object is more than half of CacheBytes).
+//     (none when the object is more than half of CacheBytes): a segment it
+//     passes whole as one file, written as it goes and renamed when
+//     complete (a stream closed inside a segment leaves no file of it).
+//     Close returns once its writes are done.
 //     NewRangeReader does the same for a range, whose GETs ask for the
 //     range only: the store sends no byte past it. Streams (the
 //     FetchConcurrency) is how many a pass over the object runs at once.

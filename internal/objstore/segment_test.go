@@ -27,9 +27,9 @@ func filesBySuffix(dir string) (blocks, segments, temps []string) {
 	return blocks, segments, temps
 }
 
-// TestStreamCachesSegments: a stream writes each segment it passes whole
-// as one file, and each other block it passes whole as a file of its own;
-// another Object reads them all without a request.
+// TestStreamCachesSegments: invariant 10. A stream writes each segment it
+// passes whole as one file, and each other block it passes whole as a file
+// of its own; another Object reads them all without a request.
 func TestStreamCachesSegments(t *testing.T) {
 	// 11 blocks: segments 0-3, 4-7 and 8-10 (the last one short).
 	_, data := serve(t, 10*testBlock+123)
