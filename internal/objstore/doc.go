@@ -12,9 +12,9 @@
 // The cache stores an object as blocks of 1 MiB (the last one shorter), one
 // file per block, named by a hash of (URL, ETag, size, offset, length), so
 // another version of the object never meets the old version's blocks; a
-// stream writes each aligned run of 4 blocks (fewer at the object's end)
-// it passes whole, a segment (SegmentBytes), as one file instead: the
-// blocks and their trailers in turn, named likewise. A block is looked for
+// stream or a fetch writes each aligned run of 4 blocks (fewer at the
+// object's end) it holds whole, a segment (SegmentBytes), as one file
+// instead: the blocks and their trailers in turn, named likewise. A block is looked for
 // in its own file, then in its segment's. A read fetches the blocks it
 // needs that are not cached in one GET; with exact reads (Options.Exact)
 // it fetches only the parts of them it needs, each cached as a file of its

@@ -416,7 +416,7 @@ func (o *Object) claimList(idx []int64) map[int64]*pending {
 
 // fetchBlocks GETs the span from the lowest to the highest owned block in
 // one request, hands each owned block to its waiters and writes it to the
-// cache in the background.
+// cache in the background (storeFetched).
 func (o *Object) fetchBlocks(ctx context.Context, owned map[int64]*pending) {
 	lo, hi := int64(-1), int64(-1)
 	for i := range owned {
@@ -451,16 +451,7 @@ func (o *Object) fetchBlocks(ctx context.Context, owned map[int64]*pending) {
 		o.mu.Unlock()
 		return
 	}
-	for i, pd := range owned {
-		o.writes <- struct{}{}
-		o.wg.Go(func() {
-			o.cache.put(o.blockKey(i), pd.data)
-			<-o.writes
-			o.mu.Lock()
-			delete(o.inflight, i)
-			o.mu.Unlock()
-		})
-	}
+	o.storeFetched(owned)
 }
 
 // storeBlock writes block idx (data, which it takes) to the cache in the

@@ -6,17 +6,18 @@ import (
 )
 
 // A stream that passes every block of an aligned run of segBlocks blocks
-// (a segment) writes them to the cache as one segment file instead of a
-// file each: the blocks and their trailers one after the other, as their
-// block files would hold them. A block is looked for in its own file
-// first, then in its slot of its segment's file. Fewer files cost the
-// file system less: on ext4 without a journal each new file scans past the
-// inodes freed in the last minutes, which an evicting cache keeps
-// plentiful. A block fetched alone (a chunk's read) keeps its own file.
+// (a segment), or a fetch that holds them all, writes them to the cache as
+// one segment file instead of a file each: the blocks and their trailers
+// one after the other, as their block files would hold them. A block is
+// looked for in its own file first, then in its slot of its segment's
+// file. Fewer files cost the file system less: on ext4 without a journal
+// each new file scans past the inodes freed in the last minutes, which an
+// evicting cache keeps plentiful. The other blocks (a chunk's read that
+// spans two blocks) keep files of their own.
 const segBlocks = 4
 
 // SegmentBytes is the size of the runs of an object that a stream over
-// them caches as one file: a pass that cuts an object into ranges aligned
+// them, or a fetch of them, caches as one file: a pass that cuts an object into ranges aligned
 // to it (corpus/ctf's index pass) leaves no block in a file of its own.
 const SegmentBytes = segBlocks * blockSize
 
@@ -73,4 +74,73 @@ func (o *Object) beginSegment(first, n int64) *cacheFile {
 	}
 	f, _ := o.cache.create(o.cache.segPath(w.seg), w.segSize)
 	return f
+}
+
+// putSegment writes blocks, all of the segment that starts at block first,
+// to one cache file (each to a file of its own when the segment is larger
+// than the cache's bound), unless the segment is cached already.
+func (o *Object) putSegment(first int64, blocks [][]byte) {
+	w := o.where(first)
+	if o.cache.hasSegment(w.seg) {
+		return
+	}
+	f, err := o.cache.create(o.cache.segPath(w.seg), w.segSize)
+	if f == nil {
+		for i, b := range blocks {
+			if err == nil {
+				o.cache.put(o.blockKey(first+int64(i)), b)
+			}
+		}
+		return
+	}
+	for i, b := range blocks {
+		f.add(o.blockKey(first+int64(i)), b)
+	}
+	f.commit()
+}
+
+// storeFetched writes the blocks a fetch owned (fetched: data set) to the
+// cache in the background, each segment they hold whole as one file and
+// the others alone, a write slot each, and lets go of each once written.
+func (o *Object) storeFetched(owned map[int64]*pending) {
+	stored := make(map[int64]bool, len(owned))
+	for i := range owned {
+		if stored[i] {
+			continue
+		}
+		run := []int64{i}
+		if first, n := o.segment(i); n > 1 {
+			whole := true
+			for j := first; j < first+n; j++ {
+				whole = whole && owned[j] != nil
+			}
+			if whole {
+				run = run[:0]
+				for j := first; j < first+n; j++ {
+					run = append(run, j)
+				}
+			}
+		}
+		for _, j := range run {
+			stored[j] = true
+		}
+		o.writes <- struct{}{}
+		o.wg.Go(func() {
+			if len(run) == 1 {
+				o.cache.put(o.blockKey(run[0]), owned[run[0]].data)
+			} else {
+				blocks := make([][]byte, len(run))
+				for k, j := range run {
+					blocks[k] = owned[j].data
+				}
+				o.putSegment(run[0], blocks)
+			}
+			<-o.writes
+			o.mu.Lock()
+			for _, j := range run {
+				delete(o.inflight, j)
+			}
+			o.mu.Unlock()
+		})
+	}
 }

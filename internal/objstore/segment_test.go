@@ -53,6 +53,30 @@ func TestStreamCachesSegments(t *testing.T) {
 	}
 }
 
+// TestFetchCachesSegments: a read whose GET holds a whole segment caches
+// it as one file; the blocks of segments it holds in part have files of
+// their own. Another Object reads them without a request.
+func TestFetchCachesSegments(t *testing.T) {
+	_, data := serve(t, 10*testBlock+123) // segments 0-3, 4-7, 8-10
+	opt := testOptions(t)
+	o := open(t, opt)
+	readRange(t, o, data, 2*testBlock+5, 7*testBlock) // blocks 2-9, one GET
+	if g := o.Stats().Gets; g != 1 {
+		t.Fatalf("%d GETs; want 1", g)
+	}
+	o.Close() // waits for the cache writes
+	blocks, segments, temps := filesBySuffix(opt.CacheDir)
+	if len(blocks) != 4 || len(segments) != 1 || len(temps) != 0 {
+		t.Fatalf("after the read: %d block files, %d segment files, %d temporary files; want 4 (blocks 2, 3, 8, 9), 1, 0",
+			len(blocks), len(segments), len(temps))
+	}
+	o2 := open(t, opt)
+	readRange(t, o2, data, 2*testBlock, 8*testBlock)
+	if g := o2.Stats().Gets; g != 0 {
+		t.Fatalf("reading what the read fetched made %d GETs; want 0", g)
+	}
+}
+
 // TestDamagedSegment: invariant 8 for segment files. A bit flipped in one
 // block of a segment, or a segment cut short, is caught when read: the
 // file is removed, counted as bad, and the block fetched again.
