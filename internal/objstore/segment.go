@@ -17,8 +17,9 @@ import (
 const segBlocks = 4
 
 // SegmentBytes is the size of the runs of an object that a stream over
-// them, or a fetch of them, caches as one file: a pass that cuts an object into ranges aligned
-// to it (corpus/ctf's index pass) leaves no block in a file of its own.
+// them, or a fetch of them, caches as one file: a pass that cuts an object
+// into ranges aligned to it (corpus/ctf's index pass) leaves no block in a
+// file of its own.
 const SegmentBytes = segBlocks * blockSize
 
 // where locates a block in the cache: its key and length, and, when its
