@@ -73,16 +73,10 @@ func (c *cache) named(key [32]byte, ext string) string {
 	return filepath.Join(c.dir, h[:2], h+ext)
 }
 
-// get returns the block stored under key, checked against its trailer; a
-// bad file is removed (bad reports it) and counts as a miss. A hit marks
-// the file as used now.
-func (c *cache) get(key [32]byte, n int64) (data []byte, bad bool) {
-	return c.getBlock(where{key: key, n: n})
-}
-
-// getBlock is get of the block at w: its own file, else its slot of a
-// segment file.
-func (c *cache) getBlock(w where) (data []byte, bad bool) {
+// get returns the block at w, checked against its trailer; a bad file is
+// removed (bad reports it) and counts as a miss. A hit marks the file as
+// used now.
+func (c *cache) get(w where) (data []byte, bad bool) {
 	data = make([]byte, w.n)
 	if ok, bad := c.read(w, 0, w.n, data, true); !ok {
 		return nil, bad
@@ -90,24 +84,16 @@ func (c *cache) getBlock(w where) (data []byte, bad bool) {
 	return data, false
 }
 
-// readRange copies bytes [lo, hi) of the block stored under key (n bytes
-// long) into dst, reading and checking only the trailer and the pieces
-// the range covers. ok is false on a miss; bad reports a damaged file,
-// which is removed. A hit marks the file as used now (at most once every
-// touchEvery, so that a block read piece by piece is not touched per
-// read).
-func (c *cache) readRange(key [32]byte, n, lo, hi int64, dst []byte) (ok, bad bool) {
-	return c.readBlockRange(where{key: key, n: n}, lo, hi, dst)
-}
-
-// readBlockRange is readRange of the block at w.
-func (c *cache) readBlockRange(w where, lo, hi int64, dst []byte) (ok, bad bool) {
+// readRange copies bytes [lo, hi) of the block at w into dst, reading and
+// checking only the trailer and the pieces the range covers. ok is false
+// on a miss; bad reports a damaged file, which is removed. A hit marks the
+// file as used now (at most once every touchEvery, so that a block read
+// piece by piece is not touched per read).
+func (c *cache) readRange(w where, lo, hi int64, dst []byte) (ok, bad bool) {
 	return c.read(w, lo, hi, dst, false)
 }
 
-// read is readBlockRange; a hit marks the file as used now when whole is
-// set (the whole block was read), else at most once every touchEvery (a
-// block read piece by piece is not touched per read).
+// read is readRange, marking a hit as used now when whole is set.
 func (c *cache) read(w where, lo, hi int64, dst []byte, whole bool) (ok, bad bool) {
 	f, p, base, size, err := c.open(w)
 	if err != nil {
@@ -137,11 +123,8 @@ func checkedRange(r io.ReaderAt, size, want, base int64, w where, lo, hi int64, 
 		return fmt.Errorf("%w: %d bytes, want %d", errBadCacheFile, size, want)
 	}
 	n, tl := w.n, trailerLen(w.n)
-	var first, from, to int64
-	if lo < hi {
-		first = lo / pieceLen
-		from, to = first*pieceLen, min(n, ((hi-1)/pieceLen+1)*pieceLen)
-	}
+	first, last := lo/pieceLen, (hi-1)/pieceLen
+	from, to := first*pieceLen, min(n, (last+1)*pieceLen)
 	buf := getScratch(int(to-from) + int(tl))
 	defer putScratch(buf)
 	data, trailer := buf[:to-from], buf[to-from:]
@@ -157,9 +140,6 @@ func checkedRange(r io.ReaderAt, size, want, base int64, w where, lo, hi int64, 
 	}
 	if err := checkPieces(data, first, table); err != nil {
 		return err
-	}
-	if lo >= hi {
-		return nil
 	}
 	copy(dst, data[lo-from:hi-from])
 	return nil
@@ -194,16 +174,10 @@ func getScratch(n int) []byte {
 
 func putScratch(b []byte) { scratch.Put(&b) }
 
-// has reports whether a file for key exists (without checking it: get
-// does when it is read).
-func (c *cache) has(key [32]byte) bool {
-	_, err := os.Stat(c.path(key))
-	return err == nil
-}
-
-// hasBlock is has of the block at w, in its own file or its segment's.
-func (c *cache) hasBlock(w where) bool {
-	if c.has(w.key) {
+// has reports whether a file holds the block at w, its own or its
+// segment's (without checking it: get does when it is read).
+func (c *cache) has(w where) bool {
+	if _, err := os.Stat(c.path(w.key)); err == nil {
 		return true
 	}
 	return w.segSize > 0 && c.hasSegment(w.seg)

@@ -42,17 +42,17 @@ func TestCacheBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Millisecond) // distinct modification times
-		if data, _ := c.get(key(0), int64(len(block))); data == nil {
+		if data, _ := c.get(where{key: key(0), n: int64(len(block))}); data == nil {
 			t.Fatalf("block 0, used after every write, was evicted at write %d", i)
 		}
 		if total, _ := dirBytes(t, dir); total > limit {
 			t.Fatalf("after write %d the cache holds %d bytes; bound %d", i, total, limit)
 		}
 	}
-	if data, _ := c.get(key(99), int64(len(block))); data == nil {
+	if data, _ := c.get(where{key: key(99), n: int64(len(block))}); data == nil {
 		t.Fatal("the last block written is gone")
 	}
-	if data, _ := c.get(key(50), int64(len(block))); data != nil {
+	if data, _ := c.get(where{key: key(50), n: int64(len(block))}); data != nil {
 		t.Fatal("an old unused block survived")
 	}
 }
@@ -71,7 +71,7 @@ func TestCacheSharedEviction(t *testing.T) {
 			for i := range 200 {
 				k := (i*7 + w) % 120
 				want := []byte(strings.Repeat(fmt.Sprint(k%10), 500))
-				if data, _ := c.get(key(k), 500); data != nil && string(data) != string(want) {
+				if data, _ := c.get(where{key: key(k), n: 500}); data != nil && string(data) != string(want) {
 					t.Errorf("block %d: wrong bytes", k)
 					return
 				}

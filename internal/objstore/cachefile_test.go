@@ -89,7 +89,7 @@ func TestReadRangeChecksItsPieces(t *testing.T) {
 	n := int64(len(data))
 	for _, r := range [][2]int64{{0, 10}, {pieceLen - 5, pieceLen + 5}, {n - 50, n}, {0, n}} {
 		dst := make([]byte, r[1]-r[0])
-		if ok, bad := c.readRange(k, n, r[0], r[1], dst); !ok || bad || !bytes.Equal(dst, data[r[0]:r[1]]) {
+		if ok, bad := c.readRange(where{key: k, n: n}, r[0], r[1], dst); !ok || bad || !bytes.Equal(dst, data[r[0]:r[1]]) {
 			t.Fatalf("range %v: ok %v, bad %v, equal %v", r, ok, bad, bytes.Equal(dst, data[r[0]:r[1]]))
 		}
 	}
@@ -103,10 +103,10 @@ func TestReadRangeChecksItsPieces(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := make([]byte, 10)
-	if ok, bad := c.readRange(k, n, 0, 10, dst); !ok || bad {
+	if ok, bad := c.readRange(where{key: k, n: n}, 0, 10, dst); !ok || bad {
 		t.Fatalf("a range in piece 0 of a block damaged in piece 2: ok %v, bad %v", ok, bad)
 	}
-	if ok, bad := c.readRange(k, n, 2*pieceLen, 2*pieceLen+10, dst); ok || !bad {
+	if ok, bad := c.readRange(where{key: k, n: n}, 2*pieceLen, 2*pieceLen+10, dst); ok || !bad {
 		t.Fatalf("a range in the damaged piece: ok %v, bad %v", ok, bad)
 	}
 	if _, err := os.Stat(p); !os.IsNotExist(err) {

@@ -102,9 +102,9 @@ func (o *Object) readExact(p []byte, off int64) (int, error) {
 func (o *Object) prefetchExact(off, end int64) {
 	missing := o.parts(off, end, func(pt part) bool {
 		if o.whole(pt) {
-			return o.cache.hasBlock(o.where(pt.idx))
+			return o.cache.has(o.where(pt.idx))
 		}
-		return o.cache.hasBlock(o.where(pt.idx)) || o.extentKnown(pt.idx, pt.lo, pt.hi)
+		return o.cache.has(o.where(pt.idx)) || o.extentKnown(pt.idx, pt.lo, pt.hi)
 	})
 	owned := o.claimParts(missing)
 	for len(owned) > 0 {
@@ -150,7 +150,7 @@ func (o *Object) extentKnown(idx, lo, hi int64) bool {
 	o.mu.Lock()
 	e := o.holding(idx, lo, hi)
 	o.mu.Unlock()
-	return e != nil || o.cache.has(o.rangeKey(lo, hi-lo))
+	return e != nil || o.cache.has(where{key: o.rangeKey(lo, hi-lo)})
 }
 
 // extentCached copies bytes [lo, hi) of block idx into dst from an extent
@@ -179,7 +179,8 @@ func (o *Object) extentCached(idx, lo, hi int64, dst []byte) bool {
 	if found == nil {
 		found = &extent{lo: lo, hi: hi}
 	}
-	ok, bad := o.cache.readRange(o.rangeKey(found.lo, found.hi-found.lo), found.hi-found.lo, lo-found.lo, hi-found.lo, dst)
+	w := where{key: o.rangeKey(found.lo, found.hi-found.lo), n: found.hi - found.lo}
+	ok, bad := o.cache.readRange(w, lo-found.lo, hi-found.lo, dst)
 	if bad {
 		o.stats.bad.Add(1)
 	}
@@ -257,7 +258,7 @@ func (o *Object) claimParts(parts []part) []int {
 		if pt.e != nil {
 			w = where{key: o.rangeKey(pt.lo, pt.hi-pt.lo), n: pt.hi - pt.lo}
 		}
-		data, bad := o.cache.getBlock(w)
+		data, bad := o.cache.get(w)
 		if bad {
 			o.stats.bad.Add(1)
 		}

@@ -250,7 +250,7 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
 		copy(dst, data[lo:hi])
 		return true
 	}
-	ok, bad := o.cache.readBlockRange(o.where(idx), lo, hi, dst)
+	ok, bad := o.cache.readRange(o.where(idx), lo, hi, dst)
 	if bad {
 		o.stats.bad.Add(1)
 	}
@@ -374,7 +374,7 @@ func (o *Object) cached(idx int64) []byte {
 
 // fromFile returns block idx from its cache file, or nil, counting it.
 func (o *Object) fromFile(idx int64) []byte {
-	data, bad := o.cache.getBlock(o.where(idx))
+	data, bad := o.cache.get(o.where(idx))
 	if bad {
 		o.stats.bad.Add(1)
 	}
@@ -391,7 +391,7 @@ func (o *Object) fromFile(idx int64) []byte {
 func (o *Object) claim(lo, hi int64) map[int64]*pending {
 	var idx []int64
 	for i := lo; i <= hi; i++ {
-		if !o.cache.hasBlock(o.where(i)) {
+		if !o.cache.has(o.where(i)) {
 			idx = append(idx, i)
 		}
 	}
@@ -479,7 +479,7 @@ func (o *Object) storeBlock(idx int64, data []byte, written *sync.WaitGroup) {
 	go func() {
 		defer o.wg.Done()
 		defer written.Done()
-		if !o.cache.hasBlock(o.where(idx)) {
+		if !o.cache.has(o.where(idx)) {
 			o.cache.put(o.blockKey(idx), data)
 		}
 		<-o.writes

@@ -3,6 +3,7 @@ package objstore
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 )
 
 // A stream that passes every block of an aligned run of segBlocks blocks
@@ -64,11 +65,11 @@ func (o *Object) where(idx int64) where {
 	return w
 }
 
-// beginSegment starts the cache file of the segment of n blocks that
-// starts at block first, for a stream to add them to in order. It returns
-// nil when the segment is cached already or cannot be (its file could not
-// be made, or it is larger than the cache's bound).
-func (o *Object) beginSegment(first, n int64) *cacheFile {
+// beginSegment starts the cache file of the segment that starts at block
+// first, for its blocks to be added in order. It returns nil when the
+// segment is cached already or cannot be (its file could not be made, or
+// it is larger than the cache's bound): its blocks are then stored alone.
+func (o *Object) beginSegment(first int64) *cacheFile {
 	w := o.where(first)
 	if o.cache.hasSegment(w.seg) {
 		return nil
@@ -78,63 +79,52 @@ func (o *Object) beginSegment(first, n int64) *cacheFile {
 }
 
 // putSegment writes blocks, all of the segment that starts at block first,
-// to one cache file (each to a file of its own when the segment is larger
-// than the cache's bound), unless the segment is cached already.
+// to the cache: as one file, or each alone when beginSegment returns nil
+// (none that is cached already).
 func (o *Object) putSegment(first int64, blocks [][]byte) {
-	w := o.where(first)
-	if o.cache.hasSegment(w.seg) {
-		return
-	}
-	f, err := o.cache.create(o.cache.segPath(w.seg), w.segSize)
-	if f == nil {
+	if f := o.beginSegment(first); f != nil {
 		for i, b := range blocks {
-			if err == nil {
-				o.cache.put(o.blockKey(first+int64(i)), b)
-			}
+			f.add(o.blockKey(first+int64(i)), b)
 		}
+		f.commit()
 		return
 	}
 	for i, b := range blocks {
-		f.add(o.blockKey(first+int64(i)), b)
+		if w := o.where(first + int64(i)); !o.cache.has(w) {
+			o.cache.put(w.key, b)
+		}
 	}
-	f.commit()
 }
 
 // storeFetched writes the blocks a fetch owned (fetched: data set) to the
 // cache in the background, each segment they hold whole as one file and
 // the others alone, a write slot each, and lets go of each once written.
 func (o *Object) storeFetched(owned map[int64]*pending) {
-	stored := make(map[int64]bool, len(owned))
+	runs := map[int64][]int64{} // by first block: the blocks written together
 	for i := range owned {
-		if stored[i] {
-			continue
+		first, n := o.segment(i)
+		whole := n > 1
+		for j := first; j < first+n && whole; j++ {
+			whole = owned[j] != nil
 		}
-		run := []int64{i}
-		if first, n := o.segment(i); n > 1 {
-			whole := true
-			for j := first; j < first+n; j++ {
-				whole = whole && owned[j] != nil
-			}
-			if whole {
-				run = run[:0]
-				for j := first; j < first+n; j++ {
-					run = append(run, j)
-				}
-			}
+		if whole {
+			runs[first] = append(runs[first], i)
+		} else {
+			runs[i] = []int64{i}
 		}
-		for _, j := range run {
-			stored[j] = true
-		}
+	}
+	for first, run := range runs {
+		slices.Sort(run)
 		o.writes <- struct{}{}
 		o.wg.Go(func() {
+			blocks := make([][]byte, len(run))
+			for k, j := range run {
+				blocks[k] = owned[j].data
+			}
 			if len(run) == 1 {
-				o.cache.put(o.blockKey(run[0]), owned[run[0]].data)
+				o.cache.put(o.blockKey(first), blocks[0])
 			} else {
-				blocks := make([][]byte, len(run))
-				for k, j := range run {
-					blocks[k] = owned[j].data
-				}
-				o.putSegment(run[0], blocks)
+				o.putSegment(first, blocks)
 			}
 			<-o.writes
 			o.mu.Lock()

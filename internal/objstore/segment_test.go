@@ -168,7 +168,7 @@ func TestBlockFileBeforeSegment(t *testing.T) {
 	if err := f.commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got, bad := c.getBlock(w); bad || !bytes.Equal(got, blocks[2]) {
+	if got, bad := c.get(w); bad || !bytes.Equal(got, blocks[2]) {
 		t.Fatalf("block 2 from its segment: bad %v, right bytes %v", bad, bytes.Equal(got, blocks[2]))
 	}
 	own := bytes.Repeat([]byte{9}, testBlock)
@@ -176,12 +176,12 @@ func TestBlockFileBeforeSegment(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := make([]byte, 10)
-	if ok, bad := c.readBlockRange(w, 100, 110, dst); !ok || bad || !bytes.Equal(dst, own[100:110]) {
+	if ok, bad := c.readRange(w, 100, 110, dst); !ok || bad || !bytes.Equal(dst, own[100:110]) {
 		t.Fatalf("block 2 with a file of its own: ok %v, bad %v, %v", ok, bad, dst)
 	}
-	// A segment is not a block file: the plain lookups miss it.
-	if c.has(o.blockKey(1)) || !c.hasBlock(o.where(1)) {
-		t.Fatal("has and hasBlock do not tell a segment's block apart")
+	// A segment is not a block file: a lookup without it misses.
+	if c.has(where{key: o.blockKey(1)}) || !c.has(o.where(1)) {
+		t.Fatal("has does not tell a segment's block from a block file")
 	}
 	// A file over the cache's bound is not started.
 	small := newCache(t.TempDir(), w.segSize-1)

@@ -93,7 +93,7 @@ func (s *stream) completed(idx int64, data []byte) (kept bool) {
 		s.dropSegment()
 		bs := s.o.opt.blockSize
 		if first, n := s.o.segment(idx); n > 1 && idx == first && s.end >= min((first+n)*bs, s.o.size) {
-			s.seg, s.segNext, s.segEnd = s.o.beginSegment(first, n), first, first+n
+			s.seg, s.segNext, s.segEnd = s.o.beginSegment(first), first, first+n
 		}
 		if s.seg == nil {
 			s.o.storeBlock(idx, data, &s.written)
