@@ -23,6 +23,13 @@ type chunkCache struct {
 	n     int
 	wg    sync.WaitGroup
 	loads int // chunk loads started (for tests and reports)
+	// gen counts the changes of slots (insertions, evictions, removals).
+	// Only the reader's goroutine changes it; an entry want returned is
+	// still resident, and as new as get would make it, while gen has not
+	// moved (see getWanted).
+	gen uint64
+	// wanted is want's result: the entry of each chunk it was given.
+	wanted []*cacheEntry
 	// The load queues: want's chunks (hi) go before prefetch's (lo). At
 	// most procs.Compute() background workers take from them, hi first; want's
 	// caller works on hi as well.
@@ -68,6 +75,7 @@ type cacheEntry struct {
 	commit     func() error
 	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
 	done       chan struct{} // closed once chunk/err are set
+	ready      atomic.Bool   // set by load just before it closes done
 	prev, next *cacheEntry
 }
 
@@ -96,6 +104,7 @@ func (cc *chunkCache) insert(c int) *cacheEntry {
 	cc.pushFront(e)
 	cc.n++
 	cc.loads++
+	cc.gen++
 	for cc.n > cc.cap {
 		old := cc.head.prev
 		cc.unlink(old)
@@ -202,6 +211,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 	if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
 		rc.Recycle(spare.chunk)
 	}
+	e.ready.Store(true)
 	close(e.done)
 }
 
@@ -453,12 +463,30 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 				cc.unlink(e)
 				cc.slots[c] = nil
 				cc.n--
+				cc.gen++
 			}
 			cc.mu.Unlock()
 			return nil, chunkFlags{}, err
 		}
-		return e.chunk, chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr}, nil
+		return e.chunk, e.flags(), nil
 	}
+}
+
+func (e *cacheEntry) flags() chunkFlags {
+	return chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr}
+}
+
+// getWanted is get for chunk c when e is the entry want returned for it in
+// this assembly and the cache's slots have not changed since (gen): e is
+// then resident and among the newest, as get would leave it, so once e has
+// loaded and its load is committed, it is returned without the lock, the
+// move in the LRU ring or the wait on done that get costs for each chunk
+// of each minibatch. Any other case goes through get.
+func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags, error) {
+	if e == nil || !e.ready.Load() || e.err != nil || e.commit != nil {
+		return cc.get(c)
+	}
+	return e.chunk, e.flags(), nil
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and
@@ -474,7 +502,12 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 // minibatch needs never waits behind chunks needed later.
 // Since the resident ones of cs are the newest when the others are
 // inserted, no chunk of cs is evicted.
-func (cc *chunkCache) want(cs []int) { cc.fetch(cs, true) }
+//
+// It returns the entry of each chunk of cs, in a slice the next call reuses.
+func (cc *chunkCache) want(cs []int) []*cacheEntry {
+	cc.fetch(cs, true)
+	return cc.wanted
+}
 
 // prefetch is want without the caller's goroutine: every missing chunk of cs
 // loads in the background, and prefetch returns at once.
@@ -511,6 +544,12 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 			*q = append(*q, cc.insert(c))
 			added++
 			queued = append(queued, c)
+		}
+	}
+	if inline {
+		cc.wanted = cc.wanted[:0]
+		for _, c := range cs {
+			cc.wanted = append(cc.wanted, cc.slots[c])
 		}
 	}
 	if added == 0 {
@@ -616,4 +655,5 @@ func (cc *chunkCache) stopPrefetch() {
 	cc.stop.Store(true)
 	cc.wg.Wait()
 	cc.stop.Store(false)
+	cc.gen++ // skipLocked may have removed entries
 }

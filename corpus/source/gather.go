@@ -89,14 +89,20 @@ type gather struct {
 	ones   uint64      // bit s: every value of sparse stream s is 1 in every pin
 	lo     []int32     // scratch: each ref's first sample in its chunk's stream
 	rows   [][]float32 // scratch: each pin's dense values of the stream at hand
-	sink   float32     // keeps touchDense's and copySparse's loads alive
-	isink  int32       // the same for copySparse's index loads
+	sink   float32     // keeps touchDense's loads alive
 
 	// copySparse's scratch: each pin's CSR arrays of the stream at hand,
 	// and each ref's first and end entry in its chunk.
 	rowStart, indices [][]int32
 	values            [][]float32
 	from, to          []int32
+
+	// wanted[c] is chunk c's cache entry as loadAhead's want returned it
+	// for this assembly, at the cache's gen wantGen (chunkCache.getWanted);
+	// nil for chunks it did not want. Cleared after the assembly, so that
+	// no evicted chunk stays reachable from here.
+	wanted  []*cacheEntry
+	wantGen uint64
 
 	maxPins int // most chunks pinned at once so far (for tests)
 }
@@ -114,7 +120,7 @@ type ref struct {
 }
 
 func newGather(numChunks int) gather {
-	g := gather{slot: make([]int32, numChunks), seen: make([]uint32, numChunks)}
+	g := gather{slot: make([]int32, numChunks), seen: make([]uint32, numChunks), wanted: make([]*cacheEntry, numChunks)}
 	for i := range g.slot {
 		g.slot[i] = -1
 	}

@@ -341,6 +341,7 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 		}
 		g.chunks = chunks
 		s.loadAhead(chunks)
+		defer s.forgetWanted()
 	}
 	limit := s.cache.cap
 	for j, ord := range ords {
@@ -355,7 +356,11 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			if len(g.pins) == limit {
 				g.flush(mb)
 			}
-			ch, fl, err := s.cache.get(c)
+			var e *cacheEntry
+			if s.cache.gen == g.wantGen {
+				e = g.wanted[c]
+			}
+			ch, fl, err := s.cache.getWanted(c, e)
 			if err != nil {
 				g.unpin()
 				return fmt.Errorf("chunk %d: %w", c, err)
@@ -542,7 +547,17 @@ func (s *Source) loadAhead(chunks []int32) {
 		need = append(need, int(c))
 	}
 	s.need = need
-	s.cache.want(need)
+	for k, e := range s.cache.want(need) {
+		g.wanted[need[k]] = e
+	}
+	g.wantGen = s.cache.gen
+}
+
+// forgetWanted clears what loadAhead noted for the assembly that ends.
+func (s *Source) forgetWanted() {
+	for _, c := range s.need {
+		s.gather.wanted[c] = nil
+	}
 }
 
 // countsLabels tells whether epochs are sized in label samples, the only
