@@ -1,22 +1,26 @@
 package source
 
+import "github.com/batchprep/batchprep/internal/kern"
+
 // copySparse copies the CSR rows of every ref of stream s in four passes:
-// each sequence's first and end entry (sparseBounds), a touch of its
-// entries (touchSparse), the row starts (copyRowStarts), then the entries
-// (copyEntries). In a randomized order the rows of a segment are scattered
-// over a window of parsed chunks, and each pass is a tight loop whose loads
-// do not depend on one another, so the processor keeps many of those cache
-// misses in flight at once; the copies then find their sources in cache
-// instead of waiting for them one sequence after the other. When every pin
-// has one entry per sample in stream s (g.single), a sequence's entries are
-// its sample range and the chunks' row starts are not read; when every
-// value is 1 in every pin (g.ones), the values are written, not read.
+// each sequence's first and end entry (sparseBounds), a prefetch of its
+// entries and of those its chunk's next visit reads (prefetchSparse, when
+// the segment spans more than two chunks), the
+// row starts (copyRowStarts), then the entries (copyEntries). When every
+// pin has one entry per sample in stream s (g.single), a sequence's
+// entries are its sample range and the chunks' row starts are not read;
+// when every value is 1 in every pin (g.ones), the values are written, not
+// read.
 func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 	g.pinSparse(s)
 	single := s < 64 && g.single&(1<<s) != 0
 	ones := s < 64 && g.ones&(1<<s) != 0
 	total := g.sparseBounds(ss, single)
-	g.touchSparse(ones)
+	if len(g.pins) > 2 {
+		// A segment of one or two chunks (file order) reads each in
+		// order, which the processor's own prefetcher follows.
+		g.prefetchSparse(ones)
+	}
 	r0 := len(b.RowStart)
 	b.RowStart = grow(b.RowStart, int(ss[len(ss)-1]-ss[0]))
 	e0 := len(b.Indices)
@@ -57,23 +61,26 @@ func (g *gather) sparseBounds(ss []int32, single bool) int {
 	return total
 }
 
-// touchSparse loads the first and last index (and value, unless ones) of
-// every ref's entries: a software prefetch, like touchDense.
-func (g *gather) touchSparse(ones bool) {
+// prefetchSparse prefetches every ref's entries (indices, and values
+// unless ones) and the 32 entries after them. In a randomized order the
+// rows of a segment are scattered over a window of parsed chunks, and a
+// chunk is visited again a minibatch or so later, on average; when it is
+// arranged (arrange.go), that visit reads the entries right after these,
+// so their lines arrive long before they are needed, where a load would
+// have waited for them during the copy. Prefetches, unlike loads, do not
+// hold the loop up while they are in flight.
+func (g *gather) prefetchSparse(ones bool) {
 	from, to, indices, values := g.from, g.to, g.indices, g.values
-	var sum float32
-	var isum int32
 	for j, r := range g.refs {
-		if f, e := from[j], to[j]; f < e {
+		if f, e := int(from[j]), int(to[j]); f < e {
 			ix := indices[r.p]
-			isum += ix[f] + ix[e-1]
+			kern.PrefetchInt32s(ix[f:min(e+32, len(ix))])
 			if !ones {
 				v := values[r.p]
-				sum += v[f] + v[e-1]
+				kern.Prefetch(v[f:min(e+32, len(v))])
 			}
 		}
 	}
-	g.sink, g.isink = sum, isum
 }
 
 // copyRowStarts writes the segment's output row starts into rows; its

@@ -13,6 +13,13 @@ func Prefetch(x []float32) {
 	}
 }
 
+// PrefetchInt32s is Prefetch for int32s.
+func PrefetchInt32s(x []int32) {
+	if len(x) > 0 {
+		prefetch(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*4)
+	}
+}
+
 // PrefetchInt32 is Prefetch for the line holding *p.
 func PrefetchInt32(p *int32) { prefetch(unsafe.Pointer(p), 4) }
 
