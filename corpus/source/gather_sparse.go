@@ -1,6 +1,9 @@
 package source
 
-import "github.com/batchprep/batchprep/internal/kern"
+import (
+	"github.com/batchprep/batchprep/corpus"
+	"github.com/batchprep/batchprep/internal/kern"
+)
 
 // copySparse copies the CSR rows of every ref of stream s in four passes:
 // each sequence's first and end entry (sparseBounds), a prefetch of its
@@ -110,9 +113,7 @@ func (g *gather) copyRowStarts(rows []int32, e0 int32, ss []int32, single bool) 
 // (values of 1 written without reading them when ones).
 func (g *gather) copyEntries(outI []int32, outV []float32, ones bool) {
 	if ones {
-		for k := range outV {
-			outV[k] = 1
-		}
+		copy(outV, corpus.Ones(len(outV))) // a vector copy, not a store per value
 	}
 	from, to, indices, values := g.from, g.to, g.indices, g.values
 	o := int32(0)
