@@ -503,7 +503,8 @@ func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags
 // Since the resident ones of cs are the newest when the others are
 // inserted, no chunk of cs is evicted.
 //
-// It returns the entry of each chunk of cs, in a slice the next call reuses.
+// It returns the entry of each chunk of cs, in a slice the next call reuses
+// (the caller clears it once read).
 func (cc *chunkCache) want(cs []int) []*cacheEntry {
 	cc.fetch(cs, true)
 	return cc.wanted

@@ -8,12 +8,11 @@ import (
 // copySparse copies the CSR rows of every ref of stream s in four passes:
 // each sequence's first and end entry (sparseBounds), a prefetch of its
 // entries and of those its chunk's next visit reads (prefetchSparse, when
-// the segment spans more than two chunks), the
-// row starts (copyRowStarts), then the entries (copyEntries). When every
-// pin has one entry per sample in stream s (g.single), a sequence's
-// entries are its sample range and the chunks' row starts are not read;
-// when every value is 1 in every pin (g.ones), the values are written, not
-// read.
+// the segment spans more than two chunks), the row starts (copyRowStarts),
+// then the entries (copyEntries). When every pin has one entry per sample
+// in stream s (g.single), a sequence's entries are its sample range and the
+// chunks' row starts are not read; when every value is 1 in every pin
+// (g.ones), the values are written, not read.
 func (g *gather) copySparse(b *StreamBatch, s int, ss []int32) {
 	g.pinSparse(s)
 	single := s < 64 && g.single&(1<<s) != 0

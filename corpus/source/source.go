@@ -547,9 +547,11 @@ func (s *Source) loadAhead(chunks []int32) {
 		need = append(need, int(c))
 	}
 	s.need = need
-	for k, e := range s.cache.want(need) {
+	es := s.cache.want(need)
+	for k, e := range es {
 		g.wanted[need[k]] = e
 	}
+	clear(es) // the cache reuses the slice; no entry stays reachable from it
 	g.wantGen = s.cache.gen
 }
 
