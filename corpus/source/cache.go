@@ -28,8 +28,6 @@ type chunkCache struct {
 	// still resident, and as new as get would make it, while gen has not
 	// moved (see getWanted).
 	gen uint64
-	// wanted is want's result: the entry of each chunk it was given.
-	wanted []*cacheEntry
 	// The load queues: want's chunks (hi) go before prefetch's (lo). At
 	// most procs.Compute() background workers take from them, hi first; want's
 	// caller works on hi as well.
@@ -75,7 +73,6 @@ type cacheEntry struct {
 	commit     func() error
 	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
 	done       chan struct{} // closed once chunk/err are set
-	ready      atomic.Bool   // set by load just before it closes done
 	prev, next *cacheEntry
 }
 
@@ -211,7 +208,6 @@ func (cc *chunkCache) load(e *cacheEntry) {
 	if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
 		rc.Recycle(spare.chunk)
 	}
-	e.ready.Store(true)
 	close(e.done)
 }
 
@@ -479,14 +475,21 @@ func (e *cacheEntry) flags() chunkFlags {
 // getWanted is get for chunk c when e is the entry want returned for it in
 // this assembly and the cache's slots have not changed since (gen): e is
 // then resident and among the newest, as get would leave it, so once e has
-// loaded and its load is committed, it is returned without the lock, the
-// move in the LRU ring or the wait on done that get costs for each chunk
-// of each minibatch. Any other case goes through get.
+// loaded and its load is committed, it is returned without the lock and
+// the move in the LRU ring that get costs for each chunk of each
+// minibatch. Any other case goes through get.
 func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags, error) {
-	if e == nil || !e.ready.Load() || e.err != nil || e.commit != nil {
+	if e == nil {
 		return cc.get(c)
 	}
-	return e.chunk, e.flags(), nil
+	select {
+	case <-e.done: // a closed channel's receive takes no lock
+		if e.err == nil && e.commit == nil {
+			return e.chunk, e.flags(), nil
+		}
+	default:
+	}
+	return cc.get(c)
 }
 
 // want makes the distinct chunks cs (at most cap of them) resident and
@@ -503,22 +506,21 @@ func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags
 // Since the resident ones of cs are the newest when the others are
 // inserted, no chunk of cs is evicted.
 //
-// It returns the entry of each chunk of cs, in a slice the next call reuses
-// (the caller clears it once read).
-func (cc *chunkCache) want(cs []int) []*cacheEntry {
-	cc.fetch(cs, true)
-	return cc.wanted
+// It sets entries[c], when entries is not nil, to the entry of each chunk c
+// of cs (getWanted).
+func (cc *chunkCache) want(cs []int, entries []*cacheEntry) {
+	cc.fetch(cs, true, entries)
 }
 
 // prefetch is want without the caller's goroutine: every missing chunk of cs
 // loads in the background, and prefetch returns at once.
-func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false) }
+func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false, nil) }
 
 // fetch queues cs's missing chunks (and, for want, the queued ones not yet
-// started) and makes sure workers take them. Every worker claims an entry
-// before loading it, so an entry in both queues, or wanted by get
-// meanwhile, loads once.
-func (cc *chunkCache) fetch(cs []int, inline bool) {
+// started), sets entries[c] (when given) to each one's entry, and makes
+// sure workers take them. Every worker claims an entry before loading it,
+// so an entry in both queues, or wanted by get meanwhile, loads once.
+func (cc *chunkCache) fetch(cs []int, inline bool, entries []*cacheEntry) {
 	cc.mu.Lock()
 	q := &cc.lo
 	if inline {
@@ -547,10 +549,9 @@ func (cc *chunkCache) fetch(cs []int, inline bool) {
 			queued = append(queued, c)
 		}
 	}
-	if inline {
-		cc.wanted = cc.wanted[:0]
+	if entries != nil {
 		for _, c := range cs {
-			cc.wanted = append(cc.wanted, cc.slots[c])
+			entries[c] = cc.slots[c]
 		}
 	}
 	if added == 0 {

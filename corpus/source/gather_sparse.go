@@ -76,7 +76,7 @@ func (g *gather) prefetchSparse(ones bool) {
 	for j, r := range g.refs {
 		if f, e := int(from[j]), int(to[j]); f < e {
 			ix := indices[r.p]
-			kern.PrefetchInt32s(ix[f:min(e+32, len(ix))])
+			kern.Prefetch(ix[f:min(e+32, len(ix))])
 			if !ones {
 				v := values[r.p]
 				kern.Prefetch(v[f:min(e+32, len(v))])

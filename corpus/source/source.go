@@ -547,11 +547,7 @@ func (s *Source) loadAhead(chunks []int32) {
 		need = append(need, int(c))
 	}
 	s.need = need
-	es := s.cache.want(need)
-	for k, e := range es {
-		g.wanted[need[k]] = e
-	}
-	clear(es) // the cache reuses the slice; no entry stays reachable from it
+	s.cache.want(need, g.wanted)
 	g.wantGen = s.cache.gen
 }
 

@@ -7,14 +7,7 @@ import "unsafe"
 // the build tag purego). It reads and writes nothing, cannot fault, and
 // changes no result: a hint for loops over rows at random places in a
 // large table, issued a few rows ahead of the one they work on.
-func Prefetch(x []float32) {
-	if len(x) > 0 {
-		prefetch(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*4)
-	}
-}
-
-// PrefetchInt32s is Prefetch for int32s.
-func PrefetchInt32s(x []int32) {
+func Prefetch[T int32 | float32](x []T) {
 	if len(x) > 0 {
 		prefetch(unsafe.Pointer(unsafe.SliceData(x)), uintptr(len(x))*4)
 	}

@@ -9,7 +9,7 @@ import (
 // offset and length (lines straddling its ends included), leaves every
 // value as it was.
 func TestPrefetch(t *testing.T) {
-	Prefetch(nil)
+	Prefetch[float32](nil)
 	x := make([]float32, 300)
 	for i := range x {
 		x[i] = float32(i) * 0.5
