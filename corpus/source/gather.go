@@ -97,7 +97,7 @@ type gather struct {
 	values            [][]float32
 	from, to          []int32
 
-	// wanted[c] is chunk c's cache entry as loadAhead's want returned it
+	// wanted[c] is chunk c's cache entry as loadAhead's want set it
 	// for this assembly, at the cache's gen wantGen (chunkCache.getWanted);
 	// nil for chunks it did not want. Cleared after the assembly, so that
 	// no evicted chunk stays reachable from here.
