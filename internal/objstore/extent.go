@@ -58,10 +58,11 @@ func (o *Object) rangeKey(off, n int64) [32]byte {
 func (o *Object) readExact(p []byte, off int64) (int, error) {
 	end := min(off+int64(len(p)), o.size)
 	bs := o.opt.blockSize
+	small := end-off < pieceLen
 	for {
 		missing := o.parts(off, end, func(pt part) bool {
 			dst := p[pt.lo-off : pt.hi-off]
-			return o.readCached(pt.idx, pt.lo-pt.idx*bs, pt.hi-pt.idx*bs, dst) ||
+			return o.readCached(pt.idx, pt.lo-pt.idx*bs, pt.hi-pt.idx*bs, dst, small) ||
 				(!o.whole(pt) && o.extentCached(pt.idx, pt.lo, pt.hi, dst))
 		})
 		if len(missing) == 0 {

@@ -196,9 +196,10 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	// Each block's part of the range: from a fetch under way or done, else
 	// from its cache file (only the pieces the part covers), else fetched.
 	var missing []int64
+	small := end-off < pieceLen
 	for idx := off / bs; idx <= (end-1)/bs; idx++ {
 		lo, hi := max(off, idx*bs), min(end, idx*bs+bs)
-		if !o.readCached(idx, lo-idx*bs, hi-idx*bs, p[lo-off:hi-off]) {
+		if !o.readCached(idx, lo-idx*bs, hi-idx*bs, p[lo-off:hi-off], small) {
 			missing = append(missing, idx)
 		}
 	}
@@ -220,8 +221,9 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 
 // readCached copies bytes [lo, hi) of block idx into dst when the block is
 // at hand: fetched (or being written to the cache) by this Object, or in a
-// cache file. It reports whether it did.
-func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
+// cache file. small tells that the whole read (not only this block's part
+// of it) is smaller than a piece. It reports whether it did.
+func (o *Object) readCached(idx, lo, hi int64, dst []byte, small bool) bool {
 	o.mu.Lock()
 	pd := o.inflight[idx]
 	o.mu.Unlock()
@@ -236,10 +238,12 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte) bool {
 		}
 		return false
 	}
-	if hi-lo < pieceLen {
+	if small {
 		// A small read (a Parquet page, a footer): the whole block is read
 		// from its file once and kept, since the next small reads are most
-		// likely in it too.
+		// likely in it too. The short end of a large read that crosses into
+		// a block is not one: the next read is seldom there (a chunk read
+		// in a random order), so only the pieces it covers are read.
 		data := o.recent.get(idx)
 		if data == nil {
 			if data = o.cached(idx); data == nil {

@@ -206,7 +206,7 @@ func TestCloseDuringReads(t *testing.T) {
 
 // TestSmallReadsKeepTheBlock: a run of small reads in a cached block reads
 // the block's file once (the Object keeps it), and a large read reads only
-// the bytes it asks for.
+// the bytes it asks for, also of a block it ends a little way into.
 func TestSmallReadsKeepTheBlock(t *testing.T) {
 	_, data := serve(t, 600_000)
 	opt := testOptions(t)
@@ -224,6 +224,11 @@ func TestSmallReadsKeepTheBlock(t *testing.T) {
 	readRange(t, o2, data, 4*pieceLen+10, pieceLen+20)
 	if got := o2.Stats().BytesFromCache - 4*pieceLen; got != pieceLen+20 {
 		t.Errorf("a read of %d bytes in block 1 read %d bytes of its cache file", pieceLen+20, got)
+	}
+	before := o2.Stats().BytesFromCache
+	readRange(t, o2, data, 5*pieceLen, 3*pieceLen+100) // blocks 1 and 2
+	if got := o2.Stats().BytesFromCache - before; got != 3*pieceLen+100 {
+		t.Errorf("a read of %d bytes ending 100 bytes into block 2 read %d bytes of cache files", 3*pieceLen+100, got)
 	}
 	if g := o2.Stats().Gets; g != 0 {
 		t.Errorf("%d GETs for cached blocks", g)
