@@ -271,8 +271,9 @@ type readSteps struct {
 	epoch   func() int
 	next    func() (mb *source.Minibatch, mixed *mixture.Minibatch, err error)
 	streams []corpus.Stream
-	total   int64    // samples to read, for progress (0: unknown)
-	corpora []string // a mixture's corpus paths, for the summary
+	total   int64         // samples to read, for progress (0: unknown)
+	corpora []string      // a mixture's corpus paths, for the summary
+	readers []file.Reader // the corpora, for the summary's object counts
 }
 
 // sourceSteps are the steps of one corpus's Source.
@@ -281,7 +282,7 @@ func sourceSteps(f *readFlags, src *source.Source, r file.Reader) readSteps {
 	if src.Config().EpochSize == source.EpochFull {
 		total = max(int64(uint64(f.epochs)*src.SweepSize())-int64(src.Position()), 0)
 	}
-	return readSteps{state: src.State, epoch: src.Epoch, streams: r.Streams(), total: total,
+	return readSteps{state: src.State, epoch: src.Epoch, streams: r.Streams(), total: total, readers: []file.Reader{r},
 		next: func() (*source.Minibatch, *mixture.Minibatch, error) {
 			mb, err := src.Next()
 			return mb, nil, err
@@ -357,6 +358,7 @@ func readLoop(env *Env, f *readFlags, st readSteps, diag *readDiagnostics) (sour
 		for k, s := range perCorpus {
 			fmt.Fprintf(&b, "samples corpus %d: %d (%s)\n", k, s, st.corpora[k])
 		}
+		writeObjectTotals(&b, st.readers)
 		pend = append(pend, b.Bytes()...)
 	}
 	if err := flush(); err != nil {

@@ -141,7 +141,7 @@ func runReadMix(env *Env, f *readFlags) error {
 	defer restore()
 	diag.flush()
 	startState := mx.State()
-	delivered, totals, runErr := readLoop(env, f, mixSteps(mx, specs), diag)
+	delivered, totals, runErr := readLoop(env, f, mixSteps(mx, specs, readers), diag)
 	mx.Close()
 	diag.flush()
 	for i, r := range readers {
@@ -161,12 +161,12 @@ func runReadMix(env *Env, f *readFlags) error {
 }
 
 // mixSteps are the steps of a mixture.
-func mixSteps(mx *mixture.Mixture, specs []mixture.Spec) readSteps {
+func mixSteps(mx *mixture.Mixture, specs []mixture.Spec, readers []file.Reader) readSteps {
 	paths := make([]string, len(specs))
 	for k, s := range specs {
 		paths[k] = s.Path
 	}
-	return readSteps{state: mx.State, epoch: mx.Epoch, streams: mx.Streams(), corpora: paths,
+	return readSteps{state: mx.State, epoch: mx.Epoch, streams: mx.Streams(), corpora: paths, readers: readers,
 		next: func() (*source.Minibatch, *mixture.Minibatch, error) {
 			mb, err := mx.Next()
 			if err != nil {

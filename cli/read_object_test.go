@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +46,41 @@ func TestReadObject(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	same("resume", []string{"read", ctfPath, "--state-in", st}, []string{"read", "s3://corpora/tiny.ctf", "--state-in", st})
+
+	// The summary counts the objects' requests and bytes: a cold read
+	// fetches the object whole (its index pass), a warm one reads it all
+	// from the cache with no GET; a local file has no such lines.
+	info, err := os.Stat(ctfPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := t.TempDir()
+	summary := func(args ...string) map[string]int64 {
+		t.Helper()
+		code, out, errOut := run(t, append(append(args, "--format", "summary"), flags...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		got := map[string]int64{}
+		for _, m := range regexp.MustCompile(`(?m)^object ([a-zA-Z ]+): (\d+)$`).FindAllStringSubmatch(out, -1) {
+			got[m[1]], _ = strconv.ParseInt(m[2], 10, 64)
+		}
+		return got
+	}
+	if cold := summary("read", "s3://corpora/tiny.ctf", "--cache-dir", fresh); len(cold) != 5 || cold["GETs"] == 0 ||
+		cold["bytes fetched"] < info.Size() || cold["bytes from cache"] > info.Size() || cold["retries"] != 0 || cold["bad cache files"] != 0 {
+		t.Errorf("a cold read's object counts: %v (object of %d bytes)", cold, info.Size())
+	}
+	if warm := summary("read", "s3://corpora/tiny.ctf", "--cache-dir", fresh); len(warm) != 5 || warm["GETs"] != 0 ||
+		warm["bytes fetched"] != 0 || warm["bytes from cache"] == 0 {
+		t.Errorf("a warm read's object counts: %v", warm)
+	}
+	if mix := summary("read", "--mix", ctfPath+"=0.6", "--mix", "s3://corpora/second.parquet=0.4", "--cache-dir", fresh); len(mix) != 5 || mix["GETs"] == 0 {
+		t.Errorf("a mixture's object counts: %v", mix)
+	}
+	if local := summary("read", ctfPath); len(local) != 0 {
+		t.Errorf("a local file's summary has object counts: %v", local)
+	}
 
 	code, _, errOut := run(t, "read", "s3://corpora/absent.ctf", "--stream", "x:2", "--cache-dir", cache)
 	if code != 1 || !strings.Contains(errOut, "corpora") || !strings.Contains(errOut, "absent.ctf") {

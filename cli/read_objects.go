@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/batchprep/batchprep/corpus/file"
 	"github.com/batchprep/batchprep/corpus/source"
@@ -45,4 +46,29 @@ func (f *readFlags) objectOptions(srcCfg source.Config) objstore.Options {
 	o := *f.objects
 	o.Exact = srcCfg.SplitsChunks()
 	return o
+}
+
+// writeObjectTotals writes the summary's lines for the objects among
+// readers, summed over them: the GET requests sent (retries included), the
+// bytes they brought, the bytes read from the local cache instead, the
+// retries and the damaged cache files found (removed and fetched again).
+// Nothing is written when every corpus is a local file.
+func writeObjectTotals(w io.Writer, readers []file.Reader) {
+	var t objstore.Stats
+	objects := 0
+	for _, r := range readers {
+		if s, ok := file.ObjectStats(r); ok {
+			objects++
+			t.Gets += s.Gets
+			t.BytesFetched += s.BytesFetched
+			t.BytesFromCache += s.BytesFromCache
+			t.Retries += s.Retries
+			t.CacheBad += s.CacheBad
+		}
+	}
+	if objects == 0 {
+		return
+	}
+	fmt.Fprintf(w, "object GETs: %d\nobject bytes fetched: %d\nobject bytes from cache: %d\nobject retries: %d\nobject bad cache files: %d\n",
+		t.Gets, t.BytesFetched, t.BytesFromCache, t.Retries, t.CacheBad)
 }

@@ -128,7 +128,7 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blo
 		if err != nil {
 			return nil, err
 		}
-		return parquetReader{r}, nil
+		return parquetReader{Reader: r, obj: obj}, nil
 	}
 	cfg, err := IndexCache(cfg, obj.CacheDir(), url)
 	if err != nil {
@@ -140,7 +140,23 @@ func openObjectReader(ctx context.Context, obj *objstore.Object, blob corpus.Blo
 	if err != nil {
 		return nil, err
 	}
-	return ctfReader{r}, nil
+	return ctfReader{Reader: r, obj: obj}, nil
+}
+
+// ObjectStats returns the requests and bytes of the object r reads, so
+// far, and false when r reads a local file.
+func ObjectStats(r Reader) (objstore.Stats, bool) {
+	var obj *objstore.Object
+	switch r := r.(type) {
+	case ctfReader:
+		obj = r.obj
+	case parquetReader:
+		obj = r.obj
+	}
+	if obj == nil {
+		return objstore.Stats{}, false
+	}
+	return obj.Stats(), true
 }
 
 // objectParquetConfig is the Parquet reader's config for the object obj at

@@ -11,6 +11,7 @@ import (
 	"github.com/batchprep/batchprep/corpus/ctf"
 	"github.com/batchprep/batchprep/corpus/parquet"
 	"github.com/batchprep/batchprep/internal/direct"
+	"github.com/batchprep/batchprep/internal/objstore"
 )
 
 // Reader is an open corpus file.
@@ -60,13 +61,13 @@ func Open(path string, cfg ctf.Config) (Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ctfReader{r}, nil
+		return ctfReader{Reader: r}, nil
 	}
 	r, err := parquet.Open(path, localParquetConfig(path, cfg, ""))
 	if err != nil {
 		return nil, err
 	}
-	return parquetReader{r}, nil
+	return parquetReader{Reader: r}, nil
 }
 
 // localParquetConfig is the Parquet reader's config for the local file at
@@ -192,7 +193,7 @@ func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, o
 		if err != nil {
 			return nil, err
 		}
-		return parquetReader{r}, nil
+		return parquetReader{Reader: r}, nil
 	}
 	if opt.IndexDir != "" {
 		// A directory that cannot be made shows as the reader's
@@ -214,11 +215,15 @@ func OpenFile(ctx context.Context, f corpus.Blob, path string, cfg ctf.Config, o
 		}
 		return nil, err
 	}
-	return ctfReader{r}, nil
+	return ctfReader{Reader: r}, nil
 }
 
-// ctfReader adds Session to a ctf.Reader.
-type ctfReader struct{ *ctf.Reader }
+// ctfReader adds Session to a ctf.Reader, and the object it reads, if
+// any (ObjectStats).
+type ctfReader struct {
+	*ctf.Reader
+	obj *objstore.Object
+}
 
 func (c ctfReader) Session(maxErrors int, warn func(ctf.Error)) (corpus.Source, error) {
 	return c.NewSession(maxErrors, warn)
@@ -230,8 +235,12 @@ func ParquetConfig(cfg ctf.Config) parquet.Config {
 		ChunkBytes: cfg.ChunkBytes, ChunkSequences: cfg.ChunkSequences}
 }
 
-// parquetReader adds a Summary to a parquet.Reader.
-type parquetReader struct{ *parquet.Reader }
+// parquetReader adds a Summary to a parquet.Reader, and the object it
+// reads, if any (ObjectStats).
+type parquetReader struct {
+	*parquet.Reader
+	obj *objstore.Object
+}
 
 func (p parquetReader) Session(int, func(ctf.Error)) (corpus.Source, error) { return p.Reader, nil }
 
