@@ -45,7 +45,7 @@ type Object struct {
 
 	stats    counters
 	lastWarn atomic.Int64 // when Options.Warn was last told of a retry (Unix ns)
-	recent   recentBlocks // blocks read whole from the cache, for small reads
+	recent   recentPieces // pieces read from the cache, for small reads
 }
 
 // pending is a block on its way: being fetched (done open), or fetched and
@@ -239,19 +239,31 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte, small bool) bool {
 		return false
 	}
 	if small {
-		// A small read (a Parquet page, a footer): the whole block is read
-		// from its file once and kept, since the next small reads are most
-		// likely in it too. The short end of a large read that crosses into
-		// a block is not one: the next read is seldom there (a chunk read
-		// in a random order), so only the pieces it covers are read.
-		data := o.recent.get(idx)
-		if data == nil {
-			if data = o.cached(idx); data == nil {
-				return false
+		// A small read (a Parquet page, a footer): the pieces it covers
+		// are read from the block's file and kept, since the next small
+		// reads are most likely in them too. The short end of a large read
+		// that crosses into a block is not one: the next read is seldom
+		// there (a chunk read in a random order).
+		end := o.blockLen(idx)
+		for p := lo / pieceLen; p*pieceLen < hi; p++ {
+			plo, phi := p*pieceLen, min((p+1)*pieceLen, end)
+			key := o.pieceKey(idx, p)
+			data := o.recent.get(key)
+			if data == nil {
+				data = make([]byte, phi-plo)
+				ok, bad := o.cache.readRange(o.where(idx), plo, phi, data)
+				if bad {
+					o.stats.bad.Add(1)
+				}
+				if !ok {
+					return false
+				}
+				o.stats.fromCache.Add(phi - plo)
+				o.recent.put(key, data)
 			}
-			o.recent.put(idx, data)
+			a, b := max(lo, plo), min(hi, phi)
+			copy(dst[a-lo:b-lo], data[a-plo:b-plo])
 		}
-		copy(dst, data[lo:hi])
 		return true
 	}
 	ok, bad := o.cache.readRange(o.where(idx), lo, hi, dst)

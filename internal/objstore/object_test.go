@@ -204,10 +204,11 @@ func TestCloseDuringReads(t *testing.T) {
 	wg.Wait()
 }
 
-// TestSmallReadsKeepTheBlock: a run of small reads in a cached block reads
-// the block's file once (the Object keeps it), and a large read reads only
-// the bytes it asks for, also of a block it ends a little way into.
-func TestSmallReadsKeepTheBlock(t *testing.T) {
+// TestSmallReadsKeepThePiece: a run of small reads in a cached block reads
+// the piece they fall in once (the Object keeps it), a small read across
+// two pieces reads both, and a large read reads only the bytes it asks
+// for, also of a block it ends a little way into.
+func TestSmallReadsKeepThePiece(t *testing.T) {
 	_, data := serve(t, 600_000)
 	opt := testOptions(t)
 	opt.blockSize = 4 * pieceLen
@@ -218,11 +219,16 @@ func TestSmallReadsKeepTheBlock(t *testing.T) {
 	for i := range 100 {
 		readRange(t, o2, data, int64(i*100), 50)
 	}
-	if got := o2.Stats().BytesFromCache; got != 4*pieceLen {
-		t.Errorf("100 small reads in block 0 read %d bytes of cache files; want the block, %d", got, 4*pieceLen)
+	if got := o2.Stats().BytesFromCache; got != pieceLen {
+		t.Errorf("100 small reads in piece 0 read %d bytes of cache files; want the piece, %d", got, pieceLen)
+	}
+	readRange(t, o2, data, 2*pieceLen-10, 20) // pieces 1 and 2
+	readRange(t, o2, data, 2*pieceLen+10, 20) // piece 2, kept
+	if got := o2.Stats().BytesFromCache - pieceLen; got != 2*pieceLen {
+		t.Errorf("small reads in pieces 1 and 2 read %d bytes of cache files; want the two pieces, %d", got, 2*pieceLen)
 	}
 	readRange(t, o2, data, 4*pieceLen+10, pieceLen+20)
-	if got := o2.Stats().BytesFromCache - 4*pieceLen; got != pieceLen+20 {
+	if got := o2.Stats().BytesFromCache - 3*pieceLen; got != pieceLen+20 {
 		t.Errorf("a read of %d bytes in block 1 read %d bytes of its cache file", pieceLen+20, got)
 	}
 	before := o2.Stats().BytesFromCache
