@@ -244,25 +244,34 @@ func (o *Object) readCached(idx, lo, hi int64, dst []byte, small bool) bool {
 		// reads are most likely in them too. The short end of a large read
 		// that crosses into a block is not one: the next read is seldom
 		// there (a chunk read in a random order).
-		end := o.blockLen(idx)
-		for p := lo / pieceLen; p*pieceLen < hi; p++ {
-			plo, phi := p*pieceLen, min((p+1)*pieceLen, end)
-			key := o.pieceKey(idx, p)
-			data := o.recent.get(key)
-			if data == nil {
-				data = make([]byte, phi-plo)
-				ok, bad := o.cache.readRange(o.where(idx), plo, phi, data)
-				if bad {
-					o.stats.bad.Add(1)
-				}
-				if !ok {
-					return false
-				}
-				o.stats.fromCache.Add(phi - plo)
-				o.recent.put(key, data)
+		p0, p1 := lo/pieceLen, (hi-1)/pieceLen // the pieces covered
+		pieces := make([][]byte, p1-p0+1)
+		missing := false
+		for p := p0; p <= p1; p++ {
+			pieces[p-p0] = o.recent.get(o.pieceKey(idx, p))
+			missing = missing || pieces[p-p0] == nil
+		}
+		if missing { // read them all, in one read of the file
+			from, to := p0*pieceLen, min((p1+1)*pieceLen, o.blockLen(idx))
+			data := make([]byte, to-from)
+			ok, bad := o.cache.readRange(o.where(idx), from, to, data)
+			if bad {
+				o.stats.bad.Add(1)
 			}
-			a, b := max(lo, plo), min(hi, phi)
-			copy(dst[a-lo:b-lo], data[a-plo:b-plo])
+			if !ok {
+				return false
+			}
+			o.stats.fromCache.Add(to - from)
+			for p := p0; p <= p1; p++ {
+				pieces[p-p0] = data[(p-p0)*pieceLen : min((p-p0+1)*pieceLen, to-from)]
+				o.recent.put(o.pieceKey(idx, p), pieces[p-p0])
+			}
+		}
+		at := p0 * pieceLen
+		for _, piece := range pieces {
+			a, b := max(lo, at), min(hi, at+int64(len(piece)))
+			copy(dst[a-lo:b-lo], piece[a-at:b-at])
+			at += pieceLen
 		}
 		return true
 	}
