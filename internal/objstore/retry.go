@@ -49,11 +49,7 @@ func (j *jitter) wait(n int) time.Duration {
 // context expires at that moment too. Other errors end it at once, turned
 // into an *Error about op.
 func (o *Object) retry(ctx context.Context, op string, attempt func(ctx context.Context) error) error {
-	return o.retrySince(ctx, time.Now(), op, attempt)
-}
-
-// retrySince is retry of an operation whose first attempt began at start.
-func (o *Object) retrySince(ctx context.Context, start time.Time, op string, attempt func(ctx context.Context) error) error {
+	start := time.Now()
 	deadline := start.Add(o.opt.FetchTimeout)
 	for n := 0; ; n++ {
 		actx, cancel := context.WithDeadline(ctx, deadline)

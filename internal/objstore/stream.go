@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,7 +54,6 @@ type stream struct {
 	seg             *cacheFile
 	segNext, segEnd int64
 	written         sync.WaitGroup // the background cache writes of blocks stored alone
-	watch           stallWatch
 }
 
 // keep adds the bytes b, read at s.pos-len(b), to the block being
@@ -128,36 +128,29 @@ func (s *stream) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	p = p[:min(int64(len(p)), s.end-s.pos)]
-	// The common case, an open body with bytes, costs no attempt's
-	// context and no message: a pass makes tens of thousands of these
-	// calls. A read that brings none (an error, the end) is the first
-	// attempt below.
-	var fast error
-	start := time.Now()
-	tried := s.body != nil
-	if tried {
-		k, err := s.readBody(p)
-		if k > 0 {
-			return k, nil
-		}
-		fast = err
-	}
 	op := fmt.Sprintf("stream from byte %d", s.pos)
 	var n int
-	err := s.o.retrySince(s.o.ctx, start, op, func(ctx context.Context) error {
-		var k int
-		var err error
-		if tried {
-			tried, err = false, fast
-		} else {
-			if s.body == nil {
-				if err := s.open(); err != nil {
-					return err
-				}
+	err := s.o.retry(s.o.ctx, op, func(ctx context.Context) error {
+		if s.body == nil {
+			if err := s.open(); err != nil {
+				return err
 			}
-			k, err = s.readBody(p)
+		}
+		// A body that stalls for FetchTimeout is a failure like a reset.
+		var stalled atomic.Bool
+		body := s.body
+		timer := time.AfterFunc(s.o.opt.FetchTimeout, func() { stalled.Store(true); body.Close() })
+		k, err := body.Read(p)
+		timer.Stop()
+		if stalled.Load() && err != nil {
+			err = fmt.Errorf("objstore: no byte came for %v: %w", s.o.opt.FetchTimeout, io.ErrUnexpectedEOF)
 		}
 		n = k
+		s.pos += int64(k)
+		s.o.stats.fetched.Add(int64(k))
+		if s.cache && s.o.size <= s.o.opt.CacheBytes/2 {
+			s.keep(p[:k])
+		}
 		if k > 0 {
 			return nil // errors after data: the next Read retries
 		}
@@ -181,63 +174,6 @@ func (s *stream) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
-}
-
-// readBody reads from the open body into p, counts and caches what came,
-// and reports a body that stalled for FetchTimeout (the watch closes it)
-// as a failure like a reset.
-func (s *stream) readBody(p []byte) (int, error) {
-	s.watch.start(s.body, s.o.opt.FetchTimeout)
-	k, err := s.body.Read(p)
-	if s.watch.stop() && err != nil {
-		err = fmt.Errorf("objstore: no byte came for %v: %w", s.o.opt.FetchTimeout, io.ErrUnexpectedEOF)
-	}
-	s.pos += int64(k)
-	s.o.stats.fetched.Add(int64(k))
-	if s.cache && s.o.size <= s.o.opt.CacheBytes/2 {
-		s.keep(p[:k])
-	}
-	return k, err
-}
-
-// stallWatch closes the body a read waits on once no byte has come for a
-// while. One timer serves all of a stream's reads.
-type stallWatch struct {
-	mu      sync.Mutex
-	t       *time.Timer
-	body    io.Closer // the body being read; nil between reads
-	stalled bool
-}
-
-// start watches a read of body that may take up to d.
-func (w *stallWatch) start(body io.Closer, d time.Duration) {
-	w.mu.Lock()
-	w.body, w.stalled = body, false
-	w.mu.Unlock()
-	if w.t == nil {
-		w.t = time.AfterFunc(d, w.fire)
-	} else {
-		w.t.Reset(d)
-	}
-}
-
-func (w *stallWatch) fire() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.body != nil {
-		w.stalled = true
-		w.body.Close()
-	}
-}
-
-// stop ends the watch of the read and reports whether the body was closed
-// for stalling.
-func (w *stallWatch) stop() (stalled bool) {
-	w.t.Stop()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.body = nil
-	return w.stalled
 }
 
 // open starts the GET from s.pos. The body outlives the attempt's
