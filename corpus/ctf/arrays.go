@@ -70,3 +70,16 @@ func reuse[T any](a []T, n, want int) []T {
 	}
 	return make([]T, n, want+want/8)
 }
+
+// storeBack sets *dst to s, a local copy of *dst that appends have
+// lengthened. When they did not grow the array it writes only the length:
+// storing the array pointer too would, while a collection is marking, cost
+// a write barrier for every row parsed, each a pointer the collector then
+// looks up (a sixth of the parse's extra CPU time in window order).
+func storeBack[T any](dst *[]T, s []T) {
+	if cap(s) == cap(*dst) {
+		*dst = (*dst)[:len(s)]
+		return
+	}
+	*dst = s
+}

@@ -458,7 +458,7 @@ func (p *chunkParser) dense(s int, line []byte, i, bar int, lineOff, lineNo int6
 			out = append(out, 0)
 		}
 	}
-	d.Dense = out
+	storeBack(&d.Dense, out)
 	return i, nil
 }
 
@@ -502,7 +502,8 @@ func (p *chunkParser) sparseValues(s int, line []byte, i int, lineOff, lineNo in
 		vals = append(vals, v)
 		i = k
 	}
-	d.Indices, d.Values = idxs, vals
+	storeBack(&d.Indices, idxs)
+	storeBack(&d.Values, vals)
 	d.RowStart = append(d.RowStart, int32(len(idxs)))
 	return i, nil
 }
