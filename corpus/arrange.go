@@ -142,7 +142,10 @@ func copyRuns[T any](dst, src []T, ss, order []int32, width int) {
 func copyRun[T any](dst, src []T, o, lo, hi int) int {
 	n := hi - lo
 	if n <= 16 && o+16 <= len(dst) && lo+16 <= len(src) {
-		*(*[16]T)(dst[o : o+16]) = *(*[16]T)(src[lo : lo+16])
+		// Through a local: an array assigned from one slice to another
+		// directly compiles to a call of memmove (the two may overlap).
+		block := *(*[16]T)(src[lo : lo+16])
+		*(*[16]T)(dst[o : o+16]) = block
 	} else {
 		copy(dst[o:o+n], src[lo:hi])
 	}

@@ -146,7 +146,8 @@ func (g *gather) pinSparse(s int) {
 func copyRun[T any](dst, src []T, o, lo, hi int) {
 	n := hi - lo
 	if n <= 16 && o+16 <= len(dst) && lo+16 <= len(src) {
-		*(*[16]T)(dst[o : o+16]) = *(*[16]T)(src[lo : lo+16])
+		block := *(*[16]T)(src[lo : lo+16]) // vector moves, not memmove (corpus.copyRun)
+		*(*[16]T)(dst[o : o+16]) = block
 	} else {
 		copy(dst[o:o+n], src[lo:hi])
 	}
