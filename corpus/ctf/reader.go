@@ -443,7 +443,10 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 	default:
 	}
 	if int64(cap(data)) < n {
-		data = make([]byte, n)
+		// With an eighth to spare: chunks differ in size, and a buffer
+		// of exactly this one's would be too short for a tenth of those
+		// after it, each then a fresh allocation to zero and fault in.
+		data = make([]byte, n, n+n/8)
 	}
 	data = data[:n]
 	if _, err := r.f.ReadAt(data, off); err != nil {
