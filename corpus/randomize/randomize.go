@@ -89,6 +89,18 @@ type Cursor interface {
 	NextN(dst []int) int
 }
 
+// RankedCursor is implemented by Cursors that can tell where each sequence
+// they yield is in an arrangement of its chunk in its sweep's visit order
+// (VisitOrder): its rank among the chunk's sequences in that order. A
+// reader finds a sequence of a chunk so arranged at its rank, without a
+// lookup in the chunk.
+type RankedCursor interface {
+	Cursor
+	// NextRanked is NextN that also sets ranks[i] (len(ranks) >= len(dst))
+	// to the rank of dst[i], or -1 when the cursor does not know it.
+	NextRanked(dst []int, ranks []int32) int
+}
+
 // New builds the randomizer named by cfg.Kind over layout l.
 func New(cfg Config, l *corpus.Layout) (Randomizer, error) {
 	if err := l.Validate(); err != nil {

@@ -12,15 +12,18 @@ import (
 // the sweep visits them, are visits[start[k]:start[k+1]]. order is the same
 // visit order as ordinals, what the window's cursor yields: a cursor that
 // finds it computed reads it instead of shuffling (windowCursor.load).
-// Neither is modified once done is set.
+// rank[j] is the place of the order's j-th sequence among its chunk's
+// visits, where an arrangement in this order puts it (RankedCursor).
+// None is modified once done is set.
 type windowVisits struct {
 	sweep  uint64
 	win    int
 	once   sync.Once
-	done   atomic.Bool // set once start, visits and order are
+	done   atomic.Bool // set once start, visits, order and rank are
 	start  []int32
 	visits []int32
 	order  []int32
+	rank   []int32
 }
 
 // keptVisits is how many windows' visit orders a window randomizer keeps:
@@ -119,6 +122,7 @@ func (v *windowVisits) compute(sw *windowSweep, i int) {
 	fisherYates(pairs, mix.PCG(sw.r.seed, sw.sweep, uint64(i)))
 	v.visits = make([]int32, len(pairs))
 	v.order = make([]int32, len(pairs))
+	v.rank = make([]int32, len(pairs))
 	next := append([]int32(nil), v.start[:len(chunks)]...)
 	firsts := make([]int32, len(chunks))
 	for k, ch := range chunks {
@@ -128,21 +132,23 @@ func (v *windowVisits) compute(sw *windowSweep, i int) {
 	for j, pq := range pairs {
 		k, q := pq>>32, int32(uint32(pq))
 		v.visits[next[k]] = q
+		v.rank[j] = next[k] - v.start[k]
 		next[k]++
 		v.order[j] = firsts[k] + q
 	}
 	v.done.Store(true)
 }
 
-// computedOrder returns window i of sweep s's visit order as ordinals if
-// it is kept and computed, else nil, without waiting or starting anything.
-func (r *window) computedOrder(s uint64, i int) []int32 {
+// computedOrder returns window i of sweep s's visit order as ordinals, and
+// their ranks, if it is kept and computed, else nil, without waiting or
+// starting anything.
+func (r *window) computedOrder(s uint64, i int) (order, rank []int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range r.visits {
 		if v.sweep == s && v.win == i && v.done.Load() {
-			return v.order
+			return v.order, v.rank
 		}
 	}
-	return nil
+	return nil, nil
 }

@@ -212,6 +212,7 @@ type windowCursor struct {
 	// ahead for VisitOrder (windowVisits.order, read-only): the cursor
 	// reads it instead of shuffling.
 	shuffled bool
+	ranks    []int32   // with shuffled, each sequence's rank (windowVisits.rank)
 	own      []int32   // the cursor's own array, which seqs is when !shuffled
 	next     int       // index in seqs of the next sequence
 	g        *rand.PCG // the window's stream, positioned at step next
@@ -224,8 +225,8 @@ type windowCursor struct {
 func (c *windowCursor) load(i int) {
 	sw := c.sw
 	c.win, c.next = i, 0
-	if order := sw.r.computedOrder(sw.sweep, i); order != nil {
-		c.seqs, c.shuffled, c.g = order, true, nil
+	if order, rank := sw.r.computedOrder(sw.sweep, i); order != nil {
+		c.seqs, c.ranks, c.shuffled, c.g = order, rank, true, nil
 		return
 	}
 	l := sw.r.l
@@ -238,7 +239,7 @@ func (c *windowCursor) load(i int) {
 	if cap(c.own) < size {
 		c.own = make([]int32, 0, size)
 	}
-	c.seqs, c.shuffled = c.own[:0], false
+	c.seqs, c.ranks, c.shuffled = c.own[:0], nil, false
 	for _, ch := range chunks {
 		first, end := l.Chunk(int(ch))
 		for q := first; q < end; q++ {
@@ -270,7 +271,12 @@ func (c *windowCursor) Next() (int, bool) {
 	return int(c.step()), true
 }
 
-func (c *windowCursor) NextN(dst []int) int {
+func (c *windowCursor) NextN(dst []int) int { return c.NextRanked(dst, nil) }
+
+// NextRanked implements RankedCursor: a window whose visit order was
+// computed ahead (VisitOrder) has its ranks at hand; one the cursor
+// shuffles itself has none (-1).
+func (c *windowCursor) NextRanked(dst []int, ranks []int32) int {
 	n := 0
 	for n < len(dst) {
 		if c.next >= len(c.seqs) {
@@ -289,9 +295,17 @@ func (c *windowCursor) NextN(dst []int) int {
 			for i, q := range seqs[c.next : c.next+k] {
 				dst[n+i] = int(q)
 			}
+			if ranks != nil {
+				copy(ranks[n:n+k], c.ranks[c.next:c.next+k])
+			}
 			n += k
 			c.next += k
 			continue
+		}
+		if ranks != nil {
+			for i := n; i < n+k; i++ {
+				ranks[i] = -1
+			}
 		}
 		for i := c.next; i < c.next+k; i++ {
 			j := i + int(uniform(g, uint64(len(seqs)-i)))

@@ -170,7 +170,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 			}
 			e.chunk, e.commit, e.err = as.ParseChunkArranged(e.c, order, into)
 			if e.err == nil {
-				e.arr = &arrangement{order: order, pos: inverse(order, pos)}
+				e.arr = &arrangement{order: order, pos: inverse(order, pos), sweep: e.sweep}
 				cc.arranged.Add(1)
 				cc.parseArranged.Add(1)
 				arranged, spare = true, nil
@@ -262,7 +262,7 @@ func (cc *chunkCache) arrange(e, spare *cacheEntry, handedBack bool) bool {
 		}
 	}
 	parsed := e.chunk
-	e.arr = &arrangement{order: order}
+	e.arr = &arrangement{order: order, sweep: e.sweep}
 	e.chunk, e.arr.pos = arrange(into, parsed, order, pos)
 	cc.arranged.Add(1)
 	if rc, ok := cc.src.(corpus.Recycler); ok && (spare != nil || !handedBack) {

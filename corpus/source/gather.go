@@ -105,6 +105,7 @@ type gather struct {
 	wantGen uint64
 
 	maxPins int // most chunks pinned at once so far (for tests)
+	ranked  int // sequences read at their rank in an arranged chunk (for tests)
 }
 
 type pin struct {
@@ -112,6 +113,7 @@ type pin struct {
 	ch     *corpus.Chunk
 	hasBad bool
 	arr    *arrangement // how the chunk is arranged (nil: file layout)
+	sweep  uint64       // arr.sweep
 }
 
 type ref struct {

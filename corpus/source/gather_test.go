@@ -3,6 +3,7 @@ package source
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -108,9 +109,23 @@ func TestGatherMatchesReference(t *testing.T) {
 			for i := range ords {
 				ords[i] = rng.IntN(tc.Layout().NumSequences())
 			}
+			// Half the lists come with each sequence's rank in sweep 0's
+			// visit order, as the window cursor gives them, the others
+			// without (-1): an arranged chunk is read at the rank, or
+			// through its arrangement's lookup.
+			at := make([]seqAt, len(ords))
+			vo := s.rnd.(randomize.VisitOrder)
+			for i, ord := range ords {
+				at[i].rank = -1
+				if rep%2 == 0 {
+					c := tc.Layout().ChunkOf(ord)
+					first, _ := tc.Layout().Chunk(c)
+					at[i].rank = int32(slices.Index(vo.Visits(0, c), int32(ord-first)))
+				}
+			}
 			var got Minibatch
 			got.reset(tc.Streams())
-			if err := s.assemble(&got, ords); err != nil {
+			if err := s.assemble(&got, ords, at); err != nil {
 				t.Fatal(err)
 			}
 			var want Minibatch

@@ -27,7 +27,9 @@ type Source struct {
 
 	mb     Minibatch
 	global []int    // ordinals of the current global minibatch
+	at     []seqAt  // their sweeps and ranks
 	own    []int    // this rank's part of global, with SplitChunks
+	ownAt  []seqAt  // their sweeps and ranks
 	prefix []uint64 // sample-count prefix sums of global
 	finder chunkFinder
 	gather gather
@@ -54,7 +56,8 @@ type walk struct {
 	cur      randomize.Cursor
 	curSweep uint64
 	ahead    []upcoming
-	ords     []int // drawAhead's scratch
+	ords     []int   // drawAhead's scratch
+	ranks    []int32 // drawAhead's scratch
 	aheadAt  int
 
 	err error // sticky: set when a chunk failed to load
@@ -187,7 +190,15 @@ func (s *Source) Seek(pos uint64) error {
 type upcoming struct {
 	ord     int
 	samples uint32
-	sweep   uint64
+	seqAt
+}
+
+// seqAt is the sweep of a sequence on the timeline and its rank in its
+// chunk's visit order (randomize.RankedCursor; -1: not known). A chunk
+// arranged for that sweep (arrange.go) holds the sequence at its rank.
+type seqAt struct {
+	sweep uint64
+	rank  int32
 }
 
 // peek returns the next sequence on the timeline, drawing a batch from the
@@ -208,13 +219,23 @@ func (s *Source) drawAhead(k int) {
 	n := min(max(k, 64), 1024)
 	if cap(s.ords) < n {
 		s.ords = make([]int, n)
+		s.ranks = make([]int32, n)
 	}
 	q := s.ahead[:0]
 	for len(q) < n {
 		ords := s.ords[:n-len(q)]
-		got := s.cur.NextN(ords)
-		for _, ord := range ords[:got] {
-			q = append(q, upcoming{ord: ord, sweep: s.curSweep})
+		var got int
+		if rc, ok := s.cur.(randomize.RankedCursor); ok {
+			ranks := s.ranks[:len(ords)]
+			got = rc.NextRanked(ords, ranks)
+			for i, ord := range ords[:got] {
+				q = append(q, upcoming{ord: ord, seqAt: seqAt{sweep: s.curSweep, rank: ranks[i]}})
+			}
+		} else {
+			got = s.cur.NextN(ords)
+			for _, ord := range ords[:got] {
+				q = append(q, upcoming{ord: ord, seqAt: seqAt{sweep: s.curSweep, rank: -1}})
+			}
 		}
 		if got < len(ords) {
 			s.curSweep++
@@ -253,7 +274,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	start, labels := s.pos, s.labels
 	epoch := s.epochAt(start, labels)
 	M := s.sweepM
-	s.global = s.global[:0]
+	s.global, s.at = s.global[:0], s.at[:0]
 	s.prefix = append(s.prefix[:0], 0)
 	var total uint64
 	pos := start
@@ -269,6 +290,7 @@ func (s *Source) next(k int) (*Minibatch, error) {
 			break
 		}
 		s.global = append(s.global, u.ord)
+		s.at = append(s.at, u.seqAt)
 		lastSweep = u.sweep
 		s.aheadAt++
 		total += n
@@ -291,7 +313,8 @@ func (s *Source) next(k int) (*Minibatch, error) {
 	// Chunks loaded from here on are arranged for the sweep the minibatch
 	// ends in: those of an earlier sweep are resident already.
 	s.cache.sweep = lastSweep
-	if err := s.assemble(mb, s.mine()); err != nil {
+	ords, at := s.mine()
+	if err := s.assemble(mb, ords, at); err != nil {
 		s.err = fmt.Errorf("source: step %d (position %d): %w", s.step, start, err)
 		return nil, s.err
 	}
@@ -314,26 +337,27 @@ func (s *Source) next(k int) (*Minibatch, error) {
 // mine returns this rank's sequences of the global minibatch: a contiguous
 // group (invariant 6), or with SplitChunks those of the chunks it owns, in
 // timeline order.
-func (s *Source) mine() []int {
+func (s *Source) mine() ([]int, []seqAt) {
 	if !s.cfg.SplitsChunks() {
 		lo, hi := splitRange(s.prefix, s.cfg.workers(), s.cfg.Rank)
-		return s.global[lo:hi]
+		return s.global[lo:hi], s.at[lo:hi]
 	}
-	own := s.own[:0]
-	for _, ord := range s.global {
+	own, ownAt := s.own[:0], s.ownAt[:0]
+	for j, ord := range s.global {
 		if s.cfg.owns(s.finder.find(ord)) {
 			own = append(own, ord)
+			ownAt = append(ownAt, s.at[j])
 		}
 	}
-	s.own = own
-	return own
+	s.own, s.ownAt = own, ownAt
+	return own, ownAt
 }
 
-// assemble appends the sequences ords (file ordinals, in timeline order) to
-// mb. It works in segments that pin at most as many chunks as the cache
+// assemble appends the sequences ords (file ordinals, in timeline order;
+// at: their sweeps and ranks) to mb. It works in segments that pin at most as many chunks as the cache
 // holds, so a minibatch larger than the window never keeps more parsed
 // chunks alive than the cache would.
-func (s *Source) assemble(mb *Minibatch, ords []int) error {
+func (s *Source) assemble(mb *Minibatch, ords []int, at []seqAt) error {
 	g := &s.gather
 	var chunks []int32
 	if s.cfg.Prefetch {
@@ -377,14 +401,23 @@ func (s *Source) assemble(mb *Minibatch, ords []int) error {
 			g.unit &= fl.unit
 			g.single &= fl.single
 			g.ones &= fl.ones
-			g.pins = append(g.pins, pin{c: c, ch: ch, hasBad: fl.hasBad, arr: fl.arr})
+			pn := pin{c: c, ch: ch, hasBad: fl.hasBad, arr: fl.arr}
+			if fl.arr != nil {
+				pn.sweep = fl.arr.sweep
+			}
+			g.pins = append(g.pins, pn)
 			g.slot[c] = p
 			g.maxPins = max(g.maxPins, len(g.pins))
 		}
 		pn := &g.pins[p]
 		i := ord - pn.ch.First
 		if pn.arr != nil {
-			i = pn.arr.find(i)
+			if a := at[j]; a.rank >= 0 && a.sweep == pn.sweep {
+				i = int(a.rank) // arranged in the order the cursor follows
+				g.ranked++
+			} else {
+				i = pn.arr.find(i)
+			}
 		}
 		if pn.hasBad && pn.ch.Bad[i] != nil { // hasBad: Bad is not nil
 			// Listed in timeline order among themselves (invariant 10).
