@@ -101,6 +101,19 @@ type RankedCursor interface {
 	NextRanked(dst []int, ranks []int32) int
 }
 
+// SharedVisits is implemented by VisitOrders whose cursors can read each
+// window's order from the visit orders (computing it there, once, when it
+// is not yet) instead of shuffling the window on their own. A reader that
+// asks for every window's visit order anyway, to arrange the chunks it
+// loads, calls ShareVisits before it makes a cursor: each window is then
+// shuffled once, not twice, and its cursors know every sequence's rank
+// (RankedCursor). A Seek then computes its window's whole order, still
+// O(window).
+type SharedVisits interface {
+	VisitOrder
+	ShareVisits()
+}
+
 // New builds the randomizer named by cfg.Kind over layout l.
 func New(cfg Config, l *corpus.Layout) (Randomizer, error) {
 	if err := l.Validate(); err != nil {

@@ -140,3 +140,45 @@ func TestWindowCursorReadsComputedOrders(t *testing.T) {
 		t.Fatal("no cursor read a computed order")
 	}
 }
+
+// With ShareVisits, a window cursor reads every window's order from the
+// visit orders, computing the ones not computed yet: walks and Seeks yield
+// what a fresh randomizer's do, and NextRanked gives each sequence its
+// place among its chunk's visits. A cursor that shuffles on its own gives
+// no ranks (-1).
+func TestSharedVisitsRankSequences(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for trial := range 200 {
+		l := randomLayout(r, 14, 7, trial%2 == 0, trial%3 == 0)
+		cfg := randomConfig(r, "window")
+		fresh, shared := mustNew(t, cfg, l), mustNew(t, cfg, l)
+		shared.(SharedVisits).ShareVisits()
+		vo := shared.(VisitOrder)
+		for _, s := range []uint64{0, 1, 1 << 40} {
+			if got, want := walk(t, shared, l, s), walk(t, fresh, l, s); !slices.Equal(got, want) {
+				t.Fatalf("trial %d sweep %d: walk %v with shared orders, %v without", trial, s, got, want)
+			}
+			off := r.Uint64N(l.TotalSamples() + 1)
+			cs, ats := shared.Sweep(s).Seek(off)
+			cf, atf := fresh.Sweep(s).Seek(off)
+			n := l.NumSequences()
+			ords, ranks := make([]int, n), make([]int32, n)
+			got := cs.(RankedCursor).NextRanked(ords, ranks)
+			fords, franks := make([]int, n), make([]int32, n)
+			fgot := cf.(RankedCursor).NextRanked(fords, franks)
+			if ats != atf || !slices.Equal(ords[:got], fords[:fgot]) {
+				t.Fatalf("trial %d sweep %d Seek(%d): at %d %v shared, at %d %v fresh", trial, s, off, ats, ords[:got], atf, fords[:fgot])
+			}
+			for i, q := range ords[:got] {
+				c := l.ChunkOf(q)
+				first, _ := l.Chunk(c)
+				if want := int32(slices.Index(vo.Visits(s, c), int32(q-first))); ranks[i] != want {
+					t.Fatalf("trial %d sweep %d: sequence %d ranked %d, its place in the visits %d", trial, s, q, ranks[i], want)
+				}
+				if franks[i] != -1 {
+					t.Fatalf("trial %d sweep %d: a cursor shuffling on its own ranks sequence %d at %d", trial, s, q, franks[i])
+				}
+			}
+		}
+	}
+}

@@ -20,7 +20,8 @@ import (
 // on mix.Rand(seed, s, i). The sweep visits window 0, then window 1, ...
 // Both shuffles run front to back (see fisherYates), and a cursor shuffles
 // its window lazily, one step per sequence, so a Seek into a window pays for
-// the draws up to its target only.
+// the draws up to its target only; with ShareVisits it reads the window's
+// order from the visit orders (visits.go) instead.
 //
 // A Sweep holds O(chunks) numbers; a cursor holds one window's ordinals.
 type window struct {
@@ -33,7 +34,13 @@ type window struct {
 	mu     sync.Mutex
 	plans  [2]*windowPlan  // the last two sweeps asked about (planOf)
 	visits []*windowVisits // the last windows' visit orders (Visits)
+	// share makes cursors take each window's order from visits
+	// (ShareVisits); set before any cursor is made.
+	share bool
 }
+
+// ShareVisits implements SharedVisits.
+func (r *window) ShareVisits() { r.share = true }
 
 // windowPlan is one sweep's windows, by file chunk.
 type windowPlan struct {
@@ -225,6 +232,12 @@ type windowCursor struct {
 func (c *windowCursor) load(i int) {
 	sw := c.sw
 	c.win, c.next = i, 0
+	if sw.r.share {
+		v, _ := sw.r.visitsOf(sw.sweep, i)
+		v.once.Do(func() { v.compute(sw, i) })
+		c.seqs, c.ranks, c.shuffled, c.g = v.order, v.rank, true, nil
+		return
+	}
 	if order, rank := sw.r.computedOrder(sw.sweep, i); order != nil {
 		c.seqs, c.ranks, c.shuffled, c.g = order, rank, true, nil
 		return

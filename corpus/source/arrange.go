@@ -32,7 +32,6 @@ import (
 // order[k] of the file's chunk, and sequence i is at pos[i].
 type arrangement struct {
 	order, pos []int32
-	sweep      uint64 // the sweep whose visit order it follows
 	// next is where the sequence after the last one found is: the next
 	// one the sweep visits, when the reader follows the order it was
 	// arranged for. Only the reader's goroutine uses it.

@@ -170,7 +170,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 			}
 			e.chunk, e.commit, e.err = as.ParseChunkArranged(e.c, order, into)
 			if e.err == nil {
-				e.arr = &arrangement{order: order, pos: inverse(order, pos), sweep: e.sweep}
+				e.arr = &arrangement{order: order, pos: inverse(order, pos)}
 				cc.arranged.Add(1)
 				cc.parseArranged.Add(1)
 				arranged, spare = true, nil
@@ -262,7 +262,7 @@ func (cc *chunkCache) arrange(e, spare *cacheEntry, handedBack bool) bool {
 		}
 	}
 	parsed := e.chunk
-	e.arr = &arrangement{order: order, sweep: e.sweep}
+	e.arr = &arrangement{order: order}
 	e.chunk, e.arr.pos = arrange(into, parsed, order, pos)
 	cc.arranged.Add(1)
 	if rc, ok := cc.src.(corpus.Recycler); ok && (spare != nil || !handedBack) {
@@ -416,6 +416,7 @@ type chunkFlags struct {
 	hasBad             bool         // some sequence is malformed
 	unit, single, ones uint64       // unitStreams, singleEntryStreams, onesStreams
 	arr                *arrangement // how the chunk is arranged (nil: file layout)
+	sweep              uint64       // the sweep arr follows
 }
 
 // get returns chunk c, loading it (or waiting for its prefetch) if needed,
@@ -469,7 +470,7 @@ func (cc *chunkCache) get(c int) (*corpus.Chunk, chunkFlags, error) {
 }
 
 func (e *cacheEntry) flags() chunkFlags {
-	return chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr}
+	return chunkFlags{hasBad: e.hasBad, unit: e.unit, single: e.single, ones: e.ones, arr: e.arr, sweep: e.sweep}
 }
 
 // getWanted is get for chunk c when e is the entry want returned for it in

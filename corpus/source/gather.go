@@ -108,12 +108,16 @@ type gather struct {
 	ranked  int // sequences read at their rank in an arranged chunk (for tests)
 }
 
+// pin is a chunk a segment reads, with what the reader needs of it per
+// sequence kept here, in the few lines of the pins array, rather than read
+// from the chunk and its arrangement, a miss each in a large window.
 type pin struct {
 	c      int
 	ch     *corpus.Chunk
+	first  int // ch.First
 	hasBad bool
 	arr    *arrangement // how the chunk is arranged (nil: file layout)
-	sweep  uint64       // arr.sweep
+	sweep  uint64       // the sweep arr follows (cacheEntry.sweep)
 }
 
 type ref struct {

@@ -99,6 +99,9 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1+s.windowPrefetch()+s.parseAhead())
 	if vo, ok := rnd.(randomize.VisitOrder); ok && !cfg.fileLayout {
 		s.cache.visits, s.cache.waitVisits = vo, cfg.waitVisits
+		if sv, ok := vo.(randomize.SharedVisits); ok {
+			sv.ShareVisits()
+		}
 	}
 	s.finder = newChunkFinder(l)
 	s.gather = newGather(l.NumChunks())
@@ -401,21 +404,18 @@ func (s *Source) assemble(mb *Minibatch, ords []int, at []seqAt) error {
 			g.unit &= fl.unit
 			g.single &= fl.single
 			g.ones &= fl.ones
-			pn := pin{c: c, ch: ch, hasBad: fl.hasBad, arr: fl.arr}
-			if fl.arr != nil {
-				pn.sweep = fl.arr.sweep
-			}
-			g.pins = append(g.pins, pn)
+			g.pins = append(g.pins, pin{c: c, ch: ch, first: ch.First, hasBad: fl.hasBad, arr: fl.arr, sweep: fl.sweep})
 			g.slot[c] = p
 			g.maxPins = max(g.maxPins, len(g.pins))
 		}
 		pn := &g.pins[p]
-		i := ord - pn.ch.First
-		if pn.arr != nil {
-			if a := at[j]; a.rank >= 0 && a.sweep == pn.sweep {
-				i = int(a.rank) // arranged in the order the cursor follows
-				g.ranked++
-			} else {
+		var i int
+		if a := at[j]; pn.arr != nil && a.rank >= 0 && a.sweep == pn.sweep {
+			i = int(a.rank) // arranged in the order the cursor follows
+			g.ranked++
+		} else {
+			i = ord - pn.first
+			if pn.arr != nil {
 				i = pn.arr.find(i)
 			}
 		}
