@@ -28,6 +28,12 @@ type chunkCache struct {
 	// still resident, and as new as get would make it, while gen has not
 	// moved (see getWanted).
 	gen uint64
+	// moves counts the moves to the front of the LRU ring (pushFront).
+	moves uint64
+	// ordered says the reader keeps the ring in the order it needs itself
+	// (Source.prefetchWindow): a want of every chunk an assembly reads,
+	// all resident, then leaves the ring as it is (see fetch).
+	ordered bool
 	// The load queues: want's chunks (hi) go before prefetch's (lo). At
 	// most procs.Compute() background workers take from them, hi first; want's
 	// caller works on hi as well.
@@ -87,6 +93,7 @@ func (cc *chunkCache) unlink(e *cacheEntry) {
 }
 
 func (cc *chunkCache) pushFront(e *cacheEntry) {
+	cc.moves++
 	e.prev, e.next = &cc.head, cc.head.next
 	e.next.prev = e
 	cc.head.next = e
@@ -509,23 +516,41 @@ func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags
 //
 // It sets entries[c], when entries is not nil, to the entry of each chunk c
 // of cs (getWanted).
-func (cc *chunkCache) want(cs []int, entries []*cacheEntry) {
-	cc.fetch(cs, true, entries)
+//
+// whole says cs are all the chunks the assembly that follows reads. When
+// they are all resident, it inserts none, so nothing is evicted before the
+// next want; in an ordered cache it then moves none either, since the
+// reader orders the ring itself (see fetch).
+func (cc *chunkCache) want(cs []int, entries []*cacheEntry, whole bool) {
+	cc.fetch(cs, true, entries, whole)
 }
 
 // prefetch is want without the caller's goroutine: every missing chunk of cs
 // loads in the background, and prefetch returns at once.
-func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false, nil) }
+func (cc *chunkCache) prefetch(cs ...int) { cc.fetch(cs, false, nil, false) }
 
 // fetch queues cs's missing chunks (and, for want, the queued ones not yet
 // started), sets entries[c] (when given) to each one's entry, and makes
 // sure workers take them. Every worker claims an entry before loading it,
 // so an entry in both queues, or wanted by get meanwhile, loads once.
-func (cc *chunkCache) fetch(cs []int, inline bool, entries []*cacheEntry) {
+//
+// A want of a whole assembly's chunks in an ordered cache (see want),
+// all resident, moves none of them to the front: the assembly inserts
+// nothing, so no chunk it pins can be evicted, and the reader's window
+// prefetch keeps the ring as it needs it (the current window's chunks
+// and the next window's first, the newest).
+func (cc *chunkCache) fetch(cs []int, inline bool, entries []*cacheEntry, whole bool) {
 	cc.mu.Lock()
 	q := &cc.lo
 	if inline {
 		q = &cc.hi
+	}
+	keep := inline && whole && cc.ordered
+	for _, c := range cs {
+		if !keep {
+			break
+		}
+		keep = cc.slots[c] != nil
 	}
 	added := 0
 	// The chunks to hint (corpus.Prefetcher): the ones new to the cache,
@@ -534,8 +559,10 @@ func (cc *chunkCache) fetch(cs []int, inline bool, entries []*cacheEntry) {
 	var queued []int
 	for _, c := range cs {
 		if e := cc.slots[c]; e != nil {
-			cc.unlink(e)
-			cc.pushFront(e)
+			if !keep {
+				cc.unlink(e)
+				cc.pushFront(e)
+			}
 			if inline && !e.claimed.Load() {
 				*q = append(*q, e)
 				added++

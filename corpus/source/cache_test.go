@@ -283,7 +283,7 @@ func TestWantGoesBeforePrefetch(t *testing.T) {
 		}
 	}
 	waitStarted(2)
-	cc.want([]int{15, 40}, nil)
+	cc.want([]int{15, 40}, nil, true)
 	for n := int32(3); n <= 4; n++ {
 		g.gate <- struct{}{} // one load finishes; its worker takes the next
 		waitStarted(n)

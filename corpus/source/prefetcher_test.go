@@ -152,7 +152,7 @@ func TestWantHintsAgainWhatItMovesAhead(t *testing.T) {
 			t.Fatal("the prefetch's loads did not start")
 		}
 	}
-	cc.want([]int{7, 0, 3, 12}, nil)
+	cc.want([]int{7, 0, 3, 12}, nil, true)
 	close(h.gate)
 	cc.wg.Wait()
 	h.hmu.Lock()

@@ -164,3 +164,38 @@ func TestWantedEntryNotUsedAfterEviction(t *testing.T) {
 		t.Fatal("nothing was recycled: the test does not evict")
 	}
 }
+
+// The same in a cache the window prefetch keeps in order (chunkCache.ordered),
+// whose wants move no chunk when all of an assembly's chunks are resident:
+// a want that inserts still moves the resident ones to the front first, so
+// the assembly's evictions never take a chunk it pinned (with a corpus that
+// overwrites recycled chunks, the minibatches would differ), in caches of a
+// window and more and in smaller ones.
+func TestOrderedCacheKeepsPinnedChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 8 {
+		tc := makeCorpus(t, rng, corpusOpts{n: 300, chunkSeq: 2 + rng.IntN(2)})
+		plain := Config{Randomize: randomize.Config{Kind: "window", Seed: uint64(trial), WindowChunks: 2 + rng.IntN(3)},
+			Schedule: ConstantSchedule(30 + rng.IntN(120)), EpochSize: EpochInf}
+		want := readN(t, mustNew(t, tc, plain), 40)
+		cfg := plain
+		cfg.Prefetch, cfg.PrefetchChunks = true, 1+rng.IntN(2)
+		rc := &recycling{testCorpus: tc}
+		s := mustNew(t, rc, cfg)
+		if !s.cache.ordered {
+			t.Fatal("the window prefetch does not order the cache")
+		}
+		if trial%2 == 1 { // a cache smaller than a window, ordered all the same
+			s.cache = newChunkCache(rc, 2+rng.IntN(3))
+			s.cache.ordered = true
+		}
+		got := readN(t, s, 40)
+		s.Close()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d: minibatches differ: a pinned chunk was evicted and recycled", trial)
+		}
+		if rc.recycled == 0 || s.gather.maxPins < s.cache.cap {
+			t.Fatalf("trial %d: %d recycled, at most %d pins of %d places: the test does not evict under an assembly", trial, rc.recycled, s.gather.maxPins, s.cache.cap)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type Source struct {
 	fetchedSweep uint64
 	fetchedWin   *int32
 	fetchedGen   uint64
+	fetchedMoves uint64
 }
 
 // walk is the mutable timeline state of a Source.
@@ -97,6 +98,7 @@ func New(src corpus.Source, cfg Config) (*Source, error) {
 	}
 	s.fp = fingerprint(src, &cfg)
 	s.cache = newChunkCache(src, rnd.MaxResidentChunks()+1+s.windowPrefetch()+s.parseAhead())
+	s.cache.ordered = s.windowPrefetch() > 0
 	if vo, ok := rnd.(randomize.VisitOrder); ok && !cfg.fileLayout {
 		s.cache.visits, s.cache.waitVisits = vo, cfg.waitVisits
 		if sv, ok := vo.(randomize.SharedVisits); ok {
@@ -546,15 +548,21 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 	if next == nil {
 		return
 	}
+	same := sw == s.fetchedSweep && &cur[0] == s.fetchedWin && s.cache.gen == s.fetchedGen
+	if same && s.cache.moves == s.fetchedMoves {
+		// The ring is as this window's last fetch left it: another
+		// would move the same chunks to the same places. The common case:
+		// a want of an assembly's chunks, all resident, moves none
+		// (chunkCache.ordered).
+		return
+	}
 	list := s.need[:0]
 	// When nothing entered or left the cache since this window's last
-	// fetch (gen), the reader's gets since then moved only this window's
-	// chunks: with the next window's first ones, they are still the
-	// newest, and only the latter need to be put back in front, so that
-	// entering the next window evicts this one's chunks, not those. A
-	// window of 128 chunks thus costs 64 moves in the ring per minibatch,
-	// not 192.
-	if sw != s.fetchedSweep || &cur[0] != s.fetchedWin || s.cache.gen != s.fetchedGen {
+	// fetch (gen), the moves since then (the reader's gets) were of this
+	// window's chunks: with the next window's first ones, they are still
+	// the newest, and only the latter need to be put back in front, so
+	// that entering the next window evicts this one's chunks, not those.
+	if !same {
 		for _, ch := range cur {
 			if !s.cfg.SplitsChunks() || s.cfg.owns(int(ch)) {
 				list = append(list, int(ch))
@@ -569,7 +577,7 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 	}
 	s.need = list
 	s.cache.prefetch(list...)
-	s.fetchedSweep, s.fetchedWin, s.fetchedGen = sw, &cur[0], s.cache.gen
+	s.fetchedSweep, s.fetchedWin, s.fetchedGen, s.fetchedMoves = sw, &cur[0], s.cache.gen, s.cache.moves
 }
 
 // loadAhead loads the first chunks of a minibatch (chunks: each sequence's
@@ -583,18 +591,20 @@ func (s *Source) loadAhead(chunks []int32) {
 		g.stamp = 1
 	}
 	need := s.need[:0]
+	whole := true
 	for _, c := range chunks {
 		if g.seen[c] == g.stamp {
 			continue
 		}
 		if len(need) == s.cache.cap {
+			whole = false
 			break
 		}
 		g.seen[c] = g.stamp
 		need = append(need, int(c))
 	}
 	s.need = need
-	s.cache.want(need, g.wanted)
+	s.cache.want(need, g.wanted, whole)
 	g.wantGen = s.cache.gen
 }
 
