@@ -75,7 +75,8 @@ func reuse[T any](a []T, n, want int) []T {
 // lengthened. When they did not grow the array it writes only the length:
 // storing the array pointer too would, while a collection is marking, cost
 // a write barrier for every row parsed, each a pointer the collector then
-// looks up (a sixth of the parse's extra CPU time in window order).
+// looks up (about 37 ms of a window-order read of ATIS x150, 15 in file
+// order).
 func storeBack[T any](dst *[]T, s []T) {
 	if cap(s) == cap(*dst) {
 		*dst = (*dst)[:len(s)]
