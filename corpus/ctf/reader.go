@@ -33,15 +33,15 @@ type Reader struct {
 	fp      map[string]string // see Fingerprint
 	// bufs recycles up to two chunk read buffers per processor (fresh memory
 	// costs page faults on every read; a reader that loads chunks in
-	// parallel, as the source does, uses several at once): a Chunk never
-	// points into the bytes it was parsed from (ids are copied), so the
-	// buffer is free after parsing.
-	bufs chan []byte
+	// parallel, as the source does, uses several at once), the one put
+	// back last first: a Chunk never points into the bytes it was parsed
+	// from (ids are copied), so the buffer is free after parsing.
+	bufs *hot[[]byte]
 	// spare holds chunks handed back by Recycle.
 	spare chan *corpus.Chunk
 	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
 	// per processor: the arrays a parse builds in, reused hot.
-	scratch chan *corpus.Chunk
+	scratch *hot[*corpus.Chunk]
 }
 
 var (
@@ -62,8 +62,8 @@ func Open(path string, cfg Config) (*Reader, error) {
 // it never closes f.
 func openFile(ps *pass, f corpus.Blob, path string, cfg Config) (*Reader, error) {
 	cfg.Streams = append([]corpus.Stream(nil), cfg.Streams...)
-	r := &Reader{path: path, cfg: cfg, f: f, bufs: make(chan []byte, 2*procs.Compute()),
-		spare: make(chan *corpus.Chunk, 8), scratch: make(chan *corpus.Chunk, procs.Compute())}
+	r := &Reader{path: path, cfg: cfg, f: f, bufs: newHot[[]byte](2 * procs.Compute()),
+		spare: make(chan *corpus.Chunk, 8), scratch: newHot[*corpus.Chunk](procs.Compute())}
 	if err := r.index(ps); err != nil {
 		return nil, err
 	}
@@ -300,16 +300,12 @@ func (r *Reader) parseChunk(a *accounts, c int, order []int32, into *corpus.Chun
 		default:
 		}
 	}
-	select {
-	case p.scratch = <-r.scratch:
-	default:
+	var ok bool
+	if p.scratch, ok = r.scratch.take(); !ok {
 		p.scratch = &corpus.Chunk{}
 	}
 	ch, rep := p.parse(c, data, old, order)
-	select {
-	case r.scratch <- p.scratch:
-	default:
-	}
+	r.scratch.put(p.scratch)
 	p.scratch = nil
 	return rep, ch, nil
 }
@@ -438,10 +434,7 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 		}
 		return data, release, nil
 	}
-	select {
-	case data = <-r.bufs:
-	default:
-	}
+	data, _ = r.bufs.take()
 	if int64(cap(data)) < n {
 		// With an eighth to spare: chunks differ in size, and a buffer
 		// of exactly this one's would be too short for a tenth of those
@@ -456,12 +449,7 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 	return data, func() { r.recycle(data) }, nil
 }
 
-func (r *Reader) recycle(data []byte) {
-	select {
-	case r.bufs <- data:
-	default:
-	}
-}
+func (r *Reader) recycle(data []byte) { r.bufs.put(data) }
 
 // countCarried counts, per stream, the lines of chunk c's sequences that
 // carry it, the way the indexer recognizes stream names (a '|', the name,
