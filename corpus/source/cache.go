@@ -76,9 +76,14 @@ type cacheEntry struct {
 	err     error
 	// commit reports the load (corpus.DeferredSource); get calls it when
 	// the reader first uses the chunk, then clears it.
-	commit     func() error
-	claimed    atomic.Bool   // set by the one goroutine that loads (or drops) the entry
-	done       chan struct{} // closed once chunk/err are set
+	commit  func() error
+	claimed atomic.Bool   // set by the one goroutine that loads (or drops) the entry
+	done    chan struct{} // closed once chunk/err are set
+	// loaded is set with done's close by a load (not a drop): getWanted
+	// reads it in the entry, beside the fields it reads next, where a
+	// receive from done reads the channel, a cache miss per chunk and
+	// minibatch.
+	loaded     atomic.Bool
 	prev, next *cacheEntry
 }
 
@@ -215,6 +220,7 @@ func (cc *chunkCache) load(e *cacheEntry) {
 	if rc, ok := cc.src.(corpus.Recycler); ok && spare != nil {
 		rc.Recycle(spare.chunk)
 	}
+	e.loaded.Store(true)
 	close(e.done)
 }
 
@@ -490,12 +496,8 @@ func (cc *chunkCache) getWanted(c int, e *cacheEntry) (*corpus.Chunk, chunkFlags
 	if e == nil {
 		return cc.get(c)
 	}
-	select {
-	case <-e.done: // a closed channel's receive takes no lock
-		if e.err == nil && e.commit == nil {
-			return e.chunk, e.flags(), nil
-		}
-	default:
+	if e.loaded.Load() && e.err == nil && e.commit == nil {
+		return e.chunk, e.flags(), nil
 	}
 	return cc.get(c)
 }
