@@ -447,6 +447,9 @@ func (s *Source) prefetchAfter(k int) {
 	c := s.finder.find(u.ord)
 	la, ok := s.rnd.(randomize.ChunkLookahead)
 	if !ok {
+		if s.prefetchWindow(u.sweep, c) {
+			return // c's window is resident or loading
+		}
 		if s.cfg.SplitsChunks() {
 			if s.cfg.owns(c) {
 				s.cache.prefetch(c)
@@ -454,7 +457,6 @@ func (s *Source) prefetchAfter(k int) {
 		} else if s.cfg.Rank == 0 {
 			s.cache.prefetch(c)
 		}
-		s.prefetchWindow(u.sweep, c)
 		return
 	}
 	list := append(s.need[:0], c)
@@ -538,15 +540,18 @@ func (s *Source) windowPrefetch() int {
 // which also loads the current window's chunks not resident yet), so the
 // chunks evicted to make room are older windows' ones, never these nor the
 // current window's: with the places kept for them, a chunk is loaded once
-// per sweep (TestLoadAheadKeepsWhatItNeeds).
-func (s *Source) prefetchWindow(sw uint64, c int) {
+// per sweep (TestLoadAheadKeepsWhatItNeeds). It reports whether it did,
+// so that every chunk of c's window (that the rank owns) is resident or
+// loading; the caller then need not prefetch c, which would only move it in
+// the ring and make the next call move the next window's chunks again.
+func (s *Source) prefetchWindow(sw uint64, c int) bool {
 	n := s.windowPrefetch()
 	if n == 0 {
-		return
+		return false
 	}
 	cur, next := s.rnd.(randomize.WindowLookahead).Windows(sw, c)
 	if next == nil {
-		return
+		return false
 	}
 	same := sw == s.fetchedSweep && &cur[0] == s.fetchedWin && s.cache.gen == s.fetchedGen
 	if same && s.cache.moves == s.fetchedMoves {
@@ -554,7 +559,7 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 		// would move the same chunks to the same places. The common case:
 		// a want of an assembly's chunks, all resident, moves none
 		// (chunkCache.ordered).
-		return
+		return true
 	}
 	list := s.need[:0]
 	// When nothing entered or left the cache since this window's last
@@ -578,6 +583,7 @@ func (s *Source) prefetchWindow(sw uint64, c int) {
 	s.need = list
 	s.cache.prefetch(list...)
 	s.fetchedSweep, s.fetchedWin, s.fetchedGen, s.fetchedMoves = sw, &cur[0], s.cache.gen, s.cache.moves
+	return true
 }
 
 // loadAhead loads the first chunks of a minibatch (chunks: each sequence's
