@@ -42,6 +42,9 @@ type Reader struct {
 	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
 	// per processor: the arrays a parse builds in, reused hot.
 	scratch *hot[*corpus.Chunk]
+	// cachedRun counts the chunk reads in a row that found all their bytes
+	// in the page cache (readCached); see Prefetch.
+	cachedRun atomic.Int64
 }
 
 var (
@@ -442,9 +445,15 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 		data = make([]byte, n, n+n/8)
 	}
 	data = data[:n]
-	if _, err := r.f.ReadAt(data, off); err != nil {
-		r.recycle(data)
-		return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+	got := readCached(r.f, data, off)
+	if got == len(data) {
+		r.cachedRun.Add(1)
+	} else {
+		r.cachedRun.Store(0)
+		if _, err := r.f.ReadAt(data[got:], off+int64(got)); err != nil {
+			r.recycle(data)
+			return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
+		}
 	}
 	return data, func() { r.recycle(data) }, nil
 }
