@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -15,15 +14,10 @@ import (
 
 // TestCachedReadsStopTheAdvice: chunk reads that find their bytes in the
 // page cache stop Prefetch's WILLNEED advice after cachedRunSkip of them; a
-// chunk whose pages were dropped is read from the disk, whole and right,
-// and starts the advice again.
+// read cut short (the rest not cached) gets the rest from the file, whole
+// and right, and starts the advice again.
 func TestCachedReadsStopTheAdvice(t *testing.T) {
-	var b strings.Builder
-	for i := range 20000 {
-		fmt.Fprintf(&b, "%d |a %d:1 %d:0.5\n", i, i%10, (i+3)%10)
-	}
-	cfg := Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000}
-	r := openString(t, b.String(), cfg, nil)
+	r := openString(t, droppableCorpus(), droppableConfig, nil)
 	defer func(f func(any, int64, int64), off bool) { willNeed, noWillNeed = f, off }(willNeed, noWillNeed)
 	noWillNeed = false
 	advised := 0
@@ -41,10 +35,40 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 		t.Errorf("Prefetch after %d cached reads advised the kernel", len(want))
 	}
 
-	// Drop the file's pages (written back, they leave the cache on
-	// DONTNEED), then read chunk 5's first page back without read-ahead:
-	// the chunk's read then finds only its start cached and reads the rest
-	// from the disk.
+	// A read that finds only part of its range cached. (On a virtual disk
+	// the host caches, the read-ahead a real short read starts can bring
+	// the rest before the read returns, so the kernel cannot be made to
+	// cut one short reliably: see TestReadDroppedChunk.)
+	defer func(f func(any, []byte, int64) int) { readNoWait = f }(readNoWait)
+	cut := 0
+	readNoWait = func(f any, p []byte, off int64) int {
+		cut = readCached(f, p[:len(p)/3], off)
+		return cut
+	}
+	got, err := r.LoadChunk(5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cut == 0 {
+		t.Fatal("the cut read read nothing")
+	}
+	if !reflect.DeepEqual(got, want[5]) {
+		t.Errorf("chunk 5 read in two parts differs from its first read")
+	}
+	if n := r.cachedRun.Load(); n != 0 {
+		t.Errorf("%d cached reads in a row after a read cut short, want 0", n)
+	}
+	if r.Prefetch(6); advised != 2 {
+		t.Errorf("Prefetch after a read cut short advised %d times in all, want 2", advised)
+	}
+}
+
+// TestReadDroppedChunk: a chunk whose pages left the page cache (written
+// back, then dropped with DONTNEED, its first page read back) reads the
+// same as before, whatever part of it the kernel has at hand.
+func TestReadDroppedChunk(t *testing.T) {
+	r := openString(t, droppableCorpus(), droppableConfig, nil)
+	want := loadAll(t, r)
 	f, err := os.Open(r.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -54,20 +78,15 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	fd := int(f.Fd())
-	off, n := r.x.span(5)
-	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
-		t.Fatal(err)
+	for _, advice := range []int{unix.FADV_DONTNEED, unix.FADV_RANDOM} {
+		if err := unix.Fadvise(fd, 0, 0, advice); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := unix.Fadvise(fd, 0, 0, unix.FADV_RANDOM); err != nil {
-		t.Fatal(err)
-	}
+	off, _ := r.x.span(5)
 	if _, err := f.ReadAt(make([]byte, 1), off); err != nil {
 		t.Fatal(err)
 	}
-	// mincore tells what is cached without reading (a probing read would
-	// start read-ahead of the rest).
-	resident, pages := residentPages(t, f, off, n)
-	dropped := resident > 0 && resident < pages
 	got, err := r.LoadChunk(5)
 	if err != nil {
 		t.Fatal(err)
@@ -75,39 +94,18 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 	if !reflect.DeepEqual(got, want[5]) {
 		t.Errorf("chunk 5 read after its pages were dropped differs from its first read")
 	}
-	if !dropped {
-		t.Logf("%d of chunk 5's %d pages cached: the partly cached read was not checked", resident, pages)
-		return
-	}
-	if n := r.cachedRun.Load(); n != 0 {
-		t.Errorf("%d cached reads in a row after a read from the disk, want 0", n)
-	}
-	if r.Prefetch(6); advised != 2 {
-		t.Errorf("Prefetch after a read from the disk advised %d times in all, want 2", advised)
-	}
 }
 
-// residentPages reports how many of the pages holding [off, off+n) of f are
-// in the page cache, and how many pages that is.
-func residentPages(t *testing.T, f *os.File, off, n int64) (resident, pages int) {
-	t.Helper()
-	ps := int64(os.Getpagesize())
-	lo := off &^ (ps - 1)
-	m, err := unix.Mmap(int(f.Fd()), lo, int(off+n-lo), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
+// droppableCorpus has 20 chunks of 18 KB: chunks span whole pages.
+func droppableCorpus() string {
+	var b strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&b, "%d |a %d:1 %d:0.5\n", i, i%10, (i+3)%10)
 	}
-	defer unix.Munmap(m)
-	vec := make([]byte, (int64(len(m))+ps-1)/ps)
-	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
-	if errno != 0 {
-		t.Fatal(errno)
-	}
-	for _, v := range vec {
-		resident += int(v & 1)
-	}
-	return resident, len(vec)
+	return b.String()
 }
+
+var droppableConfig = Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000}
 
 // TestReadCachedWholeRange: readCached returns a cached range whole, and
 // nothing for a Blob that is not a file.

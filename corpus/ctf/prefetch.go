@@ -10,10 +10,10 @@ import (
 // way before the chunk is read. An object fetches them into its cache; a
 // local file asks the kernel to read them into the page cache
 // (posix_fadvise WILLNEED, Linux only), unless BATCHPREP_NO_WILLNEED is set
-// or the last cachedRunSkip chunk reads found their bytes in the page
-// cache already: the advice walks every page of the chunk, for nothing
+// or the last cachedRunSkip chunk reads got their bytes without waiting
+// (readCached): the advice walks every page of the chunk, for nothing
 // when they are all there (15 ms of a window-order read of cached ATIS x150,
-// on the reader's goroutine). A read that waits for the disk starts the
+// on the reader's goroutine). A read that falls short starts the
 // advice again.
 func (r *Reader) Prefetch(c int) {
 	r.layout.Need(c)
@@ -43,5 +43,9 @@ func (r *Reader) HintAhead() int {
 
 var noWillNeed = os.Getenv("BATCHPREP_NO_WILLNEED") != ""
 
-// willNeed is adviseWillNeed, or what a test counts its calls with.
-var willNeed = adviseWillNeed
+// willNeed and readNoWait are adviseWillNeed and readCached, or what a
+// test counts their calls with or cuts their reads short with.
+var (
+	willNeed   = adviseWillNeed
+	readNoWait = readCached
+)

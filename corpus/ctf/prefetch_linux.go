@@ -15,11 +15,14 @@ func adviseWillNeed(f any, off, n int64) {
 	}
 }
 
-// readCached reads the start of p from f at off as far as the page cache
-// holds it (preadv2 with RWF_NOWAIT: no wait for the disk) and returns how
-// many bytes it read: len(p) when the whole range was cached, less (maybe
-// 0) when it was not, or when f is not an *os.File or the kernel refuses
-// the flag. The caller reads the rest.
+// readCached reads the start of p from f at off as far as it can without
+// waiting (preadv2 with RWF_NOWAIT): the bytes in the page cache, and any
+// the read-ahead it starts brings at once (a device that answers at once
+// counts as cached). It returns how many bytes it read: len(p), or less
+// (maybe 0) when the rest would have meant a wait, f is not an *os.File or
+// the kernel refuses the flag. The caller reads the rest. A short read is
+// not tried again: the read-ahead it started may have brought the rest by
+// then, and the range would pass for cached.
 func readCached(f any, p []byte, off int64) int {
 	file, ok := f.(*os.File)
 	if !ok || len(p) == 0 {
@@ -31,17 +34,16 @@ func readCached(f any, p []byte, off int64) int {
 	}
 	got := 0
 	sc.Read(func(fd uintptr) bool {
-		for got < len(p) {
-			n, err := unix.Preadv2(int(fd), [][]byte{p[got:]}, off+int64(got), unix.RWF_NOWAIT)
+		for {
+			n, err := unix.Preadv2(int(fd), [][]byte{p}, off, unix.RWF_NOWAIT)
 			if err == unix.EINTR {
 				continue
 			}
-			if err != nil || n <= 0 {
-				break
+			if err == nil && n > 0 {
+				got = n
 			}
-			got += n
+			return true
 		}
-		return true
 	})
 	return got
 }

@@ -42,8 +42,8 @@ type Reader struct {
 	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
 	// per processor: the arrays a parse builds in, reused hot.
 	scratch *hot[*corpus.Chunk]
-	// cachedRun counts the chunk reads in a row that found all their bytes
-	// in the page cache (readCached); see Prefetch.
+	// cachedRun counts the chunk reads in a row that got all their bytes
+	// without waiting (readCached); see Prefetch.
 	cachedRun atomic.Int64
 }
 
@@ -445,7 +445,7 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 		data = make([]byte, n, n+n/8)
 	}
 	data = data[:n]
-	got := readCached(r.f, data, off)
+	got := readNoWait(r.f, data, off)
 	if got == len(data) {
 		r.cachedRun.Add(1)
 	} else {
