@@ -13,7 +13,7 @@ import (
 )
 
 // TestCachedReadsStopTheAdvice: chunk reads that find their bytes in the
-// page cache stop Prefetch's WILLNEED advice after cachedRunSkip of them; a
+// page cache stop Prefetch's WILLNEED advice after noWaitRunSkip of them; a
 // read cut short (the rest not cached) gets the rest from the file, whole
 // and right, and starts the advice again.
 func TestCachedReadsStopTheAdvice(t *testing.T) {
@@ -27,8 +27,8 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 		t.Fatalf("Prefetch before any read advised %d times, want 1", advised)
 	}
 	want := loadAll(t, r) // the file was just written: every page is cached
-	if n := r.cachedRun.Load(); n < cachedRunSkip {
-		t.Fatalf("%d cached reads in a row after reading %d chunks of a cached file, want >= %d", n, len(want), cachedRunSkip)
+	if n := r.noWaitRun.Load(); n < noWaitRunSkip {
+		t.Fatalf("%d cached reads in a row after reading %d chunks of a cached file, want >= %d", n, len(want), noWaitRunSkip)
 	}
 	r.Prefetch(1)
 	if advised != 1 {
@@ -42,7 +42,7 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 	defer func(f func(any, []byte, int64) int) { readNoWait = f }(readNoWait)
 	cut := 0
 	readNoWait = func(f any, p []byte, off int64) int {
-		cut = readCached(f, p[:len(p)/3], off)
+		cut = preadNoWait(f, p[:len(p)/3], off)
 		return cut
 	}
 	got, err := r.LoadChunk(5)
@@ -55,7 +55,7 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 	if !reflect.DeepEqual(got, want[5]) {
 		t.Errorf("chunk 5 read in two parts differs from its first read")
 	}
-	if n := r.cachedRun.Load(); n != 0 {
+	if n := r.noWaitRun.Load(); n != 0 {
 		t.Errorf("%d cached reads in a row after a read cut short, want 0", n)
 	}
 	if r.Prefetch(6); advised != 2 {
@@ -107,9 +107,9 @@ func droppableCorpus() string {
 
 var droppableConfig = Config{Streams: []corpus.Stream{{Name: "a", Dim: 10, Sparse: true}}, ChunkSequences: 1000}
 
-// TestReadCachedWholeRange: readCached returns a cached range whole, and
+// TestPreadNoWaitWholeRange: preadNoWait returns a cached range whole, and
 // nothing for a Blob that is not a file.
-func TestReadCachedWholeRange(t *testing.T) {
+func TestPreadNoWaitWholeRange(t *testing.T) {
 	content := strings.Repeat("0123456789", 100000)
 	f, err := os.Open(writeTemp(t, content))
 	if err != nil {
@@ -117,10 +117,10 @@ func TestReadCachedWholeRange(t *testing.T) {
 	}
 	defer f.Close()
 	p := make([]byte, 300000)
-	if got := readCached(f, p, 12345); got != len(p) || string(p) != content[12345:12345+len(p)] {
-		t.Errorf("readCached of a cached range read %d of %d bytes (or other bytes)", got, len(p))
+	if got := preadNoWait(f, p, 12345); got != len(p) || string(p) != content[12345:12345+len(p)] {
+		t.Errorf("preadNoWait of a cached range read %d of %d bytes (or other bytes)", got, len(p))
 	}
-	if got := readCached(struct{ *os.File }{f}, p, 0); got != 0 {
-		t.Errorf("readCached through a wrapper read %d bytes, want 0", got)
+	if got := preadNoWait(struct{ *os.File }{f}, p, 0); got != 0 {
+		t.Errorf("preadNoWait through a wrapper read %d bytes, want 0", got)
 	}
 }

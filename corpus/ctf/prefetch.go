@@ -10,8 +10,8 @@ import (
 // way before the chunk is read. An object fetches them into its cache; a
 // local file asks the kernel to read them into the page cache
 // (posix_fadvise WILLNEED, Linux only), unless BATCHPREP_NO_WILLNEED is set
-// or the last cachedRunSkip chunk reads got their bytes without waiting
-// (readCached): the advice walks every page of the chunk, for nothing
+// or the last noWaitRunSkip chunk reads got their bytes without waiting
+// (preadNoWait): the advice walks every page of the chunk, for nothing
 // when they are all there (15 ms of a window-order read of cached ATIS x150,
 // on the reader's goroutine). A read that falls short starts the
 // advice again.
@@ -22,14 +22,14 @@ func (r *Reader) Prefetch(c int) {
 		h.Hint(off, n)
 		return
 	}
-	if !noWillNeed && r.cachedRun.Load() < cachedRunSkip {
+	if !noWillNeed && r.noWaitRun.Load() < noWaitRunSkip {
 		willNeed(r.f, off, n)
 	}
 }
 
-// cachedRunSkip is how many chunk reads in a row must find their bytes in
+// noWaitRunSkip is how many chunk reads in a row must find their bytes in
 // the page cache before Prefetch stops advising the kernel.
-const cachedRunSkip = 8
+const noWaitRunSkip = 8
 
 // HintAhead implements corpus.AheadHinter: for a file read around the
 // page cache (internal/direct), the chunks its read-ahead bytes hold; 0
@@ -43,9 +43,9 @@ func (r *Reader) HintAhead() int {
 
 var noWillNeed = os.Getenv("BATCHPREP_NO_WILLNEED") != ""
 
-// willNeed and readNoWait are adviseWillNeed and readCached, or what a
+// willNeed and readNoWait are adviseWillNeed and preadNoWait, or what a
 // test counts their calls with or cuts their reads short with.
 var (
 	willNeed   = adviseWillNeed
-	readNoWait = readCached
+	readNoWait = preadNoWait
 )

@@ -15,7 +15,7 @@ func adviseWillNeed(f any, off, n int64) {
 	}
 }
 
-// readCached reads the start of p from f at off as far as it can without
+// preadNoWait reads the start of p from f at off as far as it can without
 // waiting (preadv2 with RWF_NOWAIT): the bytes in the page cache, and any
 // the read-ahead it starts brings at once (a device that answers at once
 // counts as cached). It returns how many bytes it read: len(p), or less
@@ -23,7 +23,7 @@ func adviseWillNeed(f any, off, n int64) {
 // the kernel refuses the flag. The caller reads the rest. A short read is
 // not tried again: the read-ahead it started may have brought the rest by
 // then, and the range would pass for cached.
-func readCached(f any, p []byte, off int64) int {
+func preadNoWait(f any, p []byte, off int64) int {
 	file, ok := f.(*os.File)
 	if !ok || len(p) == 0 {
 		return 0

@@ -5,6 +5,6 @@ package ctf
 // adviseWillNeed has no portable equivalent: reads are not hinted.
 func adviseWillNeed(f any, off, n int64) {}
 
-// readCached has no portable equivalent: it reads nothing, and reads are
+// preadNoWait has no portable equivalent: it reads nothing, and reads are
 // hinted (as far as they can be).
-func readCached(f any, p []byte, off int64) int { return 0 }
+func preadNoWait(f any, p []byte, off int64) int { return 0 }

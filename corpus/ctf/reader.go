@@ -42,9 +42,9 @@ type Reader struct {
 	// scratch holds the parsers' scratch arrays (see chunkParser.parse), one
 	// per processor: the arrays a parse builds in, reused hot.
 	scratch *hot[*corpus.Chunk]
-	// cachedRun counts the chunk reads in a row that got all their bytes
-	// without waiting (readCached); see Prefetch.
-	cachedRun atomic.Int64
+	// noWaitRun counts the chunk reads in a row that got all their bytes
+	// without waiting (preadNoWait); see Prefetch.
+	noWaitRun atomic.Int64
 }
 
 var (
@@ -447,9 +447,9 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 	data = data[:n]
 	got := readNoWait(r.f, data, off)
 	if got == len(data) {
-		r.cachedRun.Add(1)
+		r.noWaitRun.Add(1)
 	} else {
-		r.cachedRun.Store(0)
+		r.noWaitRun.Store(0)
 		if _, err := r.f.ReadAt(data[got:], off+int64(got)); err != nil {
 			r.recycle(data)
 			return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
