@@ -15,23 +15,26 @@ import (
 // TestCachedReadsStopTheAdvice: chunk reads that find their bytes in the
 // page cache stop Prefetch's WILLNEED advice after noWaitRunSkip of them; a
 // read cut short (the rest not cached) gets the rest from the file, whole
-// and right, and starts the advice again.
+// and right, advises the chunks Prefetch skipped but the one read, once,
+// and starts the advice again.
 func TestCachedReadsStopTheAdvice(t *testing.T) {
 	r := openString(t, droppableCorpus(), droppableConfig, nil)
 	defer func(f func(any, int64, int64), off bool) { willNeed, noWillNeed = f, off }(willNeed, noWillNeed)
 	noWillNeed = false
-	advised := 0
-	willNeed = func(any, int64, int64) { advised++ }
+	var advised []int64 // offsets
+	willNeed = func(_ any, off, _ int64) { advised = append(advised, off) }
 	r.Prefetch(0)
-	if advised != 1 {
-		t.Fatalf("Prefetch before any read advised %d times, want 1", advised)
+	if len(advised) != 1 {
+		t.Fatalf("Prefetch before any read advised %d times, want 1", len(advised))
 	}
 	want := loadAll(t, r) // the file was just written: every page is cached
 	if n := r.noWaitRun.Load(); n < noWaitRunSkip {
 		t.Fatalf("%d cached reads in a row after reading %d chunks of a cached file, want >= %d", n, len(want), noWaitRunSkip)
 	}
-	r.Prefetch(1)
-	if advised != 1 {
+	for _, c := range []int{1, 5, 2, 3} {
+		r.Prefetch(c)
+	}
+	if len(advised) != 1 {
 		t.Errorf("Prefetch after %d cached reads advised the kernel", len(want))
 	}
 
@@ -58,8 +61,22 @@ func TestCachedReadsStopTheAdvice(t *testing.T) {
 	if n := r.noWaitRun.Load(); n != 0 {
 		t.Errorf("%d cached reads in a row after a read cut short, want 0", n)
 	}
-	if r.Prefetch(6); advised != 2 {
-		t.Errorf("Prefetch after a read cut short advised %d times in all, want 2", advised)
+	var skipped []int64
+	for _, c := range []int{1, 2, 3} {
+		off, _ := r.x.span(c)
+		skipped = append(skipped, off)
+	}
+	if !reflect.DeepEqual(advised[1:], skipped) {
+		t.Errorf("a read of chunk 5 cut short advised %v, want the chunks skipped but 5, at %v", advised[1:], skipped)
+	}
+	if _, err := r.LoadChunk(5); err != nil {
+		t.Fatal(err)
+	}
+	if len(advised) != 4 {
+		t.Errorf("a second read cut short advised %v again", advised[4:])
+	}
+	if r.Prefetch(6); len(advised) != 5 {
+		t.Errorf("Prefetch after a read cut short advised %d times in all, want 5", len(advised))
 	}
 }
 
@@ -122,5 +139,26 @@ func TestPreadNoWaitWholeRange(t *testing.T) {
 	}
 	if got := preadNoWait(struct{ *os.File }{f}, p, 0); got != 0 {
 		t.Errorf("preadNoWait through a wrapper read %d bytes, want 0", got)
+	}
+}
+
+// unadvised keeps the latest chunks added, at most maxUnadvised, and take
+// empties it.
+func TestUnadvisedKeepsTheLatest(t *testing.T) {
+	var u unadvised
+	for c := range 3 * maxUnadvised {
+		u.add(c)
+	}
+	got := u.take()
+	if n := len(got); n > maxUnadvised || n < maxUnadvised/2 || got[n-1] != 3*maxUnadvised-1 {
+		t.Fatalf("kept %d chunks ending with %d, want at most %d ending with the last", n, got[n-1], maxUnadvised)
+	}
+	for k := 1; k < len(got); k++ {
+		if got[k] != got[k-1]+1 {
+			t.Fatalf("kept %v, not the latest in order", got)
+		}
+	}
+	if again := u.take(); again != nil {
+		t.Errorf("take after take returned %v", again)
 	}
 }

@@ -2,6 +2,7 @@ package ctf
 
 import (
 	"os"
+	"sync"
 
 	"github.com/batchprep/batchprep/corpus"
 )
@@ -14,7 +15,7 @@ import (
 // (preadNoWait): the advice walks every page of the chunk, for nothing
 // when they are all there (15 ms of a window-order read of cached ATIS x150,
 // on the reader's goroutine). A read that falls short starts the
-// advice again.
+// advice again, and advises the chunks it skipped (adviseSkipped).
 func (r *Reader) Prefetch(c int) {
 	r.layout.Need(c)
 	off, n := r.x.span(c)
@@ -22,9 +23,58 @@ func (r *Reader) Prefetch(c int) {
 		h.Hint(off, n)
 		return
 	}
-	if !noWillNeed && r.noWaitRun.Load() < noWaitRunSkip {
+	switch {
+	case noWillNeed:
+	case r.noWaitRun.Load() < noWaitRunSkip:
 		willNeed(r.f, off, n)
+	default:
+		r.unadvised.add(c)
 	}
+}
+
+// adviseSkipped gives the advice Prefetch skipped, for every chunk it
+// skipped since the last read that fell short but c: a read of chunk c
+// has just fallen short, so the file is not all in the page cache, and
+// the chunks queued meanwhile (a window's worth at once) may be among
+// what is missing. Unadvised, each of their reads would wait for the
+// device in turn; a chunk read since is advised for nothing, a walk of
+// its cached pages.
+func (r *Reader) adviseSkipped(c int) {
+	for _, k := range r.unadvised.take() {
+		if k != c {
+			off, n := r.x.span(k)
+			willNeed(r.f, off, n)
+		}
+	}
+}
+
+// unadvised holds the chunks Prefetch did not advise the kernel of, the
+// latest maxUnadvised of them.
+type unadvised struct {
+	mu sync.Mutex
+	cs []int
+}
+
+// maxUnadvised bounds the chunks kept unadvised: 256 MiB at read's
+// default chunk size, a few windows.
+const maxUnadvised = 256
+
+func (u *unadvised) add(c int) {
+	u.mu.Lock()
+	if len(u.cs) >= maxUnadvised {
+		u.cs = u.cs[:copy(u.cs, u.cs[len(u.cs)-maxUnadvised/2:])]
+	}
+	u.cs = append(u.cs, c)
+	u.mu.Unlock()
+}
+
+// take returns the chunks held and holds none.
+func (u *unadvised) take() []int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	cs := u.cs
+	u.cs = nil
+	return cs
 }
 
 // noWaitRunSkip is how many chunk reads in a row must find their bytes in

@@ -45,6 +45,8 @@ type Reader struct {
 	// noWaitRun counts the chunk reads in a row that got all their bytes
 	// without waiting (preadNoWait); see Prefetch.
 	noWaitRun atomic.Int64
+	// unadvised holds the chunks Prefetch skipped advising meanwhile.
+	unadvised unadvised
 }
 
 var (
@@ -450,7 +452,9 @@ func (r *Reader) readChunk(c int) (data []byte, release func(), err error) {
 		r.noWaitRun.Add(1)
 	} else {
 		r.noWaitRun.Store(0)
-		if _, err := r.f.ReadAt(data[got:], off+int64(got)); err != nil {
+		_, err := r.f.ReadAt(data[got:], off+int64(got))
+		r.adviseSkipped(c)
+		if err != nil {
 			r.recycle(data)
 			return nil, nil, fmt.Errorf("ctf: %s: chunk %d: %w", r.path, c, err)
 		}
