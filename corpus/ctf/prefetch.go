@@ -48,8 +48,8 @@ func (r *Reader) adviseSkipped(c int) {
 	}
 }
 
-// unadvised holds the chunks Prefetch did not advise the kernel of, the
-// latest maxUnadvised of them.
+// unadvised holds the chunks Prefetch did not advise the kernel of: at
+// most maxUnadvised, the latest.
 type unadvised struct {
 	mu sync.Mutex
 	cs []int

@@ -45,7 +45,8 @@ type Reader struct {
 	// noWaitRun counts the chunk reads in a row that got all their bytes
 	// without waiting (preadNoWait); see Prefetch.
 	noWaitRun atomic.Int64
-	// unadvised holds the chunks Prefetch skipped advising meanwhile.
+	// unadvised holds the chunks Prefetch skipped advising since the last
+	// read that fell short (see adviseSkipped).
 	unadvised unadvised
 }
 
