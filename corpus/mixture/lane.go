@@ -9,9 +9,10 @@ import (
 	"github.com/batchprep/batchprep/corpus/source"
 )
 
-// lane is one corpus of the mixture: its own nominal timeline (the same
-// randomizer, hence the same order, as its Source) walked ahead of the data
-// so that the mixture can plan a minibatch before asking the Source for it.
+// lane is one corpus of the mixture: its own nominal timeline (its
+// Source's randomizer, hence the same order, whose windows are shuffled
+// once for both) walked ahead of the data so that the mixture can plan a
+// minibatch before asking the Source for it.
 type lane struct {
 	src    *source.Source
 	layout *corpus.Layout
@@ -38,11 +39,7 @@ type next struct {
 }
 
 func newLane(src *source.Source, l *corpus.Layout, weight uint64) (*lane, error) {
-	rnd, err := randomize.New(src.Config().Randomize, l)
-	if err != nil {
-		return nil, fmt.Errorf("mixture: %w", err)
-	}
-	ln := &lane{src: src, layout: l, rnd: rnd, weight: weight,
+	ln := &lane{src: src, layout: l, rnd: src.Randomizer(), weight: weight,
 		sweepM: l.TotalSamples(), sweepL: l.TotalLabels(), maxLen: longest(l)}
 	if err := ln.seek(0, false); err != nil {
 		return nil, err

@@ -134,6 +134,13 @@ func (s *Source) SweepSize() uint64 { return s.sweepM }
 // Config returns the configuration in use, with defaults filled in.
 func (s *Source) Config() Config { return s.cfg }
 
+// Randomizer returns the randomizer whose orders the Source follows. A
+// caller that walks the same timeline ahead of the Source (a mixture
+// planning its minibatches) makes its cursors from it: a window's order
+// is then computed once for both (randomize.SharedVisits), not shuffled
+// again. Its methods are safe to call while the Source loads chunks.
+func (s *Source) Randomizer() randomize.Randomizer { return s.rnd }
+
 // ChunkLoads returns how many chunk loads this Source started so far.
 func (s *Source) ChunkLoads() int {
 	s.cache.mu.Lock()
