@@ -138,7 +138,7 @@ func (s *Source) Config() Config { return s.cfg }
 // caller that walks the same timeline ahead of the Source (a mixture
 // planning its minibatches) makes its cursors from it: a window's order
 // is then computed once for both (randomize.SharedVisits), not shuffled
-// again. Its methods are safe to call while the Source loads chunks.
+// again. Use it on the goroutine that reads the Source.
 func (s *Source) Randomizer() randomize.Randomizer { return s.rnd }
 
 // ChunkLoads returns how many chunk loads this Source started so far.
