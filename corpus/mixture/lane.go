@@ -16,7 +16,6 @@ import (
 type lane struct {
 	src    *source.Source
 	layout *corpus.Layout
-	rnd    randomize.Randomizer
 	weight uint64 // integer weight a_k (the mixture's weights sum to A)
 	sweepM uint64 // samples per sweep
 	sweepL uint64 // label samples per sweep
@@ -39,7 +38,7 @@ type next struct {
 }
 
 func newLane(src *source.Source, l *corpus.Layout, weight uint64) (*lane, error) {
-	ln := &lane{src: src, layout: l, rnd: src.Randomizer(), weight: weight,
+	ln := &lane{src: src, layout: l, weight: weight,
 		sweepM: l.TotalSamples(), sweepL: l.TotalLabels(), maxLen: longest(l)}
 	if err := ln.seek(0, false); err != nil {
 		return nil, err
@@ -73,12 +72,12 @@ func (ln *lane) seek(q uint64, labels bool) error {
 	if sw >= (1<<64-1)/M-1 {
 		return fmt.Errorf("mixture: own position %d is too far on the corpus's timeline (sweep %d of %d samples)", q, sw, M)
 	}
-	sweep := ln.rnd.Sweep(sw)
+	sweep := ln.src.Randomizer().Sweep(sw)
 	cur, so := sweep.Seek(off)
 	var lb uint64
 	if so >= M {
 		sw++
-		cur, so = ln.rnd.Sweep(sw).Seek(0)
+		cur, so = ln.src.Randomizer().Sweep(sw).Seek(0)
 	} else if labels {
 		lb = sweep.LabelsBefore(off)
 	}
@@ -114,7 +113,7 @@ func (ln *lane) draw(n int) {
 		}
 		if got < len(ords) {
 			ln.curSweep++
-			ln.cur, _ = ln.rnd.Sweep(ln.curSweep).Seek(0)
+			ln.cur, _ = ln.src.Randomizer().Sweep(ln.curSweep).Seek(0)
 		}
 	}
 	ln.ahead, ln.aheadAt = q, 0
